@@ -1,0 +1,303 @@
+"""Floating-point datapaths: unpack/classify, normalize-round-pack, adder, multiplier, converter.
+
+Any :class:`hw.numeric.FloatFormat` (FP32, FP16, BF16, OCP FP8 E4M3/E5M2), RNE or RTZ,
+subnormals in and out (optionally DAZ/FTZ), canonical NaN, overflow per :mod:`hw.numeric`.
+The golden models are :func:`hw.numeric.fp_add`, :func:`~hw.numeric.fp_mul` and
+:func:`~hw.numeric.fp_convert`; the RTL has exactly one rounding point per operation, as they do.
+
+Datapath (both ops)::
+
+    unpack a, b ──► core (align+add | significand array multiply) ──┤cut 1├──►
+    normalize (LZC, left/right shift with sticky) ──┤cut 2├──► round increment + pack + specials
+
+``pipeline`` = 0 (combinational), 1 (register at cut 1) or 2 (cuts 1 and 2); ``latency`` equals it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .intarith import array_mul, lzc, shift_left, shift_right_sticky
+from .numeric import FloatFormat, get_format
+
+__all__ = ["Unpacked", "unpack", "round_pack", "Stager", "FPAdd", "FPMul", "FPConvert"]
+
+
+@dataclass
+class Unpacked:
+    """Fields of one operand.  ``sig`` has the hidden bit at position man_bits; ``exp`` is the
+    effective biased exponent max(E, 1), so value = sig · 2**(exp - bias - man_bits)."""
+    sign: Signal
+    exp: Signal
+    sig: Signal
+    is_zero: Signal
+    is_inf: Signal
+    is_nan: Signal
+
+
+def unpack(m: Module, fmt: FloatFormat, x, name: str, daz: bool = False) -> Unpacked:
+    """Classify an encoding (``daz``: subnormals read as zero of the same sign)."""
+    man, eb = fmt.man_bits, fmt.exp_bits
+    sign = Signal(name=f"{name}_sign")
+    e = Signal(eb, name=f"{name}_efield")
+    f = Signal(man, name=f"{name}_frac")
+    m.d.comb += [sign.eq(x[-1]), e.eq(x[man:man + eb]), f.eq(x[:man])]
+    is_sub = (e == 0) & (f != 0)
+    u = Unpacked(sign=sign, exp=Signal(eb, name=f"{name}_exp"),
+                 sig=Signal(man + 1, name=f"{name}_sig"), is_zero=Signal(name=f"{name}_zero"),
+                 is_inf=Signal(name=f"{name}_inf"), is_nan=Signal(name=f"{name}_nan"))
+    top = e == fmt.exp_all_ones
+    if fmt.ieee:
+        m.d.comb += [u.is_nan.eq(top & (f != 0)), u.is_inf.eq(top & (f == 0))]
+    else:
+        m.d.comb += [u.is_nan.eq(top & (f == fmt.man_mask)), u.is_inf.eq(0)]
+    frac = Mux(is_sub, 0, f) if daz else f
+    m.d.comb += [
+        u.is_zero.eq((e == 0) & ((f == 0) | daz)),
+        u.exp.eq(Mux(e == 0, 1, e)),
+        u.sig.eq(Cat(frac, e != 0)),
+    ]
+    return u
+
+
+class Stager:
+    """Optional pipeline registers at numbered cut points (``cuts`` = set of enabled ones)."""
+
+    def __init__(self, m: Module, cuts):
+        self.m = m
+        self.cuts = set(cuts)
+
+    def __call__(self, cut: int, *values):
+        if cut not in self.cuts:
+            return values if len(values) != 1 else values[0]
+        out = []
+        for v in values:
+            r = Signal(v.shape(), name=f"{getattr(v, 'name', 'v')}_p{cut}")
+            self.m.d.sync += r.eq(v)
+            out.append(r)
+        return tuple(out) if len(out) != 1 else out[0]
+
+
+def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0, 1),
+               mode: str = "rne", ftz: bool = False, saturate: bool = False,
+               is_nan=Const(0, 1), is_inf=Const(0, 1), inf_sign=None, stage=None,
+               name: str = "rnd"):
+    """Normalize, round once and pack ±mag·2**(et - bias - (len(mag) - 1)) into ``fmt``.
+
+    ``et`` is the biased exponent the MSB of ``mag`` would carry (signed Value); ``sticky_in``
+    says a nonzero remainder lies below the LSB of ``mag`` (it must lie below the rounding
+    position, which holds when len(mag) >= precision + 2 bits are significant).  Subnormal
+    results are shifted right with sticky; overflow gives ±inf (RNE), ±max (RTZ or saturate),
+    NaN for E4M3 (RNE).  ``is_nan``/``is_inf`` override the result (inf gets ``inf_sign``).
+    Returns the encoding as a Signal of ``fmt.width`` bits.
+    """
+    p, man = fmt.precision, fmt.man_bits
+    if len(mag) < p + 2:                       # room for the round bit and a sticky bit
+        pad = p + 2 - len(mag)
+        mag = Cat(Const(0, pad), mag)
+    w = len(mag)
+    lz = lzc(m, mag, name=f"{name}_lzc")
+    ew = max(len(et) + 1, w.bit_length() + 2, fmt.exp_bits + 2)
+    et_m1 = Signal(signed(ew), name=f"{name}_et_m1")
+    m.d.comb += et_m1.eq(et - 1)
+    lshift = Signal(len(lz), name=f"{name}_lshift")
+    rshift = Signal(ew, name=f"{name}_rshift")
+    m.d.comb += [
+        lshift.eq(Mux(et_m1 < 0, 0, Mux(lz <= et_m1, lz, et_m1))),
+        rshift.eq(Mux(et_m1 < 0, -et_m1, 0)),
+    ]
+    shifted_l = shift_left(m, mag, lshift, name=f"{name}_shl")
+    norm, st_r = shift_right_sticky(m, shifted_l, rshift, name=f"{name}_shr")
+    e_msb = Signal(signed(ew + 1), name=f"{name}_emsb")
+    m.d.comb += e_msb.eq(Mux(et_m1 < 0, 1, et - lshift))
+    kept = Signal(p, name=f"{name}_kept")
+    rbit = Signal(name=f"{name}_rbit")
+    sticky = Signal(name=f"{name}_sticky")
+    m.d.comb += [kept.eq(norm[w - p:]), rbit.eq(norm[w - p - 1]),
+                 sticky.eq(norm[:w - p - 1].any() | st_r | sticky_in)]
+    e_pre = Signal(ew, name=f"{name}_epre")        # biased exponent field before rounding
+    m.d.comb += e_pre.eq(Mux(kept[p - 1], e_msb, 0))
+    if stage is not None:
+        sign, kept, rbit, sticky, e_pre, is_nan, is_inf = stage(
+            2, sign, kept, rbit, sticky, e_pre, is_nan, is_inf)
+        if inf_sign is not None:
+            inf_sign = stage(2, inf_sign)
+    inc = (rbit & (sticky | kept[0])) if mode == "rne" else Const(0, 1)
+    packed = Signal(man + ew, name=f"{name}_packed")
+    m.d.comb += packed.eq(Cat(kept[:man], e_pre) + inc)
+    e_res = packed[man:]
+    overflow = Signal(name=f"{name}_overflow")
+    if fmt.max_man_at_max_exp == fmt.man_mask:      # IEEE: overflow = exponent past the top
+        m.d.comb += overflow.eq(e_res > fmt.max_exp_field)
+    else:                                           # E4M3: S.1111.111 is NaN, not a number
+        m.d.comb += overflow.eq((e_res > fmt.max_exp_field) | (
+            (e_res == fmt.max_exp_field) & (packed[:man] > fmt.max_man_at_max_exp)))
+    if mode == "rtz" or saturate:
+        ovf_enc = fmt.max_finite
+    else:
+        ovf_enc = fmt.inf if fmt.ieee else fmt.nan
+    body = Signal(fmt.width - 1, name=f"{name}_body")
+    m.d.comb += body.eq(Mux(overflow, ovf_enc, packed[:fmt.width - 1]))
+    if ftz:
+        body_f = Signal(fmt.width - 1, name=f"{name}_body_ftz")
+        m.d.comb += body_f.eq(Mux(body[man:] == 0, 0, body))
+        body = body_f
+    out = Signal(fmt.width, name=f"{name}_out")
+    res = Cat(body, sign)
+    if not fmt.ieee and not (mode == "rtz" or saturate):
+        res = Mux(overflow, fmt.nan, res)
+    if fmt.ieee:
+        inf_enc = Cat(Const(fmt.inf, fmt.width - 1), inf_sign if inf_sign is not None else sign)
+    elif saturate:
+        inf_enc = Cat(Const(fmt.max_finite, fmt.width - 1),
+                      inf_sign if inf_sign is not None else sign)
+    else:
+        inf_enc = Const(fmt.nan, fmt.width)
+    m.d.comb += out.eq(Mux(is_nan, fmt.nan, Mux(is_inf, inf_enc, res)))
+    return out
+
+
+def _cuts(pipeline: int):
+    return {1, 2}.intersection(range(1, pipeline + 1))
+
+
+class FPMul(wiring.Component):
+    """IEEE-754 multiplier ``y = round(a × b)`` for any :class:`FloatFormat`.
+
+    Significands are multiplied by the structural array multiplier (:func:`hw.intarith.array_mul`)
+    so PPA compares like with like.  Golden model: :func:`hw.numeric.fp_mul`.
+
+    Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline).
+    Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.fmt = get_format(params.fmt)
+        self.latency = params.pipeline
+        w = self.fmt.width
+        super().__init__({"a": In(w), "b": In(w), "y": Out(w)})
+
+    def elaborate(self, platform):
+        m = Module()
+        fmt, p = self.fmt, self.params
+        st = Stager(m, _cuts(p.pipeline))
+        a = unpack(m, fmt, self.a, "a", daz=p.ftz)
+        b = unpack(m, fmt, self.b, "b", daz=p.ftz)
+        prod = array_mul(m, a.sig, b.sig, name="sigmul")
+        sign = Signal(name="sign")
+        is_nan = Signal(name="is_nan")
+        is_inf = Signal(name="is_inf")
+        et = Signal(signed(fmt.exp_bits + 3), name="et")
+        m.d.comb += [
+            sign.eq(a.sign ^ b.sign),
+            is_nan.eq(a.is_nan | b.is_nan | (a.is_inf & b.is_zero) | (b.is_inf & a.is_zero)),
+            is_inf.eq(a.is_inf | b.is_inf),
+            et.eq(a.exp + b.exp - (fmt.bias - 1)),
+        ]
+        sign, prod, et, is_nan, is_inf = st(1, sign, prod, et, is_nan, is_inf)
+        m.d.comb += self.y.eq(round_pack(m, fmt, sign, prod, et, mode=p.rounding, ftz=p.ftz,
+                                         is_nan=is_nan, is_inf=is_inf, stage=st))
+        return m
+
+
+class FPAdd(wiring.Component):
+    """IEEE-754 adder ``y = round(a + b)`` for any :class:`FloatFormat`.
+
+    Swap by magnitude, align the smaller significand with 3 guard bits and a sticky bit (p+3
+    bits), add or subtract, then one normalize-round-pack.  x + (−x) = +0 in both modes;
+    (−0) + (−0) = −0; inf − inf = NaN.  Golden model: :func:`hw.numeric.fp_add`.
+
+    Parameters: ``FPAddParams`` (fmt, rounding, ftz, pipeline).
+    Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.fmt = get_format(params.fmt)
+        self.latency = params.pipeline
+        w = self.fmt.width
+        super().__init__({"a": In(w), "b": In(w), "y": Out(w)})
+
+    def elaborate(self, platform):
+        m = Module()
+        fmt, p = self.fmt, self.params
+        prec, w = fmt.precision, fmt.width
+        st = Stager(m, _cuts(p.pipeline))
+        a = unpack(m, fmt, self.a, "a", daz=p.ftz)
+        b = unpack(m, fmt, self.b, "b", daz=p.ftz)
+        # magnitude order (encodings are monotonic in magnitude; DAZ'd subnormals compare as 0)
+        mag_a = Mux(a.is_zero, 0, self.a[:w - 1])
+        mag_b = Mux(b.is_zero, 0, self.b[:w - 1])
+        swap = Signal(name="swap")
+        m.d.comb += swap.eq(mag_b > mag_a)
+        big_sig, small_sig = Signal(prec, name="big_sig"), Signal(prec, name="small_sig")
+        big_exp, small_exp = Signal(fmt.exp_bits, name="big_exp"), Signal(fmt.exp_bits,
+                                                                           name="small_exp")
+        big_sign, small_sign = Signal(name="big_sign"), Signal(name="small_sign")
+        m.d.comb += [
+            big_sig.eq(Mux(swap, b.sig, a.sig)), small_sig.eq(Mux(swap, a.sig, b.sig)),
+            big_exp.eq(Mux(swap, b.exp, a.exp)), small_exp.eq(Mux(swap, a.exp, b.exp)),
+            big_sign.eq(Mux(swap, b.sign, a.sign)), small_sign.eq(Mux(swap, a.sign, b.sign)),
+        ]
+        d = Signal(fmt.exp_bits, name="exp_diff")
+        m.d.comb += d.eq(big_exp - small_exp)
+        aligned, sticky = shift_right_sticky(m, Cat(Const(0, 3), small_sig), d, name="align")
+        op_b = Signal(prec + 3, name="op_small")
+        m.d.comb += op_b.eq(aligned | sticky)
+        op_a = Cat(Const(0, 3), big_sig)
+        sub = Signal(name="eff_sub")
+        total = Signal(prec + 4, name="sum")
+        m.d.comb += [sub.eq(big_sign ^ small_sign),
+                     total.eq(Mux(sub, op_a - op_b, op_a + op_b))]
+        sign = Signal(name="sign")
+        m.d.comb += sign.eq(Mux(total == 0, a.sign & b.sign, big_sign))
+        is_nan = Signal(name="is_nan")
+        is_inf = Signal(name="is_inf")
+        inf_sign = Signal(name="inf_sign")
+        et = Signal(signed(fmt.exp_bits + 2), name="et")
+        m.d.comb += [
+            is_nan.eq(a.is_nan | b.is_nan | (a.is_inf & b.is_inf & (a.sign != b.sign))),
+            is_inf.eq(a.is_inf | b.is_inf),
+            inf_sign.eq(Mux(a.is_inf, a.sign, b.sign)),
+            et.eq(big_exp + 1),
+        ]
+        sign, total, et, is_nan, is_inf, inf_sign = st(1, sign, total, et, is_nan, is_inf,
+                                                       inf_sign)
+        m.d.comb += self.y.eq(round_pack(m, fmt, sign, total, et, mode=p.rounding, ftz=p.ftz,
+                                         is_nan=is_nan, is_inf=is_inf, inf_sign=inf_sign,
+                                         stage=st))
+        return m
+
+
+class FPConvert(wiring.Component):
+    """Format conversion ``y = round_dst(a)`` (exact when the destination is wider).
+
+    Infinities map to infinities (E4M3: NaN, or ±448 with ``saturate``); NaN -> canonical NaN.
+    Golden model: :func:`hw.numeric.fp_convert`.
+
+    Parameters: ``FPConvertParams`` (src, dst, rounding, saturate, ftz, pipeline).
+    Attributes: a ``In(src.width)``, y ``Out(dst.width)``; ``latency`` = pipeline (0 or 1).
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.src = get_format(params.src)
+        self.dst = get_format(params.dst)
+        self.latency = params.pipeline
+        super().__init__({"a": In(self.src.width), "y": Out(self.dst.width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        src, dst, p = self.src, self.dst, self.params
+        st = Stager(m, {2} if p.pipeline else set())     # one cut: before the rounding
+        a = unpack(m, src, self.a, "a", daz=p.ftz)
+        et = Signal(signed(max(src.exp_bits, dst.exp_bits) + 3), name="et")
+        m.d.comb += et.eq(a.exp - src.bias + dst.bias)
+        m.d.comb += self.y.eq(round_pack(m, dst, a.sign, a.sig, et, mode=p.rounding, ftz=p.ftz,
+                                         saturate=p.saturate, is_nan=a.is_nan,
+                                         is_inf=a.is_inf, stage=st))
+        return m

@@ -1,0 +1,294 @@
+"""Integer arithmetic building blocks: compressor trees, array multipliers, popcount, LZC, shifters.
+
+Each builder takes the Amaranth ``Module`` it adds combinational logic to and returns a value, so
+units compose them inside their own ``elaborate`` (DESIGN.md §7: helpers return expressions).
+The components at the bottom wrap them as registered, generatable units.
+
+Structure (so that areas compare like with like):
+
+* :func:`compress` — a Dadda tree of full adders (3:2) and half adders (2:2) over bit columns,
+  followed by one carry-propagate adder.  Every multi-operand sum in tcgen goes through it.
+* :func:`array_mul` — explicit AND partial products (Baugh–Wooley complemented terms plus a
+  constant for signed operands) summed by :func:`compress`.
+* :func:`popcount` — the column tree with all bits at weight 0.
+* :func:`lzc` — a balanced leading-zero-count tree.
+* :func:`shift_right_sticky` / :func:`shift_left` — logarithmic barrel shifters.
+"""
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["compress", "sum_operands", "array_mul", "popcount", "lzc", "shift_right_sticky",
+           "shift_left", "dadda_heights"]
+
+
+def dadda_heights(max_height: int) -> list[int]:
+    """Dadda's stage targets d_j (2, 3, 4, 6, 9, 13, ...) below ``max_height``, largest first."""
+    ds = [2]
+    while ds[-1] * 3 // 2 < max_height:
+        ds.append(ds[-1] * 3 // 2)
+    return [d for d in reversed(ds) if d < max_height]
+
+
+def compress(m: Module, columns: list[list], width: int, name: str = "csa"):
+    """Sum bit columns (``columns[i]`` holds 1-bit values of weight 2**i) modulo 2**width.
+
+    Dadda reduction to two rows with full/half adders, then one carry-propagate adder.
+    Returns an ``unsigned(width)`` Signal.
+    """
+    cols = [list(c) for c in columns[:width]] + [[] for _ in range(width - len(columns))]
+    fa = ha = 0
+    for stage, d in enumerate(dadda_heights(max((len(c) for c in cols), default=0))):
+        new = [[] for _ in range(width + 1)]
+        for i, col in enumerate(cols):
+            bits = list(col)
+            h = len(bits) + len(new[i])
+            while h > d:
+                if h - d >= 2 and len(bits) >= 3:
+                    x, y, z = bits.pop(0), bits.pop(0), bits.pop(0)
+                    s = Signal(name=f"{name}_s{stage}_{i}_{fa}")
+                    c = Signal(name=f"{name}_c{stage}_{i}_{fa}")
+                    m.d.comb += [s.eq(x ^ y ^ z), c.eq((x & y) | (x & z) | (y & z))]
+                    fa += 1
+                    h -= 2
+                elif len(bits) >= 2:
+                    x, y = bits.pop(0), bits.pop(0)
+                    s = Signal(name=f"{name}_hs{stage}_{i}_{ha}")
+                    c = Signal(name=f"{name}_hc{stage}_{i}_{ha}")
+                    m.d.comb += [s.eq(x ^ y), c.eq(x & y)]
+                    ha += 1
+                    h -= 1
+                else:    # cannot happen for Dadda targets; kept for safety
+                    break
+                new[i].append(s)
+                new[i + 1].append(c)
+            new[i].extend(bits)
+        cols = new[:width]
+    rows = [[], []]
+    for i, col in enumerate(cols):
+        for r in range(2):
+            rows[r].append(col[r] if r < len(col) else Const(0, 1))
+    out = Signal(width, name=f"{name}_sum")
+    if width:
+        m.d.comb += out.eq(Cat(*rows[0]) + Cat(*rows[1]))
+    return out
+
+
+def sum_operands(m: Module, operands, width: int, name: str = "csa"):
+    """Sum unsigned operands (Values) modulo 2**width with one compressor tree."""
+    cols = [[] for _ in range(width)]
+    for op in operands:
+        for i in range(min(len(op), width)):
+            cols[i].append(op[i])
+    return compress(m, cols, width, name)
+
+
+def _const_bits(value: int, width: int, cols):
+    for i in range(width):
+        if (value >> i) & 1:
+            cols[i].append(Const(1, 1))
+
+
+def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
+              name: str = "mul"):
+    """Structural multiplier: AND partial products summed by a Dadda tree.
+
+    Signed operands use the Baugh–Wooley form: a partial product of negative weight
+    -x·2**w is entered as (~x)·2**w plus the constant -2**w, and the constants are folded into
+    one constant row.  Returns a Signal of ``len(a) + len(b)`` bits, signed if either operand is.
+    """
+    na, nb = len(a), len(b)
+    width = na + nb
+    cols = [[] for _ in range(width)]
+    const = 0
+    for i in range(na):
+        for j in range(nb):
+            w = i + j
+            pp = Signal(name=f"{name}_pp{i}_{j}")
+            negative = (a_signed and i == na - 1) != (b_signed and j == nb - 1)
+            if negative:
+                m.d.comb += pp.eq(~(a[i] & b[j]))
+                const -= 1 << w
+            else:
+                m.d.comb += pp.eq(a[i] & b[j])
+            cols[w].append(pp)
+    _const_bits(const % (1 << width), width, cols)
+    p = compress(m, cols, width, name)
+    if a_signed or b_signed:
+        return p.as_signed()
+    return p
+
+
+def popcount(m: Module, bits, name: str = "popc"):
+    """Number of ones in ``bits`` as an unsigned Signal of ceil(log2(n+1)) bits."""
+    n = len(bits)
+    width = max(1, n.bit_length())
+    return compress(m, [[bits[i] for i in range(n)]], width, name)
+
+
+def lzc(m: Module, value, name: str = "lzc"):
+    """Leading-zero count of ``value`` (MSB first); ``len(value)`` when it is zero.
+
+    Balanced tree over a power-of-two padding (pad bits are ones below the LSB so they never
+    count).  Returns an unsigned Signal of ``len(value).bit_length()`` bits.
+    """
+    n = len(value)
+    size = 1
+    while size < n:
+        size *= 2
+    padded = Cat(Const((1 << (size - n)) - 1, size - n), value) if size > n else value
+
+    def tree(lo, hi):      # -> (all_zero, count) over bits [lo, hi) of padded, MSB = hi-1
+        if hi - lo == 1:
+            return ~padded[lo], Const(0, 0)
+        mid = (lo + hi) // 2
+        z_hi, c_hi = tree(mid, hi)
+        z_lo, c_lo = tree(lo, mid)
+        k = (hi - lo).bit_length() - 2
+        z = Signal(name=f"{name}_z{lo}_{hi}")
+        c = Signal(k + 1, name=f"{name}_c{lo}_{hi}")
+        m.d.comb += [z.eq(z_hi & z_lo),
+                     c.eq(Mux(z_hi, Cat(c_lo, Const(1, 1)), Cat(c_hi, Const(0, 1))))]
+        return z, c
+
+    out = Signal(n.bit_length(), name=f"{name}_count")
+    if n == 1:
+        m.d.comb += out.eq(~value[0])
+        return out
+    z, c = tree(0, size)
+    m.d.comb += out.eq(Mux(z, n, c))
+    return out
+
+
+def shift_right_sticky(m: Module, value, amount, name: str = "shr"):
+    """Logical right shift by ``amount`` (any width); returns (shifted, sticky).
+
+    ``sticky`` is the OR of every bit shifted out; shifts >= len(value) give 0 and OR(value).
+    """
+    n = len(value)
+    cur = value
+    sticky = Const(0, 1)
+    for k in range(min((n - 1).bit_length(), len(amount))):
+        step = 1 << k                      # < n
+        nxt = Signal(n, name=f"{name}_v{k}")
+        st = Signal(name=f"{name}_st{k}")
+        m.d.comb += [nxt.eq(Mux(amount[k], cur >> step, cur)),
+                     st.eq(sticky | (amount[k] & cur[:step].any()))]
+        cur, sticky = nxt, st
+    if (1 << len(amount)) > n:             # amounts >= n shift everything out
+        big = amount >= Const(n, len(amount))
+    else:
+        big = Const(0, 1)
+    out = Signal(n, name=f"{name}_out")
+    out_st = Signal(name=f"{name}_sticky")
+    m.d.comb += [out.eq(Mux(big, 0, cur)), out_st.eq(Mux(big, value.any(), sticky))]
+    return out, out_st
+
+
+def shift_left(m: Module, value, amount, name: str = "shl"):
+    """Logical left shift of ``value`` by ``amount`` keeping ``len(value)`` bits."""
+    n = len(value)
+    cur = value
+    for k in range(len(amount)):
+        step = 1 << k
+        nxt = Signal(n, name=f"{name}_v{k}")
+        m.d.comb += nxt.eq(Mux(amount[k], (cur << step)[:n] if step < n else 0, cur))
+        cur = nxt
+    return cur
+
+
+# -- components ---------------------------------------------------------------------------------
+class IntMul(wiring.Component):
+    """Structural integer multiplier ``p = a × b`` (:func:`array_mul`).
+
+    Parameters: ``IntMulParams`` (a_width, b_width, a_signed, b_signed).
+    Attributes: a ``In(a_width)``, b ``In(b_width)``, p ``Out(a_width + b_width)`` (two's
+    complement if either operand is signed).  ``latency = 0``.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.latency = 0
+        super().__init__({"a": In(params.a_width), "b": In(params.b_width),
+                          "p": Out(params.a_width + params.b_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        a = self.a.as_signed() if p.a_signed else self.a
+        b = self.b.as_signed() if p.b_signed else self.b
+        m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed))
+        return m
+
+
+class CSATree(wiring.Component):
+    """Carry-save sum of ``n`` unsigned ``width``-bit operands (:func:`sum_operands`).
+
+    Attributes: x ``In(n*width)`` (operand i at bits [i*width, (i+1)*width)),
+    sum ``Out(width + ceil(log2 n))``.  ``latency = 0``.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.latency = 0
+        self.out_width = params.width + (params.n - 1).bit_length()
+        super().__init__({"x": In(params.n * params.width), "sum": Out(self.out_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self.params.width
+        ops = [self.x[i * w:(i + 1) * w] for i in range(self.params.n)]
+        m.d.comb += self.sum.eq(sum_operands(m, ops, self.out_width))
+        return m
+
+
+class Popcount(wiring.Component):
+    """Population count of an ``n``-bit word.  Attributes: x ``In(n)``, count ``Out(bits(n))``."""
+
+    def __init__(self, params):
+        self.params = params
+        self.latency = 0
+        super().__init__({"x": In(params.n), "count": Out(params.n.bit_length())})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.count.eq(popcount(m, self.x))
+        return m
+
+
+class LZC(wiring.Component):
+    """Leading-zero counter.  Attributes: x ``In(width)``, count ``Out(bits(width))``
+    (``width`` when x is zero)."""
+
+    def __init__(self, params):
+        self.params = params
+        self.latency = 0
+        super().__init__({"x": In(params.width), "count": Out(params.width.bit_length())})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.count.eq(lzc(m, self.x))
+        return m
+
+
+class BarrelShifter(wiring.Component):
+    """Logarithmic shifter.  Attributes: x ``In(width)``, amount ``In(amount_width)``,
+    y ``Out(width)``, sticky ``Out(1)`` (OR of bits shifted out; right shifts only, else 0)."""
+
+    def __init__(self, params):
+        self.params = params
+        self.latency = 0
+        aw = params.amount_width or max(1, (params.width - 1).bit_length() + 1)
+        super().__init__({"x": In(params.width), "amount": In(aw), "y": Out(params.width),
+                          "sticky": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        if self.params.direction == "right":
+            y, st = shift_right_sticky(m, self.x, self.amount)
+            m.d.comb += [self.y.eq(y), self.sticky.eq(st)]
+        else:
+            m.d.comb += self.y.eq(shift_left(m, self.x, self.amount))
+        return m

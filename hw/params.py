@@ -1,0 +1,120 @@
+"""Validated, frozen parameter dataclasses (DESIGN.md §3).
+
+A unit's parameters are a frozen dataclass deriving from :class:`Params`; each field is declared
+with :func:`param`, which records its type and what is allowed.  ``__post_init__`` validates every
+field and raises ``ValueError`` naming the unit, the field, the value and what is allowed::
+
+    @dataclass(frozen=True)
+    class FPAddParams(Params):
+        UNIT = "fp_add"
+        fmt: str = param("fp16", choices=FORMAT_NAMES, doc="number format")
+        pipeline: int = param(0, range=(0, 3), doc="pipeline register stages")
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = ["Params", "param", "describe_field"]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def param(default, *, choices=None, range=None, doc: str = ""):
+    """Declare a parameter field: ``choices`` (a tuple) or ``range`` ((lo, hi), inclusive)."""
+    return dataclasses.field(default=default,
+                             metadata={"choices": tuple(choices) if choices else None,
+                                       "range": range, "doc": doc})
+
+
+def _type_of(f: dataclasses.Field) -> type:
+    t = f.type if isinstance(f.type, type) else {"int": int, "bool": bool, "str": str,
+                                                 "float": float}[str(f.type)]
+    return t
+
+
+def describe_field(f: dataclasses.Field) -> str:
+    """What is allowed for a field, in words (used by errors and ``tcgen list``)."""
+    t = _type_of(f)
+    md = f.metadata
+    if md.get("choices"):
+        return "one of " + ", ".join(str(c) for c in md["choices"])
+    if md.get("range"):
+        lo, hi = md["range"]
+        return f"an integer in {lo}..{hi}" if t is int else f"a number in {lo}..{hi}"
+    if t is bool:
+        return "true or false"
+    return f"a{'n' if t is int else ''} {t.__name__}"
+
+
+@dataclass(frozen=True)
+class Params:
+    """Base class of every unit's parameters."""
+
+    UNIT: ClassVar[str] = "unit"
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            self._check_field(f, getattr(self, f.name))
+        self.check()
+
+    def check(self):
+        """Cross-field checks; raise :meth:`error` on violation."""
+
+    def error(self, field: str, value: Any, allowed: str) -> ValueError:
+        return ValueError(f"{self.UNIT}: {field} must be {allowed}, got {value!r}")
+
+    def _check_field(self, f, value):
+        t = _type_of(f)
+        ok_type = isinstance(value, t) and not (t is int and isinstance(value, bool))
+        if not ok_type:
+            raise self.error(f.name, value, describe_field(f))
+        md = f.metadata
+        if md.get("choices") and value not in md["choices"]:
+            raise self.error(f.name, value, describe_field(f))
+        if md.get("range"):
+            lo, hi = md["range"]
+            if not lo <= value <= hi:
+                raise self.error(f.name, value, describe_field(f))
+
+    # -- construction from strings (CLI) -------------------------------------------------------
+    @classmethod
+    def from_strings(cls, values: dict[str, str]) -> "Params":
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs = {}
+        for name, text in values.items():
+            if name not in fields:
+                allowed = ", ".join(fields) or "(none)"
+                raise ValueError(f"{cls.UNIT}: unknown parameter {name!r}; parameters are: "
+                                 f"{allowed}")
+            f = fields[name]
+            t = _type_of(f)
+            try:
+                if t is bool:
+                    low = text.lower()
+                    if low not in _TRUE | _FALSE:
+                        raise ValueError
+                    kwargs[name] = low in _TRUE
+                elif t is int:
+                    kwargs[name] = int(text, 0)
+                elif t is float:
+                    kwargs[name] = float(text)
+                else:
+                    kwargs[name] = text
+            except ValueError:
+                raise ValueError(f"{cls.UNIT}: {name} must be {describe_field(f)}, got "
+                                 f"{text!r}") from None
+        return cls(**kwargs)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def key(self) -> str:
+        """A short, stable, filesystem-safe text of the values (cache keys, file names)."""
+        return "_".join(f"{k}-{v}" for k, v in self.as_dict().items()) or "default"
+
+    @classmethod
+    def fields(cls):
+        return dataclasses.fields(cls)

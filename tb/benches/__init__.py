@@ -1,0 +1,1 @@
+"""cocotb test modules run by tb.harness (one process per simulation)."""
