@@ -20,7 +20,9 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,10 +37,33 @@ __all__ = ["run", "seed", "source_hash", "sim_name", "verilog_file", "save_stimu
            "load_stimulus", "ROOT"]
 
 
+VERILATOR_MIN = (5, 36)        # cocotb 2.x's VPI glue needs Verilator >= 5.036
+
+
+def verilator_version() -> tuple[int, int] | None:
+    exe = shutil.which("verilator")
+    if not exe:
+        return None
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"Verilator (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def sim_name() -> str:
+    """The simulator named by ``SIM`` (default icarus), checked to be usable with cocotb."""
     sim = os.environ.get("SIM", "icarus").lower()
     if sim not in SIMULATORS:
         raise ValueError(f"tb: SIM must be one of {', '.join(SIMULATORS)}, got {sim!r}")
+    if sim == "verilator":
+        v = verilator_version()
+        if v is None or v < VERILATOR_MIN:
+            have = "not installed" if v is None else f"{v[0]}.{v[1]:03d}"
+            raise ValueError(
+                f"tb: SIM=verilator needs Verilator >= {VERILATOR_MIN[0]}.{VERILATOR_MIN[1]:03d} "
+                f"for cocotb 2.x (this machine: {have}); use SIM=icarus (the default) or put a "
+                f"newer verilator on PATH")
+    elif not shutil.which("iverilog"):
+        raise ValueError("tb: SIM=icarus needs iverilog on PATH (run scripts/setup.sh)")
     return sim
 
 
