@@ -1,0 +1,264 @@
+"""Switching activity from gate-level simulation of the mapped netlist (``sim`` power mode).
+
+1. :func:`read_netlist` reads the flat netlist Yosys wrote (ports, cell instances, pin -> net).
+2. :func:`simulate` writes a testbench that drives the unit's workload (one vector per clock
+   cycle, from ``Unit.workload(params, rng, n)``), runs Icarus Verilog on the netlist plus the
+   liberty's Verilog cell models (zero-delay functional simulation) and dumps a VCD of the
+   netlist's nets.  Timing: period 10 time units; inputs change at the falling edge (t = 10k);
+   ``clk`` rises at 10k + 5; ``rst`` (if the unit has one) is high for the first ``warmup``
+   cycles, which hold the first vector; the measured window is the ``n`` cycles after that.
+3. :func:`toggle_rates` reads the VCD: per net bit, 0<->1 transitions per cycle inside the
+   window and duty (fraction of the window at 1).  Transitions from or to X/Z do not count.
+
+Zero-delay simulation sees functional transitions only: glitches are not counted (see
+docs/ppa.md).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .liberty import Liberty, write_atomic
+from .tools import ToolError, run
+
+__all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key"]
+
+PERIOD = 10
+WARMUP = 2
+
+
+@dataclass
+class Netlist:
+    top: str
+    ports: dict            # name -> (direction, msb, lsb) ; msb/lsb None for scalars
+    instances: dict        # inst -> (cell type, {pin: net key or constant "1'b0"/"1'b1"})
+    assigns: list          # (lhs key, rhs key)
+
+    def port_bits(self, direction: str) -> list[str]:
+        out = []
+        for name, (d, msb, lsb) in self.ports.items():
+            if d != direction:
+                continue
+            if msb is None:
+                out.append(name)
+            else:
+                step = -1 if msb >= lsb else 1
+                out += [f"{name}[{i}]" for i in range(msb, lsb + step, step)]
+        return out
+
+
+def net_key(expr: str) -> str:
+    """Canonical name of one net bit: ``name`` or ``name[i]`` (escapes and spaces removed)."""
+    e = expr.strip()
+    m = re.fullmatch(r"\\?(\S+?)\s*(\[\s*(\d+)\s*\])?", e)
+    if not m:
+        raise ValueError(f"cannot read net {expr!r}")
+    name = m.group(1)
+    return f"{name}[{m.group(3)}]" if m.group(2) else name
+
+
+_CONST = re.compile(r"^\d+'[bh]([01])$")
+
+
+def read_netlist(path: Path, top: str) -> Netlist:
+    text = path.read_text()
+    mods = re.findall(r"^module\s+\\?(\S+?)\s*\(", text, flags=re.M)
+    if mods != [top]:
+        raise ToolError(f"netlist {path} should hold exactly module {top}, holds {mods}")
+    ports: dict = {}
+    for d, rng, name in re.findall(r"^\s*(input|output|inout)\s+(\[\s*\d+\s*:\s*\d+\s*\])?\s*"
+                                   r"\\?(\S+?)\s*;", text, flags=re.M):
+        if rng:
+            msb, lsb = (int(x) for x in re.findall(r"\d+", rng))
+        else:
+            msb = lsb = None
+        ports[name] = (d, msb, lsb)
+    instances: dict = {}
+    for m in re.finditer(r"^\s*(\\?\S+)\s+(\\?\S+)\s*\(\s*\n(.*?)\n\s*\);", text,
+                         flags=re.M | re.S):
+        cell, inst, body = m.group(1), m.group(2), m.group(3)
+        if cell in ("module", "assign"):
+            continue
+        conns = {}
+        for pm in re.finditer(r"\.(\w+)\((.*?)\)\s*(?:,|$)", body, flags=re.M):
+            expr = pm.group(2).strip()
+            if not expr:
+                continue
+            c = _CONST.match(expr)
+            conns[pm.group(1)] = f"1'b{c.group(1)}" if c else net_key(expr)
+        instances[inst.lstrip("\\")] = (cell.lstrip("\\"), conns)
+    assigns = []
+    for lhs, rhs in re.findall(r"^\s*assign\s+(.+?)\s*=\s*(.+?)\s*;", text, flags=re.M):
+        c = _CONST.match(rhs)
+        assigns.append((net_key(lhs), f"1'b{c.group(1)}" if c else net_key(rhs)))
+    return Netlist(top=top, ports=ports, instances=instances, assigns=assigns)
+
+
+# -- simulation --------------------------------------------------------------------------------
+def _hex_lines(values, width: int) -> str:
+    digits = max(1, (width + 3) // 4)
+    mask = (1 << width) - 1
+    return "\n".join(format(int(v) & mask, f"0{digits}x") for v in values) + "\n"
+
+
+def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[Path, ...],
+             workload: dict, workdir: Path, n: int) -> Path:
+    """Run the workload through the netlist; return the VCD path."""
+    inputs = {k: v for k, v in netlist.ports.items() if v[0] == "input"}
+    has_clk, has_rst = "clk" in inputs, "rst" in inputs
+    data_in = {k: v for k, v in inputs.items() if k not in ("clk", "rst")}
+    missing = sorted(set(data_in) - set(workload))
+    extra = sorted(set(workload) - set(data_in))
+    if missing or extra:
+        raise ValueError(f"workload does not match the netlist inputs: "
+                         + (f"missing {', '.join(missing)}" if missing else "")
+                         + ("; " if missing and extra else "")
+                         + (f"unknown {', '.join(extra)}" if extra else ""))
+    decl, conns, load, apply_, reads = [], [], [], [], []
+    for name, (d, msb, lsb) in netlist.ports.items():
+        w = 1 if msb is None else abs(msb - lsb) + 1
+        rng = "" if msb is None else f"[{msb}:{lsb}] "
+        if d == "input":
+            init = "1'b1" if name == "rst" else "0"
+            decl.append(f"  reg {rng}{name} = {init};")
+        else:
+            decl.append(f"  wire {rng}{name};")
+        conns.append(f".{name}({name})")
+        if name in data_in:
+            vals = np.asarray(workload[name])
+            if vals.shape != (n,):
+                raise ValueError(f"workload port {name}: expected {n} values, got shape "
+                                 f"{vals.shape}")
+            write_atomic(workdir / f"stim_{name}.hex", _hex_lines(vals, w))
+            decl.append(f"  reg {rng}mem_{name} [0:{n - 1}];")
+            reads.append(f'    $readmemh("stim_{name}.hex", mem_{name});')
+            apply_.append(f"{name} = mem_{name}[i];")
+    tb = [
+        "`timescale 1ns/1ps",
+        "module tcgen_tb;",
+        *decl,
+        "  integer i;",
+        f"  {netlist.top} dut ({', '.join(conns)});",
+    ]
+    if has_clk:
+        tb.append(f"  always #{PERIOD // 2} clk = ~clk;")
+    tb += [
+        "  initial begin",
+        *reads,
+        '    $dumpfile("activity.vcd");',
+        "    $dumpvars(1, dut);",
+        "    i = 0;",
+        "    " + " ".join(apply_),
+        f"    #{PERIOD * WARMUP};",
+    ]
+    if has_rst:
+        tb.append("    rst = 1'b0;")
+    tb += [
+        f"    for (i = 1; i < {n}; i = i + 1) begin",
+        f"      #{PERIOD}; " + " ".join(apply_),
+        "    end",
+        f"    #{PERIOD};",
+        "    $finish;",
+        "  end",
+        "endmodule",
+    ]
+    write_atomic(workdir / "tb.v", "\n".join(tb) + "\n")
+    args = ["-g2005", "-o", "sim.vvp", "-s", "tcgen_tb"]
+    for d in lib.model_defines:
+        args.append(f"-D{d}")
+    args += ["tb.v", str(netlist_file), *[str(m) for m in models]]
+    run("iverilog", args, cwd=workdir, log=workdir / "iverilog.log",
+        what="compiling the gate-level netlist with the cell models")
+    run("vvp", ["-n", "sim.vvp", "-none"], cwd=workdir, log=workdir / "vvp.log",
+        what="simulating the gate-level netlist", timeout=1800)
+    vcd = workdir / "activity.vcd"
+    if not vcd.is_file():
+        raise ToolError("gate-level simulation wrote no VCD")
+    return vcd
+
+
+def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tuple[float, float]]:
+    """{net bit: (toggles per cycle, duty)} over the window [WARMUP, WARMUP + n) cycles."""
+    t0, t1 = PERIOD * WARMUP, PERIOD * (WARMUP + n)
+    ids: dict[str, list[str]] = {}     # id code -> bit keys, MSB first
+    path: list[str] = []
+    fh = open(vcd, "r")
+    for line in fh:
+        s = line.split()
+        if not s:
+            continue
+        if s[0] == "$scope":
+            path.append(s[2])
+        elif s[0] == "$upscope":
+            path.pop()
+        elif s[0] == "$var" and ".".join(path) == scope:
+            width, code, name = int(s[2]), s[3], s[4].lstrip("\\")
+            rng = s[5] if len(s) > 5 and s[5].startswith("[") else None
+            if rng and ":" in rng:
+                msb, lsb = (int(x) for x in rng.strip("[]").split(":"))
+                step = -1 if msb >= lsb else 1
+                bits = [f"{name}[{i}]" for i in range(msb, lsb + step, step)]
+            elif rng:
+                bits = [f"{name}[{rng.strip('[]')}]"]
+            else:
+                bits = [name] if width == 1 else [f"{name}[{i}]" for i in range(width - 1, -1,
+                                                                                -1)]
+            ids.setdefault(code, []).extend(bits)
+        elif s[0] == "$enddefinitions":
+            break
+    state: dict[str, str] = {}
+    since: dict[str, int] = {}
+    toggles: dict[str, int] = {}
+    high: dict[str, int] = {}
+    for bits in ids.values():
+        for b in bits:
+            state[b], since[b], toggles[b], high[b] = "x", 0, 0, 0
+    now = 0
+
+    def change(bit: str, v: str):
+        old = state[bit]
+        if old == v:
+            return
+        if old == "1":
+            lo, hi_ = max(since[bit], t0), min(now, t1)
+            if hi_ > lo:
+                high[bit] += hi_ - lo
+        if t0 <= now < t1 and {old, v} == {"0", "1"}:
+            toggles[bit] += 1
+        state[bit], since[bit] = v, now
+
+    for line in fh:
+        if not line or line[0] == "$":
+            continue
+        c = line[0]
+        if c == "#":
+            now = int(line[1:])
+            if now >= t1:
+                break
+        elif c in "01xzXZ":
+            code = line[1:].strip()
+            if code in ids:
+                change(ids[code][0], c.lower())
+        elif c in "bB":
+            val, code = line[1:].split()
+            bits = ids.get(code)
+            if bits:
+                val = val.lower()
+                if len(val) < len(bits):
+                    pad = "x" if val[0] in "xz" else "0"
+                    val = pad * (len(bits) - len(val)) + val
+                for b, v in zip(bits, val[-len(bits):]):
+                    change(b, v)
+    fh.close()
+    now = t1
+    out = {}
+    for b in state:
+        if state[b] == "1":
+            lo = max(since[b], t0)
+            if now > lo:
+                high[b] += now - lo
+        out[b] = (toggles[b] / n, high[b] / (t1 - t0))
+    return out

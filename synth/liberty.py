@@ -1,0 +1,335 @@
+"""Liberty libraries: resolve a name or path, hash it, decompress it for Yosys, describe its cells.
+
+``resolve("osu018")`` (the default, Debian package ``qflow-tech-osu018``), ``resolve("nangate45")``
+and ``resolve("sky130hd")`` (from ``<repo>/../shared/liberty/`` when that folder exists) or
+``resolve("path/to/any.lib[.gz]")``.  The result holds
+
+- ``path``: a plain-text copy (a ``.lib.gz`` is decompressed once into ``build/ppa/lib/``,
+  because Yosys 0.23 cannot read gzip), and ``sha256`` of that text (the cache key);
+- ``map_path``: the copy Yosys maps to: the same text with ``dont_use : true;`` added to cells
+  that must not appear in ordinary logic (sky130's ``lpflow_*`` power-domain cells and
+  ``probe*`` cells; ABC honours ``dont_use``, Yosys 0.23's ``abc`` has no ``-dont_use``);
+- ``models``: the vendor Verilog cell models for gate-level simulation, or ``()``;
+- ``cells``: name -> :class:`Cell` (area, pins with direction/function, flip-flop groups),
+  from a small line scanner (enough for the attributes the flow needs; Yosys and OpenSTA parse
+  the file in full and any error they report is raised as one line).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import hashlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "ppa"
+SHARED_LIBERTY = ROOT.parent / "shared" / "liberty"
+OSU018_DIR = Path("/usr/share/qflow/tech/osu018")
+
+__all__ = ["Liberty", "Cell", "Pin", "resolve", "KNOWN", "shared_liberty_available"]
+
+# name -> (liberty file, Verilog cell model files in compile order, dont_use patterns)
+KNOWN = {
+    "osu018": (OSU018_DIR / "osu018_stdcells.lib", (OSU018_DIR / "osu018_stdcells.v",), ()),
+    "nangate45": (SHARED_LIBERTY / "nangate45_typ.lib.gz", (), ()),
+    "sky130hd": (SHARED_LIBERTY / "sky130hd_tt.lib.gz",
+                 (SHARED_LIBERTY / "sky130_hd_primitives.v.gz",
+                  SHARED_LIBERTY / "sky130_hd_cells.v.gz"),
+                 ("*__lpflow_*", "*__probe_p_*", "*__probec_p_*")),
+}
+# Verilog defines the vendor models need (sky130: the functional, unpowered views).
+MODEL_DEFINES = {"sky130hd": ("FUNCTIONAL",)}
+
+
+def shared_liberty_available() -> bool:
+    return all(KNOWN[n][0].is_file() for n in ("nangate45", "sky130hd"))
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    direction: str                 # input, output, inout, internal
+    function: str | None = None
+    clock: bool = False
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    area: float
+    pins: tuple[Pin, ...]
+    ff: dict | None = None         # {"outputs": (IQ, IQN), next_state, clocked_on, clear, preset}
+    latch: dict | None = None
+    dont_use: bool = False
+
+    @property
+    def inputs(self):
+        return [p for p in self.pins if p.direction == "input"]
+
+    @property
+    def outputs(self):
+        return [p for p in self.pins if p.direction == "output"]
+
+    @property
+    def sequential(self) -> bool:
+        return self.ff is not None or self.latch is not None
+
+
+@dataclass(frozen=True)
+class Liberty:
+    name: str                       # short name (known name or file stem)
+    source: Path                    # the file as given / resolved
+    path: Path                      # plain-text copy (readable by Yosys and OpenSTA)
+    map_path: Path                  # plain-text copy with dont_use marks (for Yosys mapping)
+    sha256: str
+    models: tuple[Path, ...]        # plain-text Verilog cell models, () if none
+    model_defines: tuple[str, ...]
+    library: str                    # the library's own name
+    time_unit: str
+    cells: dict = field(repr=False, compare=False, default_factory=dict)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "path": str(self.source), "sha256": self.sha256,
+                "library": self.library, "cell_models": [str(m) for m in self.models]}
+
+
+# -- resolution ------------------------------------------------------------------------------
+def resolve(spec: str | os.PathLike | None = None) -> Liberty:
+    """A :class:`Liberty` from a known name or a path; ``ValueError`` naming the problem."""
+    spec = "osu018" if spec is None else spec
+    if isinstance(spec, Liberty):
+        return spec
+    text_spec = str(spec)
+    if text_spec in KNOWN:
+        src, models, dont_use = KNOWN[text_spec]
+        if not src.is_file():
+            where = ("install the Debian package qflow-tech-osu018 (scripts/setup.sh)"
+                     if text_spec == "osu018" else f"expected {src}; the folder ../shared/liberty/"
+                     " next to the repository is not present")
+            raise ValueError(f"liberty {text_spec!r} is not available: {where}")
+        name = text_spec
+    else:
+        src = Path(text_spec)
+        looks_like_path = os.sep in text_spec or text_spec.endswith((".lib", ".lib.gz"))
+        if not looks_like_path:
+            raise ValueError(f"unknown liberty {text_spec!r}; use one of "
+                             f"{', '.join(KNOWN)} or a path to a .lib or .lib.gz file")
+        if not text_spec.endswith((".lib", ".lib.gz")):
+            raise ValueError(f"liberty {text_spec!r}: a liberty file must end in .lib or .lib.gz")
+        if not src.is_file():
+            raise ValueError(f"liberty file {text_spec} does not exist")
+        src = src.resolve()
+        name, models, dont_use = _stem(src), (), ()
+        for kname, (kpath, kmodels, kdont) in KNOWN.items():   # a known file given by path
+            if kpath.is_file() and kpath.resolve() == src:
+                name, models, dont_use = kname, kmodels, kdont
+    return _load(name, src, models, dont_use)
+
+
+def _stem(p: Path) -> str:
+    n = p.name
+    for suffix in (".lib.gz", ".lib"):
+        if n.endswith(suffix):
+            return n[: -len(suffix)]
+    return n
+
+
+def _read_text(src: Path) -> str:
+    try:
+        raw = src.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        return raw.decode("utf-8", errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise ValueError(f"liberty file {src} cannot be read: {e}") from None
+
+
+_memo: dict = {}
+
+
+def _load(name: str, src: Path, models, dont_use) -> Liberty:
+    st = src.stat()
+    memo_key = (str(src), st.st_size, st.st_mtime_ns)
+    if memo_key in _memo:
+        return _memo[memo_key]
+    text = _read_text(src)
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    library, time_unit, cells = parse(text, src)
+    lib_dir = BUILD / "lib" / sha[:16]
+    plain = lib_dir / f"{name}.lib"
+    mapped = lib_dir / f"{name}.map.lib"
+    dont = {c for c in cells if any(fnmatchcase(c, pat) for pat in dont_use)}
+    with locked(lib_dir / ".lock"):
+        if not plain.is_file():
+            write_atomic(plain, text)
+        if not mapped.is_file():
+            write_atomic(mapped, mark_dont_use(text, dont) if dont else text)
+        plain_models = []
+        for m in models:
+            if not m.is_file():
+                raise ValueError(f"liberty {name!r}: cell model {m} is missing")
+            out = lib_dir / _stem_v(m)
+            if not out.is_file():
+                write_atomic(out, _read_text(m))
+            plain_models.append(out)
+    lib = Liberty(name=name, source=src, path=plain, map_path=mapped, sha256=sha,
+                  models=tuple(plain_models), model_defines=MODEL_DEFINES.get(name, ()),
+                  library=library, time_unit=time_unit, cells=cells)
+    _memo[memo_key] = lib
+    return lib
+
+
+def _stem_v(p: Path) -> str:
+    return p.name[:-3] if p.name.endswith(".gz") else p.name
+
+
+# -- a small liberty scanner -----------------------------------------------------------------
+_STMT = re.compile(r'([^{};]*)([{};])')
+_HEAD = re.compile(r'^([A-Za-z_]\w*)\s*\((.*)\)$', re.S)
+_ATTR = re.compile(r'^([A-Za-z_]\w*)\s*:\s*(.*)$', re.S)
+
+
+def _unquote(v: str) -> str:
+    v = v.strip()
+    return v[1:-1] if len(v) >= 2 and v[0] == v[-1] == '"' else v
+
+
+def parse(text: str, src: Path | str = "<liberty>"):
+    """(library name, time unit, {cell name: Cell}); ``ValueError`` if it is not a liberty.
+
+    Splits the text into statements (``head {``, ``attr : value ;``, ``}``) and keeps the
+    attributes the flow needs; everything else (tables, templates) is skipped."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S).replace("\\\n", " ")
+    stack: list[str] = []
+    library, time_unit = None, "1ns"
+    cells: dict[str, Cell] = {}
+    cur = pin = seq = None
+    pos = 0
+    for m in _STMT.finditer(text):
+        body, delim = m.group(1).strip(), m.group(2)
+        pos = m.end()
+        if delim == "{":
+            h = _HEAD.match(body)
+            if not h:
+                raise ValueError(f"liberty {src}: cannot parse group header {body[:60]!r}; "
+                                 "the file does not parse")
+            kind, args = h.group(1), [_unquote(a) for a in h.group(2).split(",")]
+            depth = len(stack)
+            if depth == 0:
+                if kind != "library":
+                    raise ValueError(f"liberty {src}: top-level group is {kind!r}, not "
+                                     "'library'; not a liberty file")
+                library = args[0]
+            elif depth == 1 and kind == "cell":
+                cur = {"name": args[0], "area": 0.0, "pins": [], "ff": None, "latch": None,
+                       "dont_use": False}
+            elif depth == 2 and cur is not None and kind in ("pin", "pg_pin"):
+                pin = {"name": args[0], "direction": "internal", "function": None,
+                       "clock": False, "pg": kind == "pg_pin"}
+            elif depth == 2 and cur is not None and kind in ("ff", "latch"):
+                seq = {"outputs": tuple(args)}
+                cur[kind] = seq
+            stack.append(kind)
+        elif delim == "}":
+            if body:
+                raise ValueError(f"liberty {src}: statement {body[:60]!r} lacks a ';'")
+            if not stack:
+                raise ValueError(f"liberty {src}: unbalanced '}}'; the file does not parse")
+            kind = stack.pop()
+            depth = len(stack)
+            if depth == 1 and kind == "cell" and cur is not None:
+                cells[cur["name"]] = Cell(name=cur["name"], area=cur["area"],
+                                          pins=tuple(cur["pins"]), ff=cur["ff"],
+                                          latch=cur["latch"], dont_use=cur["dont_use"])
+                cur = None
+            elif depth == 2 and pin is not None:
+                if not pin["pg"]:
+                    cur["pins"].append(Pin(pin["name"], pin["direction"], pin["function"],
+                                           pin["clock"]))
+                pin = None
+            elif depth == 2 and kind in ("ff", "latch"):
+                seq = None
+            if not stack:
+                break
+        else:   # ';'
+            if not body:
+                continue
+            if not stack:
+                raise ValueError(f"liberty {src}: {body[:60]!r} is outside a library group; "
+                                 "not a liberty file")
+            a = _ATTR.match(body)
+            if not a:
+                continue                      # complex attribute: name (args) ;
+            key, val = a.group(1), _unquote(a.group(2))
+            depth = len(stack)
+            if depth == 1 and key == "time_unit":
+                time_unit = val
+            elif depth == 2 and cur is not None:
+                if key == "area":
+                    try:
+                        cur["area"] = float(val)
+                    except ValueError:
+                        raise ValueError(f"liberty {src}: area {val!r} of cell {cur['name']} "
+                                         "is not a number") from None
+                elif key == "dont_use":
+                    cur["dont_use"] = val.lower() == "true"
+            elif depth == 3 and pin is not None:
+                if key in ("direction", "function"):
+                    pin[key] = val
+                elif key == "clock":
+                    pin["clock"] = val.lower() == "true"
+            elif depth == 3 and seq is not None:
+                seq[key] = val
+    if library is None:
+        raise ValueError(f"liberty {src}: no 'library (...) {{' group; not a liberty file")
+    if stack:
+        raise ValueError(f"liberty {src}: {len(stack)} group(s) not closed at end of file "
+                         f"(innermost: {stack[-1]}); the file does not parse")
+    if text[pos:].strip():
+        raise ValueError(f"liberty {src}: text after the end of the library group; "
+                         "the file does not parse")
+    if not cells:
+        raise ValueError(f"liberty {src}: library {library} defines no cells")
+    return library, time_unit, cells
+
+
+def mark_dont_use(text: str, names: set[str]) -> str:
+    """``text`` with ``dont_use : true ;`` added as the first attribute of each cell in ``names``."""
+    def add(m):
+        name = m.group(2)
+        return m.group(0) + ("\n    dont_use : true ;" if name in names else "")
+    return re.sub(r'(^|\n)\s*cell\s*\(\s*"?([^")\s]+)"?\s*\)\s*\{', add, text)
+
+
+# -- small file helpers (shared by the flow) ------------------------------------------------------
+@contextlib.contextmanager
+def locked(path: Path):
+    """An exclusive advisory lock on ``path`` (safe across pytest-xdist workers)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def write_atomic(path: Path, text: str | bytes):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

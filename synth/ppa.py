@@ -1,0 +1,397 @@
+"""``measure()``: area, timing and power of one unit on one liberty (DESIGN.md §6).
+
+    from synth.ppa import measure
+    r = measure("fp_mul", {"fmt": "fp16"}, liberty="osu018", clock_ns=10.0)
+    r["area_um2"], r["fmax_mhz"], r["power_mw"]["total"], r["energy_pj_per_op"]
+
+Steps: Verilog (hw.generate) -> Yosys (synth.yosys) -> OpenSTA timing and power (synth.sta),
+with activity either ``vectorless`` (one global toggle rate per cycle) or ``sim`` (gate-level
+simulation of the unit's workload, synth.activity).  Results are cached under ``build/ppa/``
+keyed by the Verilog hash, the liberty hash, the options and the flow's own source hash, so a
+measured configuration costs nothing the second time; the cache is safe under pytest-xdist
+(file locks, atomic writes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import numbers
+import shlex
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import activity as act
+from . import sta
+from .liberty import BUILD, KNOWN, Liberty, locked, resolve, write_atomic
+from .tools import ToolError, versions
+from .yosys import SynthesisError, SynthResult, module_names, synthesize
+
+__all__ = ["measure", "measure_verilog", "ACTIVITIES", "SynthesisError", "ToolError",
+           "flow_hash"]
+
+ACTIVITIES = ("vectorless", "sim")
+TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3-digit trace)
+
+
+def flow_hash() -> str:
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).parent.glob("*.py")):
+        if p.name in ("cli.py",):
+            continue
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    for tool, v in sorted(versions().items()):
+        h.update(f"{tool}={v}".encode())
+    return h.hexdigest()[:16]
+
+
+def _sha(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()
+
+
+# -- argument checks -------------------------------------------------------------------------
+def _check_number(name: str, value, lo=None, hi=None, lo_open=False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"ppa: {name} must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"ppa: {name} must be finite, got {value!r}")
+    if lo is not None and (v <= lo if lo_open else v < lo):
+        raise ValueError(f"ppa: {name} must be {'>' if lo_open else '>='} {lo:g}, got {value!r}")
+    if hi is not None and v > hi:
+        raise ValueError(f"ppa: {name} must be <= {hi:g}, got {value!r}")
+    return v
+
+
+def _check_options(clock_ns, activity, toggle_rate, workload_cycles, seed):
+    clock_ns = _check_number("clock_ns", clock_ns, lo=0.0, lo_open=True)
+    if clock_ns > 1e6:
+        raise ValueError(f"ppa: clock_ns must be <= 1e6 ns, got {clock_ns!r}")
+    if activity not in ACTIVITIES:
+        raise ValueError(f"ppa: activity must be one of {', '.join(ACTIVITIES)}, "
+                         f"got {activity!r}")
+    toggle_rate = _check_number("toggle_rate", toggle_rate, lo=0.0, hi=2.0)
+    if isinstance(workload_cycles, bool) or not isinstance(workload_cycles, numbers.Integral) \
+            or not 16 <= workload_cycles <= 1_000_000:
+        raise ValueError(f"ppa: workload_cycles must be an integer in 16..1000000, "
+                         f"got {workload_cycles!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"ppa: seed must be a non-negative integer, got {seed!r}")
+    return clock_ns, toggle_rate, int(workload_cycles), int(seed)
+
+
+# -- the unit-level entry point --------------------------------------------------------------------
+def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
+            toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True) -> dict:
+    """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
+    strings, or the unit's Params object).  See the module doc and docs/ppa.md for every key."""
+    from hw.generate import verilog
+    from hw.registry import get_unit
+    unit = get_unit(unit_name)
+    params = _params(unit, params)
+    clock_ns, toggle_rate, workload_cycles, seed = _check_options(
+        clock_ns, activity, toggle_rate, workload_cycles, seed)
+    lib = resolve(liberty)
+    workload = None
+    if activity == "sim":
+        _require_models(lib)
+        if unit.workload is None:
+            raise ValueError(f"ppa: unit {unit.name} declares no workload; sim power needs one "
+                             "(use activity vectorless)")
+        workload = unit.workload(params, np.random.default_rng(seed), workload_cycles)
+    t0 = time.monotonic()
+    text = verilog(unit.name, params)
+    t_gen = time.monotonic() - t0
+    defaults = unit.params().as_dict()
+    changed = {k: v for k, v in params.as_dict().items() if defaults.get(k) != v}
+    cmd = ["tcgen", "ppa", unit.name]
+    for k, v in changed.items():
+        cmd += ["-p", f"{k}={_fmt(v)}"]
+    cmd += ["--liberty", lib.name if lib.name in KNOWN else str(lib.source),
+            "--clock-ns", f"{clock_ns:g}", "--activity", activity]
+    if activity == "vectorless":
+        cmd += ["--toggle-rate", f"{toggle_rate:g}"]
+    else:
+        cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
+    res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
+                          toggle_rate=toggle_rate, workload=workload,
+                          workload_cycles=workload_cycles,
+                          ops_per_cycle=float(unit.ops_per_cycle(params)),
+                          ops_unit=unit.ops_unit, cache=cache)
+    out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
+    out.update(res)
+    if activity == "sim":
+        out["workload"] = dict(out.get("workload", {}), seed=seed,
+                               source=f"{unit.name}.workload(params, "
+                                      f"numpy.random.default_rng({seed}), {workload_cycles})")
+    out["command"] = " ".join(shlex.quote(c) for c in cmd)
+    out["runtime_s"] = dict(out["runtime_s"], generate_verilog_s=round(t_gen, 3))
+    return out
+
+
+def _fmt(v):
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def _params(unit, params):
+    if params is None:
+        return unit.params()
+    if isinstance(params, unit.params):
+        return params
+    if isinstance(params, dict):
+        return unit.make_params({k: _fmt(v) for k, v in params.items()})
+    raise ValueError(f"ppa: params of {unit.name} must be None, a dict or "
+                     f"{unit.params.__name__}, got {type(params).__name__}")
+
+
+def _require_models(lib: Liberty):
+    if not lib.models:
+        have = [n for n, (p, m, _) in KNOWN.items() if m and p.is_file()]
+        raise ValueError(f"ppa: activity sim needs Verilog cell models of the liberty for "
+                         f"gate-level simulation; {lib.name} has none (libraries with models: "
+                         f"{', '.join(have) or 'none available'}); use activity vectorless")
+
+
+# -- the design-level entry point ------------------------------------------------------------------
+def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=10.0,
+                    activity="vectorless", toggle_rate=0.1, workload=None,
+                    workload_cycles=None, ops_per_cycle=None, ops_unit="op",
+                    cache=True) -> dict:
+    """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``)."""
+    n = workload_cycles
+    if activity == "sim":
+        if workload is None:
+            raise ValueError("ppa: activity sim needs a workload")
+        lens = {len(np.asarray(v)) for v in workload.values()}
+        if len(lens) != 1:
+            raise ValueError(f"ppa: workload ports have different lengths {sorted(lens)}")
+        n = lens.pop()
+    clock_ns, toggle_rate, n_checked, _ = _check_options(
+        clock_ns, activity, toggle_rate, n if n is not None else 2000, 0)
+    lib = resolve(liberty)
+    if activity == "sim":
+        _require_models(lib)
+    if not isinstance(verilog_text, str) or not verilog_text.strip():
+        raise ValueError("ppa: the Verilog text is empty")
+    if top not in module_names(verilog_text):
+        raise ValueError(f"ppa: top module {top!r} is not in the Verilog")
+    t_start = time.monotonic()
+    flow = flow_hash()
+    vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
+    synth_key = _sha({"flow": flow, "verilog": vsha, "top": top, "liberty": lib.sha256,
+                      "clock_ps": int(round(clock_ns * 1000))})[:24]
+    opts = {"activity": activity}
+    stim_sha = None
+    if activity == "vectorless":
+        opts["toggle_rate"] = toggle_rate
+    else:
+        stim_sha = _stimulus_sha(workload)
+        opts.update(stimulus=stim_sha, cycles=n)
+    key = _sha({"synth": synth_key, "clock_ns": clock_ns, **opts})[:24]
+    result_file = BUILD / "results" / f"{key}.json"
+    if cache and result_file.is_file():
+        res = json.loads(result_file.read_text())
+        res["cached"] = True
+        return res
+    with locked(BUILD / "locks" / f"{key}.lock"):
+        if cache and result_file.is_file():
+            res = json.loads(result_file.read_text())
+            res["cached"] = True
+            return res
+        res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
+                   synth_key, key, cache)
+        res.update({
+            "top": top,
+            "liberty": lib.describe(),
+            "clock_ns": clock_ns,
+            "activity": activity,
+            "verilog_sha256": vsha,
+            "flow_hash": flow,
+            "tools": versions(),
+            "cache_key": key,
+        })
+        if activity == "vectorless":
+            res["toggle_rate"] = toggle_rate
+        else:
+            res["workload"] = {"cycles": n, "sha256": stim_sha}
+        _derive(res, ops_per_cycle, ops_unit)
+        res["runtime_s"]["total_s"] = round(time.monotonic() - t_start, 3)
+        res["cached"] = False
+        write_atomic(result_file, json.dumps(res, indent=1, sort_keys=True))
+        return res
+
+
+def _stimulus_sha(workload: dict) -> str:
+    h = hashlib.sha256()
+    for k in sorted(workload):
+        h.update(k.encode())
+        h.update(",".join(str(int(v)) for v in np.asarray(workload[k]).tolist()).encode())
+    return h.hexdigest()
+
+
+def _synth(verilog_text, top, lib, clock_ns, synth_key, cache) -> tuple[SynthResult, bool]:
+    d = BUILD / "synth" / synth_key
+    meta = d / "synth.json"
+    with locked(BUILD / "locks" / f"synth-{synth_key}.lock"):
+        if cache and meta.is_file() and (d / "netlist.v").is_file():
+            info = json.loads(meta.read_text())
+            info["netlist"] = Path(info["netlist"])
+            return SynthResult(**info), True
+        tmp = d.with_name(d.name + ".tmp")
+        if tmp.exists():
+            import shutil
+            shutil.rmtree(tmp)
+        r = synthesize(verilog_text, top, lib, clock_ns, tmp)
+        if d.exists():
+            import shutil
+            shutil.rmtree(d)
+        tmp.rename(d)
+        r.netlist = d / "netlist.v"
+        info = dict(r.__dict__, netlist=str(r.netlist))
+        write_atomic(meta, json.dumps(info, indent=1, sort_keys=True))
+        return r, False
+
+
+def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, synth_key, key,
+         cache) -> dict:
+    runtimes: dict = {}
+    syn, hit = _synth(verilog_text, top, lib, clock_ns, synth_key, cache)
+    runtimes.update({k: (0.0 if hit else v) for k, v in syn.runtime_s.items()})
+    runtimes["synth_cached"] = hit
+    work = BUILD / "runs" / key
+    work.mkdir(parents=True, exist_ok=True)
+    nl = act.read_netlist(syn.netlist, top)
+    has_clk = "clk" in nl.ports and nl.ports["clk"][0] == "input"
+    out = {
+        "area_um2": syn.area_um2,
+        "cell_count": syn.cell_count,
+        "cells_by_type": syn.cells_by_type,
+        "breakdown": syn.breakdown,
+        "breakdown_source": syn.breakdown_source,
+        "netlist": str(syn.netlist),
+        "yosys_check_problems": syn.check_problems,
+        "clocked": has_clk,
+    }
+    t0 = time.monotonic()
+    if activity == "vectorless":
+        timing, power, _ = sta.timing_and_power(lib, syn.netlist, top, clock_ns, has_clk, work,
+                                                toggle_rate=toggle_rate)
+        runtimes["sta_s"] = round(time.monotonic() - t0, 3)
+        out["power_mw"] = power
+        out["power_method"] = (f"vectorless: OpenSTA set_power_activity -global -activity "
+                               f"{toggle_rate:g} (toggles per cycle on every non-clock pin; "
+                               f"clock pins 2 per cycle)")
+    else:
+        vcd = act.simulate(nl, syn.netlist, lib, lib.models, workload, work, n)
+        rates = act.toggle_rates(vcd, n)
+        runtimes["simulate_s"] = round(time.monotonic() - t0, 3)
+        t1 = time.monotonic()
+        in_act = {b: rates[b] for b in nl.port_bits("input") if b in rates and b != "clk"}
+        timing, _, propagated = sta.timing_and_power(lib, syn.netlist, top, clock_ns, has_clk,
+                                                     work, input_activity=in_act)
+        pins, report = sta.power_trace(lib, syn.netlist, top, clock_ns, has_clk, work)
+        runtimes["sta_s"] = round(time.monotonic() - t1, 3)
+        power, check = _annotate(pins, report, nl, rates)
+        out["power_mw"] = power
+        out["power_method"] = ("sim: per-pin OpenSTA power at unit activity x toggle rate of "
+                               "the pin's net from zero-delay gate-level simulation of the "
+                               "workload (Icarus + the liberty's cell models)")
+        vals = [r[0] for k, r in rates.items() if k not in ("clk", "rst")]
+        out["sim"] = {
+            "cycles": n,
+            "nets": len(vals),
+            "mean_toggle_rate": round(float(np.mean(vals)), 6) if vals else 0.0,
+            "max_toggle_rate": round(float(np.max(vals)), 6) if vals else 0.0,
+            "input_toggle_rate": round(float(np.mean([v[0] for v in in_act.values()
+                                                      if True])), 6) if in_act else 0.0,
+            "trace_check_rel_err": check,
+            "power_mw_opensta_propagated": propagated,
+            "vcd": str(vcd),
+        }
+    out.update({
+        "crit_path_ns": timing.crit_path_ns,
+        "slack_ns": timing.slack_ns,
+        "meets_timing": None if timing.slack_ns is None else timing.slack_ns >= 0,
+        "fmax_mhz": (round(1000.0 / timing.crit_path_ns, 3)
+                     if timing.crit_path_ns and timing.crit_path_ns > 0 else None),
+        "startpoint": timing.startpoint,
+        "endpoint": timing.endpoint,
+        "startpoint_cell": _cell_of(nl, timing.startpoint),
+        "endpoint_cell": _cell_of(nl, timing.endpoint),
+    })
+    out["runtime_s"] = runtimes
+    return out
+
+
+def _cell_of(nl: act.Netlist, pin: str | None) -> str | None:
+    """Library cell of a path point ``inst/PIN``; None for a port."""
+    if not pin or "/" not in pin:
+        return None
+    inst = pin.rsplit("/", 1)[0]
+    return nl.instances.get(inst, (None,))[0]
+
+
+def _annotate(pins: dict, report: dict, nl: act.Netlist, rates: dict) -> tuple[dict, float]:
+    """Sum per-pin power (at activity 1; clock pins at 2) x the pin's simulated toggle rate."""
+    internal = switching = 0.0
+    sum_int = sum_sw = 0.0
+    for pin, p in pins.items():
+        inst, port = pin.rsplit("/", 1)
+        if inst not in nl.instances:
+            raise ToolError(f"power trace names instance {inst}, not in the netlist")
+        net = nl.instances[inst][1].get(port)
+        if net is None or net.startswith("1'b"):
+            rate = 0.0
+        elif net not in rates:
+            raise ToolError(f"net {net} of pin {pin} is not in the simulation VCD")
+        else:
+            rate = rates[net][0]
+        trace_rate = 2.0 if net == "clk" else 1.0
+        internal += p["internal"] * rate / trace_rate
+        switching += p["switching"] * rate / trace_rate
+        sum_int += p["internal"]
+        sum_sw += p["switching"]
+    ref = report["internal"] + report["switching"]        # mW
+    got = (sum_int + sum_sw) * 1e3
+    err = abs(got - ref) / ref if ref > 0 else (0.0 if got == 0 else 1.0)
+    if err > TRACE_TOLERANCE:
+        raise ToolError(f"OpenSTA per-pin power trace sums to {got:.6g} mW, report_power says "
+                        f"{ref:.6g} mW at the same activity ({err:.1%} apart); the trace "
+                        "cannot be trusted for this liberty")
+    leak = report["leakage"]
+    power = {"internal": internal * 1e3, "switching": switching * 1e3, "leakage": leak}
+    power["total"] = power["internal"] + power["switching"] + leak
+    return power, round(err, 6)
+
+
+def _derive(res: dict, ops_per_cycle, ops_unit):
+    """energy per op, GOPS/mm², GOPS/W at the target clock and at fmax."""
+    res["ops_per_cycle"] = ops_per_cycle
+    res["ops_unit"] = ops_unit
+    keys = ("energy_pj_per_op", "gops", "gops_per_mm2", "gops_per_w", "power_mw_at_fmax",
+            "energy_pj_per_op_fmax", "gops_fmax", "gops_per_mm2_fmax", "gops_per_w_fmax")
+    for k in keys:
+        res[k] = None
+    if not ops_per_cycle:
+        return
+    p = res["power_mw"]
+    f_ghz = 1.0 / res["clock_ns"]
+    area_mm2 = res["area_um2"] * 1e-6
+    gops = ops_per_cycle * f_ghz
+    res["gops"] = gops
+    res["gops_per_mm2"] = gops / area_mm2 if area_mm2 > 0 else None
+    res["gops_per_w"] = gops / (p["total"] * 1e-3) if p["total"] > 0 else None
+    res["energy_pj_per_op"] = (p["total"] * 1e-3) / (gops * 1e9) * 1e12
+    if res.get("fmax_mhz"):
+        fmax_ghz = res["fmax_mhz"] / 1000.0
+        scale = fmax_ghz / f_ghz
+        p_fmax = (p["internal"] + p["switching"]) * scale + p["leakage"]
+        g = ops_per_cycle * fmax_ghz
+        res["power_mw_at_fmax"] = p_fmax
+        res["gops_fmax"] = g
+        res["gops_per_mm2_fmax"] = g / area_mm2 if area_mm2 > 0 else None
+        res["gops_per_w_fmax"] = g / (p_fmax * 1e-3) if p_fmax > 0 else None
+        res["energy_pj_per_op_fmax"] = (p_fmax * 1e-3) / (g * 1e9) * 1e12

@@ -1,0 +1,86 @@
+"""Running the external tools (Yosys, OpenSTA, Icarus Verilog) and reporting their versions."""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+__all__ = ["run", "versions", "ToolError", "require"]
+
+TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp"}
+
+
+class ToolError(RuntimeError):
+    """An external tool failed; the message is one line naming the tool and the reason."""
+
+
+def require(tool: str) -> str:
+    exe = shutil.which(TOOLS[tool])
+    if exe is None:
+        raise ToolError(f"{tool} is not installed (needed by the PPA flow; see scripts/setup.sh)")
+    return exe
+
+
+def run(tool: str, args: list[str], cwd: Path, log: Path | None = None, timeout: float = 3600,
+        what: str = "") -> str:
+    """Run ``tool args`` in ``cwd``; return stdout+stderr; ``ToolError`` on failure."""
+    exe = require(tool)
+    try:
+        p = subprocess.run([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                           errors="replace")
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{tool} timed out after {timeout:.0f} s{(' ' + what) if what else ''}") \
+            from None
+    out = p.stdout
+    if log is not None:
+        log.write_text(out)
+    if p.returncode != 0:
+        raise ToolError(f"{tool} failed{(' ' + what) if what else ''}: {first_error(out)}"
+                        + (f" (log: {log})" if log else ""))
+    return out
+
+
+def first_error(out: str) -> str:
+    """The first line of a tool log that reads like an error (else the last non-empty line)."""
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    for ln in lines:
+        if re.match(r"(ERROR|Error)\b|.*\berror\b:", ln) or ln.startswith("Error"):
+            return ln[:300]
+    return (lines[-1] if lines else "no output")[:300]
+
+
+@functools.lru_cache(maxsize=None)
+def versions() -> dict[str, str]:
+    out = {}
+    for tool, args in (("yosys", ["-V"]), ("sta", ["-version"]), ("iverilog", ["-V"])):
+        exe = shutil.which(TOOLS[tool])
+        if exe is None:
+            out[tool] = "not installed"
+            continue
+        try:
+            p = subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, timeout=30, stdin=subprocess.DEVNULL)
+            line = p.stdout.strip().splitlines()[0] if p.stdout.strip() else "unknown"
+        except (OSError, subprocess.TimeoutExpired):
+            line = "unknown"
+        if tool == "sta":
+            line = f"OpenSTA {line}"
+            deb = _debian_version("opensta")
+            if deb:
+                line += f" (Debian {deb})"
+        out[tool] = line
+    return out
+
+
+def _debian_version(pkg: str) -> str | None:
+    if not shutil.which("dpkg-query"):
+        return None
+    try:
+        p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, timeout=30)
+        return p.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None

@@ -1,0 +1,207 @@
+"""Yosys synthesis to a liberty: area, cells by type, per-module breakdown, mapped netlist.
+
+Script (DESIGN.md §6), run once flattened (the totals and the netlist OpenSTA and the gate-level
+simulation read) and, when the design has more than one module, once with hierarchy kept (the
+per-submodule breakdown)::
+
+    read_verilog design.v
+    hierarchy -check -top TOP
+    synth -top TOP [-flatten]
+    dfflibmap -liberty LIB          # flip-flops to the library's flip-flops
+    abc -liberty LIB -D <clock ps>  # logic to the library's cells, delay target = the clock
+    opt_clean -purge
+    setundef -zero
+    rename -hide w:* c:*            # internal names become _N_ (ports keep theirs)
+    stat -liberty LIB               # area from the liberty (unmodified copy)
+    write_verilog -noattr -noexpr -nohex -nodec netlist.v
+
+``LIB`` for ``dfflibmap``/``abc`` is the liberty copy with ``dont_use`` marks
+(:mod:`synth.liberty`); ``stat`` reads the unmodified copy.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .liberty import Liberty
+from .tools import ToolError, run
+
+__all__ = ["synthesize", "SynthResult", "SynthesisError", "module_names"]
+
+
+class SynthesisError(ToolError):
+    """The design did not synthesize (or did not map completely to the liberty)."""
+
+
+@dataclass
+class SynthResult:
+    top: str
+    netlist: Path
+    area_um2: float
+    cell_count: int
+    cells_by_type: dict
+    breakdown: list            # [{"module", "instances", "area_um2", "cell_count"}]
+    breakdown_source: str      # "hierarchical synthesis" or "flat (single module)"
+    runtime_s: dict
+    check_problems: int
+
+
+def module_names(verilog_text: str) -> list[str]:
+    return re.findall(r"^\s*module\s+\\?([^\s(;#]+)", verilog_text, flags=re.M)
+
+
+def _script(design: Path, top: str, lib: Liberty, clock_ps: int, flatten: bool,
+            netlist: Path | None) -> str:
+    lines = [
+        f"read_verilog {_q(design)}",
+        f"hierarchy -check -top {top}",
+        f"synth -top {top}" + (" -flatten" if flatten else ""),
+        f"dfflibmap -liberty {_q(lib.map_path)}",
+        f"abc -liberty {_q(lib.map_path)} -D {clock_ps}",
+        "opt_clean -purge",
+        "setundef -zero",
+    ]
+    if flatten:
+        lines += ["rename -hide w:* c:*", "opt_clean -purge"]
+    lines += ["check", f"tee -o stat.txt stat -liberty {_q(lib.path)}"
+              + ("" if flatten else f" -top {top}")]
+    if netlist is not None:
+        lines.append(f"write_verilog -noattr -noexpr -nohex -nodec {_q(netlist)}")
+    return "\n".join(lines) + "\n"
+
+
+def _q(p: Path) -> str:
+    s = str(p)
+    if re.search(r"\s|\"", s):
+        raise ValueError(f"path {s!r} contains spaces or quotes; Yosys scripts cannot name it")
+    return s
+
+
+def _parse_stat(text: str) -> dict:
+    """{module: {"area": float|None, "cells": {type: n}, "cell_count": n}} + "__hier__" counts."""
+    mods: dict = {}
+    cur = None
+    in_cells = False
+    hier: dict = {}
+    in_hier = False
+    for line in text.splitlines():
+        m = re.match(r"^=== (.+) ===$", line.strip())
+        if m:
+            name = m.group(1).lstrip("\\")
+            in_hier = name == "design hierarchy"
+            cur = None if in_hier else mods.setdefault(name, {"area": None, "cells": {},
+                                                              "cell_count": 0})
+            in_cells = False
+            continue
+        if in_hier:
+            h = re.match(r"^\s+\\?(\S+)\s+(\d+)\s*$", line)
+            if h:
+                hier[h.group(1)] = int(h.group(2))
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"^\s+Number of cells:\s+(\d+)", line)
+        if m:
+            cur["cell_count"] = int(m.group(1))
+            in_cells = True
+            continue
+        m = re.match(r"^\s+Chip area for module '\\?(.+)':\s+([0-9.eE+-]+)", line)
+        if m:
+            cur["area"] = float(m.group(2))
+            in_cells = False
+            continue
+        if in_cells:
+            c = re.match(r"^\s+(\S+)\s+(\d+)\s*$", line)
+            if c:
+                cur["cells"][c.group(1).lstrip("\\")] = int(c.group(2))
+            elif line.strip():
+                in_cells = False
+    mods["__hier__"] = hier
+    return mods
+
+
+def _check_mapped(cells: dict, lib: Liberty, top: str, submodules: set):
+    unmapped = sorted(t for t in cells if t not in lib.cells and t not in submodules)
+    if unmapped:
+        raise SynthesisError(f"synthesis of {top} left cells the liberty {lib.name} does not "
+                             f"provide: {', '.join(unmapped[:6])}"
+                             + (" ..." if len(unmapped) > 6 else ""))
+
+
+def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workdir: Path
+               ) -> SynthResult:
+    """Synthesize ``verilog_text`` (top module ``top``) into ``workdir``; see the module doc."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    design = workdir / "design.v"
+    design.write_text(verilog_text)
+    modules = module_names(verilog_text)
+    if top not in modules:
+        raise SynthesisError(f"synthesis: top module {top!r} is not in the Verilog "
+                             f"(modules: {', '.join(modules) or 'none'})")
+    clock_ps = max(1, int(round(clock_ns * 1000)))
+    netlist = workdir / "netlist.v"
+    runtimes = {}
+    t0 = time.monotonic()
+    (workdir / "flat.ys").write_text(_script(design, top, lib, clock_ps, True, netlist))
+    log = workdir / "yosys_flat.log"
+    try:
+        run("yosys", ["-q", "-l", str(log), "flat.ys"], cwd=workdir, what=f"on {top}")
+    except ToolError as e:
+        raise SynthesisError(f"synthesis of {top} failed: {_yosys_error(log, e)}") from None
+    runtimes["synth_flat_s"] = round(time.monotonic() - t0, 3)
+    stat = _parse_stat((workdir / "stat.txt").read_text())
+    flat = stat.get(top)
+    if flat is None or flat["area"] is None:
+        raise SynthesisError(f"synthesis of {top}: Yosys reported no area (see {log})")
+    _check_mapped(flat["cells"], lib, top, set())
+    problems = _check_problems(log)
+
+    breakdown, source = [], "flat (single module)"
+    if len(modules) > 1:
+        t0 = time.monotonic()
+        (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, None))
+        hlog = workdir / "yosys_hier.log"
+        try:
+            run("yosys", ["-q", "-l", str(hlog), "hier.ys"], cwd=workdir,
+                what=f"on {top} (hierarchical)")
+        except ToolError as e:
+            raise SynthesisError(f"hierarchical synthesis of {top} failed: "
+                                 f"{_yosys_error(hlog, e)}") from None
+        runtimes["synth_hier_s"] = round(time.monotonic() - t0, 3)
+        hstat = _parse_stat((workdir / "stat.txt").read_text())
+        hier = hstat.pop("__hier__", {})
+        names = set(hstat)
+        for name, info in sorted(hstat.items(), key=lambda kv: (kv[0] != top, kv[0])):
+            _check_mapped(info["cells"], lib, name, names)
+            own = sum(n for t, n in info["cells"].items() if t not in names)
+            breakdown.append({"module": name, "instances": hier.get(name, 1 if name == top
+                                                                      else 0),
+                              "area_um2": info["area"] if info["area"] is not None else 0.0,
+                              "cell_count": own})
+        source = "hierarchical synthesis (area of one instance, own cells and submodules)"
+    else:
+        breakdown.append({"module": top, "instances": 1, "area_um2": flat["area"],
+                          "cell_count": flat["cell_count"]})
+    return SynthResult(top=top, netlist=netlist, area_um2=flat["area"],
+                       cell_count=flat["cell_count"], cells_by_type=dict(sorted(flat["cells"]
+                                                                                .items())),
+                       breakdown=breakdown, breakdown_source=source, runtime_s=runtimes,
+                       check_problems=problems)
+
+
+def _check_problems(log: Path) -> int:
+    m = re.findall(r"Found and reported (\d+) problems", log.read_text(errors="replace"))
+    return int(m[-1]) if m else 0
+
+
+def _yosys_error(log: Path, e: Exception) -> str:
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return str(e)
+    for line in text.splitlines():
+        if line.startswith("ERROR:"):
+            return line[6:].strip()[:300]
+    return str(e)
