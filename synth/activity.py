@@ -172,7 +172,7 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
     args += ["tb.v", str(netlist_file), *[str(m) for m in models]]
     run("iverilog", args, cwd=workdir, log=workdir / "iverilog.log",
         what="compiling the gate-level netlist with the cell models")
-    run("vvp", ["-n", "sim.vvp", "-none"], cwd=workdir, log=workdir / "vvp.log",
+    run("vvp", ["-n", "sim.vvp"], cwd=workdir, log=workdir / "vvp.log",
         what="simulating the gate-level netlist", timeout=1800)
     vcd = workdir / "activity.vcd"
     if not vcd.is_file():
@@ -182,13 +182,19 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
 
 def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tuple[float, float]]:
     """{net bit: (toggles per cycle, duty)} over the window [WARMUP, WARMUP + n) cycles."""
-    t0, t1 = PERIOD * WARMUP, PERIOD * (WARMUP + n)
     ids: dict[str, list[str]] = {}     # id code -> bit keys, MSB first
     path: list[str] = []
     fh = open(vcd, "r")
+    in_timescale, timescale = False, ""
     for line in fh:
         s = line.split()
         if not s:
+            continue
+        if in_timescale or s[0] == "$timescale":
+            in_timescale = True
+            timescale += " ".join(t for t in s if t not in ("$timescale", "$end"))
+            if "$end" in s:
+                in_timescale = False
             continue
         if s[0] == "$scope":
             path.append(s[2])
@@ -209,56 +215,67 @@ def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tu
             ids.setdefault(code, []).extend(bits)
         elif s[0] == "$enddefinitions":
             break
-    state: dict[str, str] = {}
-    since: dict[str, int] = {}
-    toggles: dict[str, int] = {}
-    high: dict[str, int] = {}
-    for bits in ids.values():
-        for b in bits:
-            state[b], since[b], toggles[b], high[b] = "x", 0, 0, 0
+    m = re.fullmatch(r"\s*(1|10|100)\s*(s|ms|us|ns|ps|fs)\s*", timescale)
+    if not m:
+        raise ToolError(f"VCD {vcd}: cannot read timescale {timescale!r}")
+    unit_fs = int(m.group(1)) * {"s": 10**15, "ms": 10**12, "us": 10**9, "ns": 10**6,
+                                 "ps": 10**3, "fs": 1}[m.group(2)]
+    per_ns = 10**6 // unit_fs if unit_fs <= 10**6 else None   # testbench unit is 1 ns
+    if not per_ns:
+        raise ToolError(f"VCD {vcd}: timescale {timescale} is coarser than the testbench's 1 ns")
+    t0, t1 = PERIOD * WARMUP * per_ns, PERIOD * (WARMUP + n) * per_ns
+    keys = [b for bits in ids.values() for b in bits]
+    index = {b: i for i, b in enumerate(keys)}
+    code_idx = {code: [index[b] for b in bits] for code, bits in ids.items()}
+    nb = len(keys)
+    state = ["x"] * nb
+    since = [0] * nb
+    toggles = [0] * nb
+    high = [0] * nb
     now = 0
-
-    def change(bit: str, v: str):
-        old = state[bit]
-        if old == v:
-            return
-        if old == "1":
-            lo, hi_ = max(since[bit], t0), min(now, t1)
-            if hi_ > lo:
-                high[bit] += hi_ - lo
-        if t0 <= now < t1 and {old, v} == {"0", "1"}:
-            toggles[bit] += 1
-        state[bit], since[bit] = v, now
-
+    in_window = False
     for line in fh:
-        if not line or line[0] == "$":
-            continue
-        c = line[0]
+        c = line[:1]
         if c == "#":
             now = int(line[1:])
             if now >= t1:
                 break
-        elif c in "01xzXZ":
-            code = line[1:].strip()
-            if code in ids:
-                change(ids[code][0], c.lower())
-        elif c in "bB":
+            in_window = now >= t0
+            continue
+        if c in ("0", "1", "x", "z", "X", "Z"):
+            idxs = code_idx.get(line[1:].strip())
+            if idxs is None:
+                continue
+            pairs = ((idxs[0], c.lower()),)
+        elif c in ("b", "B"):
             val, code = line[1:].split()
-            bits = ids.get(code)
-            if bits:
-                val = val.lower()
-                if len(val) < len(bits):
-                    pad = "x" if val[0] in "xz" else "0"
-                    val = pad * (len(bits) - len(val)) + val
-                for b, v in zip(bits, val[-len(bits):]):
-                    change(b, v)
+            idxs = code_idx.get(code)
+            if idxs is None:
+                continue
+            val = val.lower()
+            if len(val) < len(idxs):
+                val = ("x" if val[0] in "xz" else "0") * (len(idxs) - len(val)) + val
+            pairs = zip(idxs, val[-len(idxs):])
+        else:
+            continue
+        for i, v in pairs:
+            old = state[i]
+            if old == v:
+                continue
+            if old == "1":
+                lo = since[i] if since[i] > t0 else t0
+                if now > lo:
+                    high[i] += now - lo
+            if in_window and old in "01" and v in "01":
+                toggles[i] += 1
+            state[i] = v
+            since[i] = now
     fh.close()
-    now = t1
     out = {}
-    for b in state:
-        if state[b] == "1":
-            lo = max(since[b], t0)
-            if now > lo:
-                high[b] += now - lo
-        out[b] = (toggles[b] / n, high[b] / (t1 - t0))
+    for i, b in enumerate(keys):
+        if state[i] == "1":
+            lo = since[i] if since[i] > t0 else t0
+            if t1 > lo:
+                high[i] += t1 - lo
+        out[b] = (toggles[i] / n, high[i] / (t1 - t0))
     return out

@@ -294,7 +294,7 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                                                      work, input_activity=in_act)
         pins, report = sta.power_trace(lib, syn.netlist, top, clock_ns, has_clk, work)
         runtimes["sta_s"] = round(time.monotonic() - t1, 3)
-        power, check = _annotate(pins, report, nl, rates)
+        power, check = _annotate(pins, report, nl, rates, propagated["leakage"])
         out["power_mw"] = power
         out["power_method"] = ("sim: per-pin OpenSTA power at unit activity x toggle rate of "
                                "the pin's net from zero-delay gate-level simulation of the "
@@ -334,8 +334,12 @@ def _cell_of(nl: act.Netlist, pin: str | None) -> str | None:
     return nl.instances.get(inst, (None,))[0]
 
 
-def _annotate(pins: dict, report: dict, nl: act.Netlist, rates: dict) -> tuple[dict, float]:
-    """Sum per-pin power (at activity 1; clock pins at 2) x the pin's simulated toggle rate."""
+def _annotate(pins: dict, report: dict, nl: act.Netlist, rates: dict, leakage_mw: float
+              ) -> tuple[dict, float]:
+    """Sum per-pin power (at activity 1; clock pins at 2) x the pin's simulated toggle rate.
+
+    Leakage: OpenSTA's, with the state probabilities it propagates from the simulated input
+    duties (equal to the state-independent figure for libraries with cell_leakage_power)."""
     internal = switching = 0.0
     sum_int = sum_sw = 0.0
     for pin, p in pins.items():
@@ -361,7 +365,7 @@ def _annotate(pins: dict, report: dict, nl: act.Netlist, rates: dict) -> tuple[d
         raise ToolError(f"OpenSTA per-pin power trace sums to {got:.6g} mW, report_power says "
                         f"{ref:.6g} mW at the same activity ({err:.1%} apart); the trace "
                         "cannot be trusted for this liberty")
-    leak = report["leakage"]
+    leak = leakage_mw
     power = {"internal": internal * 1e3, "switching": switching * 1e3, "leakage": leak}
     power["total"] = power["internal"] + power["switching"] + leak
     return power, round(err, 6)

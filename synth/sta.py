@@ -178,8 +178,9 @@ def power_trace(lib: Liberty, netlist: Path, top: str, clock_ns: float, has_clk:
 
     def flush():
         if cur is not None and groups:
-            # OpenSTA: per supply, the mean over arcs of (rise + fall)/2; summed over supplies
-            val = sum(sum(v) / len(v) for v in groups.values())
+            # this build sums every arc's (rise + fall) power of the pin (checked against
+            # report_power by the caller; later OpenSTA versions average the arcs instead)
+            val = sum(sum(v) for v in groups.values())
             pins.setdefault(cur, {"internal": 0.0, "switching": 0.0})["internal"] += val
 
     for line in trace.splitlines():
@@ -199,7 +200,7 @@ def power_trace(lib: Liberty, netlist: Path, top: str, clock_ns: float, has_clk:
             continue
         m = _ARC.match(line)
         if m and cur is not None:
-            groups.setdefault(m.group(8), []).append(float(m.group(7)) / 2.0)
+            groups.setdefault(m.group(8), []).append(float(m.group(7)))
             continue
         m = _SWITCH.match(line)
         if m:
