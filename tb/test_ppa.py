@@ -1,0 +1,209 @@
+"""Sanity tests of the PPA flow (synth/): physical properties the numbers must have, on small
+designs, under every available liberty (nangate45 and sky130hd only when ../shared/liberty/ is
+present).  No expected value is copied from a run: each test compares measurements."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hw.generate import verilog
+from hw.registry import get_unit
+from synth.liberty import resolve, shared_liberty_available
+from synth.ppa import SynthesisError, measure, measure_verilog
+
+LIBS = ["osu018"] + (["nangate45", "sky130hd"] if shared_liberty_available() else [])
+SIM_LIBS = [n for n in LIBS if resolve(n).models]
+shared = pytest.mark.skipif(not shared_liberty_available(),
+                            reason="../shared/liberty/ not present")
+
+
+def _linear(xs, ys):
+    """R² of a least-squares line through (xs, ys) and the log-log growth exponent."""
+    xs, ys = np.asarray(xs, float), np.asarray(ys, float)
+    k, c = np.polyfit(xs, ys, 1)
+    r2 = 1 - np.sum((ys - (k * xs + c)) ** 2) / np.sum((ys - ys.mean()) ** 2)
+    exponent = np.polyfit(np.log(xs), np.log(ys), 1)[0]
+    return r2, exponent
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_adder_area_grows_linearly(lib):
+    """csa_tree with n=2 operands is an n-bit adder: area ~ a + b*width."""
+    widths = [4, 8, 16, 32]
+    areas = [measure("csa_tree", {"n": 2, "width": w}, liberty=lib)["area_um2"] for w in widths]
+    assert all(b > a for a, b in zip(areas, areas[1:])), areas
+    r2, exponent = _linear(widths, areas)
+    assert r2 > 0.97, (areas, r2)
+    assert 0.7 < exponent < 1.35, (areas, exponent)     # linear: 1; a multiplier would be ~2
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_popcount_area_grows_linearly(lib):
+    ns = [8, 16, 32, 64]
+    areas = [measure("popcount", {"n": n}, liberty=lib)["area_um2"] for n in ns]
+    assert all(b > a for a, b in zip(areas, areas[1:])), areas
+    r2, exponent = _linear(ns, areas)
+    assert r2 > 0.97, (areas, r2)
+    assert 0.7 < exponent < 1.35, (areas, exponent)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_zero_activity_gives_leakage_only(lib):
+    r = measure("int_mul", {"a_width": 4, "b_width": 4}, liberty=lib, toggle_rate=0.0)
+    assert not r["clocked"]
+    assert r["power_mw"]["internal"] == 0.0 and r["power_mw"]["switching"] == 0.0
+    assert r["power_mw"]["total"] == pytest.approx(r["power_mw"]["leakage"])
+    r1 = measure("int_mul", {"a_width": 4, "b_width": 4}, liberty=lib, toggle_rate=0.1)
+    assert r1["power_mw"]["leakage"] == pytest.approx(r["power_mw"]["leakage"])
+    assert r1["power_mw"]["total"] > r["power_mw"]["total"]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_dynamic_power_scales_with_frequency_and_activity(lib):
+    def dyn(r):
+        return r["power_mw"]["internal"] + r["power_mw"]["switching"]
+    # clock targets every design meets, so the netlist is the same at both
+    p = {"a_width": 4, "b_width": 4}
+    slow = measure("int_mul", p, liberty=lib, clock_ns=40.0, toggle_rate=0.1)
+    fast = measure("int_mul", p, liberty=lib, clock_ns=20.0, toggle_rate=0.1)
+    assert slow["area_um2"] == fast["area_um2"]
+    assert dyn(fast) / dyn(slow) == pytest.approx(2.0, rel=0.02)
+    busy = measure("int_mul", p, liberty=lib, clock_ns=20.0, toggle_rate=0.4)
+    assert dyn(busy) / dyn(fast) == pytest.approx(4.0, rel=0.02)
+
+
+@pytest.mark.parametrize("lib", SIM_LIBS)
+def test_sim_power_zero_workload_below_random(lib):
+    unit = get_unit("int_mul")
+    params = unit.make_params({"a_width": "6", "b_width": "6"})
+    text = verilog("int_mul", params)
+    n = 400
+    rnd = unit.workload(params, np.random.default_rng(3), n)
+    zero = {k: np.zeros(n, dtype=np.uint64) for k in rnd}
+    r_rnd = measure_verilog(text, "int_mul", liberty=lib, activity="sim", workload=rnd)
+    r_zero = measure_verilog(text, "int_mul", liberty=lib, activity="sim", workload=zero)
+    assert r_zero["sim"]["mean_toggle_rate"] == 0.0
+    assert r_zero["power_mw"]["internal"] == 0.0 and r_zero["power_mw"]["switching"] == 0.0
+    assert r_rnd["power_mw"]["total"] > 10 * max(r_zero["power_mw"]["total"], 1e-12)
+    # random operands toggle each input bit about half the cycles
+    assert 0.35 < r_rnd["sim"]["input_toggle_rate"] < 0.65
+    # the per-pin decomposition reproduces OpenSTA's report at uniform activity
+    assert r_rnd["sim"]["trace_check_rel_err"] < 0.02
+
+
+def test_sim_of_registered_unit_counts_clock_power():
+    """A pipelined unit with a constant workload still burns clock power (clock pins toggle)."""
+    unit = get_unit("fp_add")
+    params = unit.make_params({"fmt": "fp8_e4m3", "pipeline": "1"})
+    text = verilog("fp_add", params)
+    n = 200
+    zero = {"a": np.zeros(n, dtype=np.uint64), "b": np.zeros(n, dtype=np.uint64)}
+    r = measure_verilog(text, "fp_add", activity="sim", workload=zero)
+    assert r["clocked"]
+    assert r["power_mw"]["internal"] > 0          # flip-flop clock pins
+    v = measure_verilog(text, "fp_add", toggle_rate=0.0)
+    assert r["power_mw"]["internal"] == pytest.approx(v["power_mw"]["internal"], rel=0.05)
+
+
+def test_same_input_same_numbers():
+    a = measure("lzc", {"width": 16}, cache=False)
+    b = measure("lzc", {"width": 16}, cache=False)
+    for k in ("area_um2", "cells_by_type", "crit_path_ns", "slack_ns", "power_mw",
+              "startpoint", "endpoint", "energy_pj_per_op"):
+        assert a[k] == b[k], k
+    c = measure("lzc", {"width": 16})
+    assert c["cached"] and c["area_um2"] == a["area_um2"]
+
+
+def test_hierarchical_breakdown():
+    text = """
+module add4(input [3:0] a, input [3:0] b, output [4:0] s);
+  assign s = a + b;
+endmodule
+module top(input clk, input rst, input [3:0] a, input [3:0] b, output reg [5:0] y);
+  wire [4:0] s0, s1;
+  add4 u0(.a(a), .b(b), .s(s0));
+  add4 u1(.a(b), .b(a), .s(s1));
+  always @(posedge clk) if (rst) y <= 0; else y <= s0 + s1;
+endmodule
+"""
+    r = measure_verilog(text, "top")
+    mods = {b["module"]: b for b in r["breakdown"]}
+    assert set(mods) == {"top", "add4"}
+    assert mods["add4"]["instances"] == 2 and mods["add4"]["area_um2"] > 0
+    assert r["area_um2"] > 0 and r["clocked"]
+    assert r["endpoint"] is not None
+
+
+def test_failing_synthesis_is_one_clear_error():
+    with pytest.raises(SynthesisError) as e:
+        measure_verilog("module broken(input a, output y);\n  assign y = a +;\nendmodule\n",
+                        "broken")
+    msg = str(e.value)
+    assert "\n" not in msg and "synthesis of broken failed" in msg
+
+
+def test_unparsable_liberty_is_one_clear_error(tmp_path):
+    bad = tmp_path / "bad.lib"
+    bad.write_text("library (bad) {\n  cell (X) {\n    area : 1;\n")
+    with pytest.raises(ValueError, match="not closed"):
+        measure("lzc", liberty=str(bad))
+    junk = tmp_path / "junk.lib"
+    junk.write_text("this is not a liberty file;\n")
+    with pytest.raises(ValueError, match="not a liberty"):
+        measure("lzc", liberty=str(junk))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"liberty": "nosuchlib"}, "unknown liberty"),
+    ({"liberty": "/no/such/file.lib"}, "does not exist"),
+    ({"clock_ns": 0}, "clock_ns must be > 0"),
+    ({"clock_ns": -1.0}, "clock_ns must be > 0"),
+    ({"activity": "spice"}, "activity must be one of"),
+    ({"toggle_rate": -0.1}, "toggle_rate must be >= 0"),
+    ({"workload_cycles": 3}, "workload_cycles"),
+])
+def test_bad_input_raises_value_error(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        measure("lzc", **kwargs)
+
+
+@shared
+def test_sim_refused_without_cell_models():
+    with pytest.raises(ValueError, match="nangate45 has none"):
+        measure("lzc", liberty="nangate45", activity="sim")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["ppa", "lzc", "--liberty", "nosuchlib"], "unknown liberty"),
+    (["ppa", "lzc", "--clock-ns", "0"], "clock_ns"),
+    (["ppa", "lzc", "--clock-ns", "fast"], "clock-ns"),
+    (["ppa", "lzc", "--activity", "spice"], "activity"),
+    (["ppa", "lzc", "-p", "width=999"], "width"),
+    (["ppa", "nosuchunit"], "unknown unit"),
+    (["ppa", "lzc", "--json", "/no/such/dir/x.json"], "does not exist"),
+])
+def test_cli_bad_input_exits_2_with_one_line(argv, needle):
+    p = subprocess.run([sys.executable, "-m", "hw.cli", *argv], capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], p.stderr
+
+
+def test_cli_table_and_json(tmp_path):
+    out = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "hw.cli", "ppa", "lzc", "-p", "width=8",
+                        "--json", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "area" in p.stdout and "fmax" in p.stdout and "power (mW)" in p.stdout
+    import json
+    r = json.loads(out.read_text())
+    for k in ("area_um2", "fmax_mhz", "power_mw", "liberty", "tools", "command",
+              "energy_pj_per_op", "gops_per_mm2", "gops_per_w", "gops_per_mm2_fmax",
+              "gops_per_w_fmax", "runtime_s", "cells_by_type", "breakdown"):
+        assert k in r, k
+    assert r["command"].startswith("tcgen ppa lzc -p width=8")
