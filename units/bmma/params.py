@@ -1,0 +1,93 @@
+"""Validated parameters of the BMMA family (DESIGN.md §3; paper notes 000 §1, §2, §4).
+
+Defaults are the paper's configuration: the Turing ``bmma m8n8k128`` tile (A 8×128 bits,
+B 128×8 bits, C/D 8×8 s32), unfolded (one tile per cycle).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hw.params import Params, param
+
+__all__ = ["BmmaArrayParams", "Int8MacArrayParams", "BnnEpilogueParams", "OPS", "FOLDS",
+           "SENSE_GE", "SENSE_LT", "SENSE_ZERO", "SENSE_ONE"]
+
+OPS = ("xor_and", "xor", "and")
+FOLDS = (1, 2, 4, 8)
+
+#: per-channel threshold sense codes of ``bnn_epilogue`` (2 bits per channel)
+SENSE_GE, SENSE_LT, SENSE_ZERO, SENSE_ONE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class _ArrayParams(Params):
+    m: int = param(8, range=(1, 64), doc="rows of A and D (images of the batch tile)")
+    n: int = param(8, range=(1, 64), doc="columns of B and D (output channels)")
+    k: int = param(128, range=(1, 4096), doc="reduction length per operation, in elements")
+    fold: int = param(1, choices=FOLDS, doc="cycles per operation (K/fold elements per output "
+                                            "per cycle)")
+    acc_width: int = param(32, range=(8, 32), doc="accumulator bits (two's complement, wraps)")
+
+    def check(self):
+        if self.k % self.fold:
+            raise self.error("k", self.k, f"a multiple of fold ({self.fold})")
+
+    @property
+    def chunk(self) -> int:
+        """Elements of K reduced per cycle and output."""
+        return self.k // self.fold
+
+
+@dataclass(frozen=True)
+class BmmaArrayParams(_ArrayParams):
+    """``bmma_array``: M×N×K bit tensor-core array (paper §1.1; notes §2 design points a–c)."""
+    UNIT = "bmma_array"
+    ops: str = param("xor_and", choices=OPS,
+                     doc="bit products built: xor_and = run-time select (Ampere-like), "
+                         "xor = Turing only (paper-faithful), and = AND only")
+
+    def check(self):
+        if self.k % 32:
+            raise self.error("k", self.k, "a multiple of 32 (whole 32-bit MSB-first words)")
+        super().check()
+        need = self.k.bit_length() + 1
+        if self.acc_width < need:
+            raise self.error("acc_width", self.acc_width,
+                             f"at least {need} (a signed value of ±k={self.k} must fit)")
+
+
+@dataclass(frozen=True)
+class Int8MacArrayParams(_ArrayParams):
+    """``int8_mac_array``: the INT8 MAC array of the same structure, for cost comparison."""
+    UNIT = "int8_mac_array"
+    k: int = param(16, range=(1, 1024), doc="reduction length per operation (INT8 elements)")
+
+    def check(self):
+        super().check()
+        need = 16 + (self.k - 1).bit_length()
+        if self.acc_width < need:
+            raise self.error("acc_width", self.acc_width,
+                             f"at least {need} (one operation's sum of {self.k} INT8 products "
+                             f"must fit)")
+
+
+@dataclass(frozen=True)
+class BnnEpilogueParams(Params):
+    """``bnn_epilogue``: fused K_eff − 2·acc (+ residual) ≥ τ -> bit, OR-pool, MSB-first pack."""
+    UNIT = "bnn_epilogue"
+    n: int = param(8, range=(1, 64), doc="output channels per item (one D-tile row)")
+    acc_width: int = param(32, range=(8, 32), doc="bits of each accumulator (signed)")
+    k_width: int = param(16, range=(1, 24), doc="bits of k_eff (unsigned; true K of the "
+                                                "item, C·(R·S − exclude) for convolutions)")
+    res_width: int = param(32, range=(0, 32), doc="bits of the signed integer residual "
+                                                  "(0 = no residual input)")
+    tau_width: int = param(32, range=(2, 40), doc="bits of the signed integer threshold τ")
+
+    def check(self):
+        if self.res_width == 1:
+            raise self.error("res_width", self.res_width, "0 (no residual) or 2..32")
+
+    @property
+    def v_width(self) -> int:
+        """Bits of the exact signed k_eff − 2·acc + residual − τ."""
+        return max(self.k_width, self.acc_width, self.res_width - 1, self.tau_width - 1) + 3
