@@ -263,6 +263,8 @@ def bconv(x_bits, w_bits, stride: int = 1, pad: int | None = None,
     pad = r // 2 if pad is None else pad
     ph, pw = out if out is not None else (conv_out_size(h, r, stride, pad),
                                           conv_out_size(w_, s, stride, pad))
+    xb = np.packbits(x.astype(np.uint8), axis=-1)                 # C bits -> bytes (pad 0)
+    wb = np.packbits(wt.astype(np.uint8).transpose(0, 1, 3, 2), axis=-1)   # (R, S, O, C/8)
     acc = np.zeros((ph, pw, n, o), np.int64)
     for dy in range(r):
         for dx in range(s):
@@ -271,12 +273,20 @@ def bconv(x_bits, w_bits, stride: int = 1, pad: int | None = None,
             oky, okx = (ys >= 0) & (ys < h), (xs >= 0) & (xs < w_)
             if not oky.any() or not okx.any():
                 continue
-            xin = x[np.ix_(ys[oky], xs[okx])]                             # (p', q', N, C)
-            pop = (xin[..., None, :] ^ wt[dy, dx].T[None, None, None]).sum(-1)   # (p',q',N,O)
+            xin = xb[np.ix_(ys[oky], xs[okx])]                            # (p', q', N, C/8)
+            pop = _popc_bytes(xin[..., None, :] ^ wb[dy, dx][None, None, None])  # (p',q',N,O)
             acc[np.ix_(np.flatnonzero(oky), np.flatnonzero(okx))] += pop
     excl = exclude_counts(h, w_, r, s, stride, pad, (ph, pw))
     v = c * (r * s - excl)[:, :, None, None] - 2 * acc
     return acc, excl, v
+
+
+_BYTE_POPC = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+def _popc_bytes(x) -> np.ndarray:
+    """Sum of the popcounts of the last axis of a uint8 array."""
+    return _BYTE_POPC[x].sum(-1)
 
 
 def conv_pm1_reference(x_bits, w_bits, stride: int = 1, pad: int | None = None,
