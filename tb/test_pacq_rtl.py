@@ -1,0 +1,283 @@
+"""PacQ RTL == golden model (cocotb through tb.harness; Icarus by default).
+
+pacq_mul: every activation exponent field × sign (zeros, subnormals, normals, ±inf, NaN) with
+12 significands each, × words that put every code in every lane (16 INT4 words, 4 INT2 words,
+lanes distinct within a word), the lane-isolation patterns with maximal significands, the notes'
+vectors and seeded random -- for every output mode and both rounding modes.  The full
+65,536-activation sweep is in test_pacq_exhaustive.py (slow).
+
+DP-4s: chained m16n16k16 tiles (the accumulator input of each k4 step is the model's previous
+result) for INT4 and INT2 on the same hardware, plus raw random operations (specials included),
+under back-to-back, bubbles/backpressure and reset-mid-operation; and the paper's m2n4k4 cycle
+counts (11 / 19 / 35).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import harness
+from hw import numeric as num
+from hw.registry import get_unit
+from units.pacq import activations
+from units.pacq import model as M
+from units.pacq.params import lanes_of
+
+
+# -- stimulus --------------------------------------------------------------------------------
+def activation_set(rng, per_exponent_random=4):
+    """Every sign × exponent field with fixed edge significands plus random ones."""
+    fixed = [0x000, 0x001, 0x03F, 0x155, 0x200, 0x2AA, 0x3E2, 0x3FF]
+    out = []
+    for s in (0, 1):
+        for e in range(32):
+            fr = fixed + [int(x) for x in rng.integers(0, 1024, per_exponent_random)]
+            out += [(s << 15) | (e << 10) | f for f in fr]
+    return np.array(out, dtype=np.uint64)
+
+
+#: 16 INT4 words: lane j of word t holds (t + 5j) mod 16 -> every code in every lane, and the
+#: four lanes of a word always differ (a crossed lane would show)
+WORDS4 = [sum(((t + 5 * j) % 16) << (4 * j) for j in range(4)) for t in range(16)]
+#: 4 INT2 words: lane j of word t holds (t + j) mod 4
+WORDS2 = [sum(((t + j) % 4) << (2 * j) for j in range(8)) for t in range(4)]
+ISOLATION = [0x0000, 0xFFFF, 0x8888, 0x7777, 0xF0F0, 0x0F0F, 0x5555, 0xAAAA,
+             0x000F, 0x00F0, 0x0F00, 0xF000, 0x0003, 0xC000]
+MAX_SIG = [0x3FFF, 0x7BFF, 0xBFFF, 0x03FF, 0x53E2, 0x5000, 0x3FE2]
+
+
+def pacq_mul_stimulus(p, rng):
+    acts = activation_set(rng)
+    a, w, i2 = [], [], []
+    if p.wbits in ("both", "4"):
+        for word in WORDS4:
+            a.append(acts), w.append(np.full(acts.size, word)), i2.append(np.zeros(acts.size))
+    if p.wbits in ("both", "2"):
+        for word in WORDS2:
+            a.append(acts), w.append(np.full(acts.size, word)), i2.append(np.ones(acts.size))
+    for av in MAX_SIG:
+        for word in ISOLATION:
+            for sel in (0, 1):
+                a.append([av]), w.append([word]), i2.append([sel])
+    for av, word, sel, _, _ in _notes_vectors():
+        a.append([av]), w.append([word]), i2.append([sel])
+    n = 1000
+    a.append(rng.integers(0, 1 << 16, n)), w.append(rng.integers(0, 1 << 16, n))
+    i2.append(rng.integers(0, 2, n))
+    stim = {"a": np.concatenate(a).astype(np.uint64), "w": np.concatenate(w).astype(np.uint64)}
+    int2 = np.concatenate(i2).astype(np.uint64)
+    if p.wbits == "both":
+        stim["int2"] = int2
+    else:      # fixed width: drop vectors meant for the other width
+        keep = int2 == (1 if p.wbits == "2" else 0)
+        stim = {k: v[keep] for k, v in stim.items()}
+    return stim
+
+
+def _notes_vectors():
+    from test_pacq_model import NOTES_VECTORS
+    return NOTES_VECTORS
+
+
+PACQ_MUL_CONFIGS = [
+    dict(),                                       # paper, RNE, INT4+INT2 (the default)
+    dict(rounding="rtz"),
+    dict(mode="exact"),
+    dict(mode="offset8"),
+    dict(mode="literal", rounding="rtz"),
+    dict(wbits="4", pipeline=2),
+    dict(wbits="2", rounding="rtz", pipeline=1),
+]
+
+
+@pytest.mark.parametrize("cfg", PACQ_MUL_CONFIGS, ids=lambda c: "-".join(
+    f"{k}={v}" for k, v in c.items()) or "default")
+def test_pacq_mul_matches_model(cfg):
+    unit = get_unit("pacq_mul")
+    p = unit.params(**cfg)
+    rng = np.random.default_rng(harness.seed(101))
+    stim = pacq_mul_stimulus(p, rng)
+    s = harness.run("pacq_mul", p, stimulus=stim, name="directed")
+    assert s["vectors"] == len(stim["a"]) and s["mismatches"] == 0
+    assert s["latency"] == p.pipeline
+
+
+def test_fp16_mul_matches_model():
+    rng = np.random.default_rng(harness.seed(102))
+    special = np.array([0x0000, 0x8000, 0x0001, 0x03FF, 0x0400, 0x3C00, 0x7BFF, 0x7C00, 0xFC00,
+                        0x7E00, 0x7C01], dtype=np.uint64)
+    a = np.concatenate([np.repeat(special, special.size), rng.integers(0, 1 << 16, 2000)])
+    b = np.concatenate([np.tile(special, special.size), rng.integers(0, 1 << 16, 2000)])
+    for cfg in (dict(), dict(rounding="rtz", pipeline=1)):
+        p = get_unit("fp16_mul").params(**cfg)
+        s = harness.run("fp16_mul", p, stimulus={"a": a.astype(np.uint64),
+                                                 "b": b.astype(np.uint64)}, name="mix")
+        assert s["vectors"] == a.size and s["mismatches"] == 0
+
+
+@pytest.mark.parametrize("wbits", ["both", "4", "2"])
+def test_int_dequant_every_code(wbits):
+    p = get_unit("int_dequant").params(wbits=wbits)
+    ncode = 4 if wbits == "2" else 16
+    stim = {"code": np.tile(np.arange(ncode, dtype=np.uint64), 2)}
+    if wbits == "both":
+        stim["int2"] = np.repeat(np.array([0, 1], dtype=np.uint64), ncode)
+    s = harness.run("int_dequant", p, stimulus=stim, name="codes")
+    assert s["vectors"] == 2 * ncode and s["mismatches"] == 0
+    # and the model is the signed weight itself
+    int2 = stim.get("int2", np.full(2 * ncode, 1 if wbits == "2" else 0))
+    b = num.to_float(M.int_dequant(stim["code"], int2), "fp16")
+    wb = np.where(int2 == 1, 2, 4)
+    assert np.array_equal(b, np.where(wb == 2, (stim["code"] & 3) - 2.0,
+                                      stim["code"].astype(float) - 8.0))
+
+
+def test_dequant_mul_matches_model():
+    rng = np.random.default_rng(harness.seed(103))
+    n = 2000
+    p = get_unit("dequant_mul").params()
+    stim = {"a": rng.integers(0, 1 << 16, n, dtype=np.uint64),
+            "code": rng.integers(0, 16, n, dtype=np.uint64),
+            "int2": rng.integers(0, 2, n, dtype=np.uint64)}
+    s = harness.run("dequant_mul", p, stimulus=stim, name="random")
+    assert s["vectors"] == n and s["mismatches"] == 0
+
+
+# -- DP-4 --------------------------------------------------------------------------------------
+def baseline_tile_ops(p, A, W16, chain=True):
+    """Operations of an m×n×k GEMM on dp4_baseline, k in steps of 4, c chained through the
+    model (operation order: k-step, then m, then n)."""
+    m, k = A.shape
+    n = W16.shape[1]
+    C = np.zeros((m, n), np.uint64)
+    ops = []
+    for k0 in range(0, k, 4):
+        a = np.repeat(A[:, k0:k0 + 4], n, axis=0)                          # [(m n), 4]
+        b = np.tile(W16[k0:k0 + 4, :].T, (m, 1))                           # [(m n), 4]
+        c = C.reshape(-1)
+        ops.append(M.pack_fields(M.op_layout_baseline(p), {"a": a, "b": b, "c": c}))
+        if chain:
+            C = M.dp4_baseline(a, b, c, acc=p.acc, rounding=p.rounding).reshape(m, n)
+    return np.concatenate(ops)
+
+
+def pacq_tile_ops(p, A, B, wbits, chain=True):
+    """Operations of an m×n×k GEMM on dp4_pacq: one op per (k-step, m, word column); c and sa
+    chained through the model."""
+    m, k = A.shape
+    words = M.pack_n(B, wbits)                                             # [k, n // L]
+    L = 16 // wbits
+    q = words.shape[1]
+    Lmax = lanes_of(p.wbits)
+    int2 = np.full(m * q, 1 if wbits == 2 else 0)
+    C = np.zeros((m, q, Lmax), np.uint64)
+    S = np.zeros(m, np.uint64)
+    ops = []
+    for k0 in range(0, k, 4):
+        a = np.repeat(A[:, k0:k0 + 4], q, axis=0)
+        w = np.tile(words[k0:k0 + 4, :].T, (m, 1))
+        c = C.reshape(m * q, Lmax)
+        sa = np.repeat(S, q)
+        ops.append(M.pack_fields(M.op_layout_pacq(p), {"a": a, "w": w, "int2": int2, "c": c,
+                                                       "sa": sa}))
+        if chain:
+            r = M.dp4_pacq(a, w, int2, c, sa, wbits=p.wbits, D=p.D, mode=p.mode, acc=p.acc,
+                           rounding=p.rounding, sum_a=p.sum_a)
+            y = r["y"].reshape(m * q, L // p.D * p.D)                    # beats in lane order
+            C = np.zeros((m, q, Lmax), np.uint64)
+            C[:, :, :L] = y.reshape(m, q, L)
+            S = r["sa"].reshape(m * q, L // p.D)[:, 0].reshape(m, q)[:, 0]
+    return np.concatenate(ops)
+
+
+def _weights16(B):
+    return num.from_float(B.astype(np.float64), "fp16")
+
+
+DP4_CONFIGS = [
+    ("dp4_baseline", dict()),
+    ("dp4_baseline", dict(acc="fp32", rounding="rtz")),
+    ("dp4_pacq", dict()),                                     # both, D=2, paper, FP16
+    ("dp4_pacq", dict(D=1)),
+    ("dp4_pacq", dict(D=4, acc="fp32")),
+    ("dp4_pacq", dict(mode="exact", acc="fp32")),
+    ("dp4_pacq", dict(mode="offset8", acc="fp32", D=4)),
+    ("dp4_pacq", dict(mode="literal", rounding="rtz", sum_a=False)),
+    ("dp4_pacq", dict(wbits="4", D=4, rounding="rtz")),
+    ("dp4_pacq", dict(wbits="2", D=1, mode="offset8", acc="fp16")),
+]
+
+
+@pytest.mark.parametrize("name,cfg", DP4_CONFIGS, ids=lambda x: x if isinstance(x, str) else (
+    "-".join(f"{k}={v}" for k, v in x.items()) or "default"))
+def test_dp4_matches_model(name, cfg):
+    unit = get_unit(name)
+    p = unit.params(**cfg)
+    rng = np.random.default_rng(harness.seed(104))
+    A = activations(rng, (16, 16))
+    parts = []
+    if name == "dp4_baseline":
+        B = rng.integers(-8, 8, (16, 16))
+        parts.append(baseline_tile_ops(p, A, _weights16(B)))
+    else:
+        for wb in (4, 2):
+            if (wb == 4 and p.wbits == "2") or (wb == 2 and p.wbits == "4"):
+                continue
+            lo, hi = M.WEIGHT_RANGE[wb]
+            n = 16 if wb == 4 else 32                                   # 4 words per row
+            B = rng.integers(lo, hi + 1, (16, n))
+            parts.append(pacq_tile_ops(p, A, B, wb))
+    raw = unit.workload(p, rng, 40)["op__payload"]                      # random ops ...
+    layout = M.op_layout_baseline(p) if name == "dp4_baseline" else M.op_layout_pacq(p)
+    f = M.unpack_fields(layout, raw)
+    f["a"] = rng.integers(0, 1 << 16, f["a"].shape, dtype=np.uint64)    # ... any bits in A
+    if name == "dp4_pacq" and p.wbits == "both":
+        f["int2"] = rng.integers(0, 2, len(raw), dtype=np.uint64)
+    parts.append(M.pack_fields(layout, f))
+    ops = np.concatenate(parts)
+    s = harness.run(name, p, bench="pacq_stream", stimulus={"op__payload": ops}, name="tiles")
+    beats = len(unit.golden(p, op__payload=ops)["res__payload"])
+    assert s["back_to_back_vectors"] == beats and s["backpressure_vectors"] == beats
+    assert s["reset_vectors"] == beats and s["reset_leaked"] == 0
+    assert s["mismatches"] == 0
+    assert s["back_to_back_cycles"] == beats + 3          # one beat per cycle, 3-cycle pipeline
+
+
+@pytest.mark.parametrize("name,cfg,wbits,paper_cycles,outputs", [
+    ("dp4_baseline", dict(), None, 11, 8),
+    ("dp4_pacq", dict(), 4, 19, 32),
+    ("dp4_pacq", dict(), 2, 35, 64),
+])
+def test_dp4_m2n4k4_cycle_counts(name, cfg, wbits, paper_cycles, outputs):
+    """The paper's DP-4 on m2n4k4: 11 cycles for 8 FP16 outputs (baseline), 19 for 32 (INT4),
+    35 for 64 (INT2) -- measured on the RTL from first operation to last result."""
+    unit = get_unit(name)
+    p = unit.params(**cfg)
+    rng = np.random.default_rng(harness.seed(105))
+    A = activations(rng, (2, 4))
+    if name == "dp4_baseline":
+        ops = baseline_tile_ops(p, A, _weights16(rng.integers(-8, 8, (4, 4))))
+    else:
+        lo, hi = M.WEIGHT_RANGE[wbits]
+        ops = pacq_tile_ops(p, A, rng.integers(lo, hi + 1, (4, 4 * (16 // wbits))), wbits)
+    s = harness.run(name, p, bench="pacq_stream", stimulus={"op__payload": ops},
+                    name=f"m2n4k4-{wbits}")
+    assert s["mismatches"] == 0
+    outs = s["back_to_back_beats"] * (1 if name == "dp4_baseline" else p.D)
+    assert outs == outputs
+    assert s["back_to_back_cycles"] == paper_cycles
+
+
+@pytest.mark.xfail(strict=True, reason="tb/drivers.py StreamDriver/StreamMonitor sample "
+                   "ready/valid after the rising edge (see benches/pacq_stream.py); remove "
+                   "this xfail when that is fixed")
+def test_shared_stream_drivers_count_transfers():
+    """Demonstrates the shared drivers' bug: the same dp4_pacq run, with tb/drivers.py's
+    StreamDriver/StreamMonitor, loses beats (op.ready rises only in an operation's last beat)."""
+    unit = get_unit("dp4_pacq")
+    p = unit.params()
+    rng = np.random.default_rng(1)
+    ops = unit.workload(p, rng, 6)["op__payload"]
+    harness.run("dp4_pacq", p, bench="pacq_stream", stimulus={"op__payload": ops},
+                testcase="back_to_back", name="shared-drivers",
+                extra_env={"TCGEN_PACQ_DRIVERS": "shared"})
