@@ -194,51 +194,57 @@ def _weights16(B):
     return num.from_float(B.astype(np.float64), "fp16")
 
 
+#: (unit, params, tiles): tiles = the widths whose chained m16n16k16 tile is run (plus 40 raw
+#: random operations for every configuration)
 DP4_CONFIGS = [
-    ("dp4_baseline", dict()),
-    ("dp4_baseline", dict(acc="fp32", rounding="rtz")),
-    ("dp4_pacq", dict()),                                     # both, D=2, paper, FP16
-    ("dp4_pacq", dict(D=1)),
-    ("dp4_pacq", dict(D=4, acc="fp32")),
-    ("dp4_pacq", dict(mode="exact", acc="fp32")),
-    ("dp4_pacq", dict(mode="offset8", acc="fp32", D=4)),
-    ("dp4_pacq", dict(mode="literal", rounding="rtz", sum_a=False)),
-    ("dp4_pacq", dict(wbits="4", D=4, rounding="rtz")),
-    ("dp4_pacq", dict(wbits="2", D=1, mode="offset8", acc="fp16")),
+    ("dp4_baseline", dict(), (16,)),
+    ("dp4_baseline", dict(acc="fp32", rounding="rtz"), ()),
+    ("dp4_pacq", dict(), (4, 2)),                                   # both, D=2, paper, FP16
+    ("dp4_pacq", dict(D=1, mode="exact", acc="fp32"), (4,)),
+    ("dp4_pacq", dict(D=4, mode="offset8", acc="fp32"), (4, 2)),
+    ("dp4_pacq", dict(mode="literal", rounding="rtz", sum_a=False), ()),
+    ("dp4_pacq", dict(wbits="4", D=4, acc="fp32", rounding="rtz"), (4,)),
+    ("dp4_pacq", dict(wbits="2", D=1, mode="offset8"), ()),
 ]
+STRESS_OPS = 48       # operations replayed under bubbles/backpressure and across a reset
 
 
-@pytest.mark.parametrize("name,cfg", DP4_CONFIGS, ids=lambda x: x if isinstance(x, str) else (
-    "-".join(f"{k}={v}" for k, v in x.items()) or "default"))
-def test_dp4_matches_model(name, cfg):
+def _cfg_id(x):
+    if isinstance(x, str):
+        return x
+    if isinstance(x, tuple):
+        return "tiles" + "+".join(map(str, x)) if x else "random"
+    return "-".join(f"{k}={v}" for k, v in x.items()) or "default"
+
+
+@pytest.mark.parametrize("name,cfg,tiles", DP4_CONFIGS, ids=_cfg_id)
+def test_dp4_matches_model(name, cfg, tiles):
     unit = get_unit(name)
     p = unit.params(**cfg)
     rng = np.random.default_rng(harness.seed(104))
     A = activations(rng, (16, 16))
     parts = []
-    if name == "dp4_baseline":
-        B = rng.integers(-8, 8, (16, 16))
-        parts.append(baseline_tile_ops(p, A, _weights16(B)))
-    else:
-        for wb in (4, 2):
-            if (wb == 4 and p.wbits == "2") or (wb == 2 and p.wbits == "4"):
-                continue
+    for wb in tiles:
+        if name == "dp4_baseline":
+            parts.append(baseline_tile_ops(p, A, _weights16(rng.integers(-8, 8, (16, 16)))))
+        else:
             lo, hi = M.WEIGHT_RANGE[wb]
-            n = 16 if wb == 4 else 32                                   # 4 words per row
-            B = rng.integers(lo, hi + 1, (16, n))
-            parts.append(pacq_tile_ops(p, A, B, wb))
+            parts.append(pacq_tile_ops(p, A, rng.integers(lo, hi + 1, (16, 16)), wb))
     raw = unit.workload(p, rng, 40)["op__payload"]                      # random ops ...
     layout = M.op_layout_baseline(p) if name == "dp4_baseline" else M.op_layout_pacq(p)
     f = M.unpack_fields(layout, raw)
     f["a"] = rng.integers(0, 1 << 16, f["a"].shape, dtype=np.uint64)    # ... any bits in A
     if name == "dp4_pacq" and p.wbits == "both":
         f["int2"] = rng.integers(0, 2, len(raw), dtype=np.uint64)
-    parts.append(M.pack_fields(layout, f))
+    parts.insert(0, M.pack_fields(layout, f))                          # stress runs use these
     ops = np.concatenate(parts)
-    s = harness.run(name, p, bench="pacq_stream", stimulus={"op__payload": ops}, name="tiles")
+    s = harness.run(name, p, bench="pacq_stream", stimulus={"op__payload": ops}, name="tiles",
+                    extra_env={"TCGEN_PACQ_STRESS_OPS": str(STRESS_OPS)})
     beats = len(unit.golden(p, op__payload=ops)["res__payload"])
-    assert s["back_to_back_vectors"] == beats and s["backpressure_vectors"] == beats
-    assert s["reset_vectors"] == beats and s["reset_leaked"] == 0
+    stress = len(unit.golden(p, op__payload=ops[:STRESS_OPS])["res__payload"])
+    assert s["back_to_back_vectors"] == beats
+    assert s["backpressure_vectors"] == stress and s["reset_vectors"] == stress
+    assert s["reset_leaked"] == 0
     assert s["mismatches"] == 0
     assert s["back_to_back_cycles"] == beats + 3          # one beat per cycle, 3-cycle pipeline
 
