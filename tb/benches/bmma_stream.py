@@ -139,8 +139,11 @@ async def requests_match_golden_model(dut):
         assert not int(getattr(dut, f"{out_name}__valid").value), "extra output"
     sb = Scoreboard({out_name: exp}, {"req": np.array(req, dtype=object)}, dut._log)
     sb.compare({out_name: np.array(got, dtype=object)})
+    observed = os.path.join(ctx.run_dir, "observed.txt")
+    with open(observed, "w") as fh:
+        fh.write("".join(f"{int(x)}\n" for x in got))
     summary = {"requests": len(req), "vectors": sb.vectors, "mismatches": sb.mismatches,
-               "latency": comp.latency}
+               "latency": comp.latency, "observed": observed}
     if timing:
         step = getattr(ctx.params, "fold", 1)
         gaps = np.diff(log["in"]) if len(log["in"]) > 1 else np.array([step])

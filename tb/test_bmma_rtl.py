@@ -1,0 +1,357 @@
+"""cocotb regressions of bmma_array, int8_mac_array and bnn_epilogue against the golden model
+(paper 000 notes §4.1), through the shared harness and tb/benches/bmma_stream.py.
+
+The default 8×8×128 array is simulated on directed tiles, a few hundred random tiles, the
+back-to-back timing check and the layer slices; the fold factors, op builds, narrow
+accumulators and long K chains run on small M×N (the same generator).  The ≥ 10,000-tile random
+run at full size and the full layer slices are ``slow`` (results in reports/bmma_verification.md).
+Seeds are printed; TCGEN_SEED overrides them.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness import run, seed
+from units.bmma import model as bm
+from units.bmma import workload_requests
+from units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
+                               BnnEpilogueParams, Int8MacArrayParams)
+
+PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
+
+
+def simulate(unit, params, requests, name, idle=0.0, stall=0.0, timing=False, reset_at=None,
+             bench_seed=1):
+    env = {"TCGEN_IDLE": str(idle), "TCGEN_STALL": str(stall),
+           "TCGEN_CHECK_TIMING": "1" if timing else "0", "TCGEN_BENCH_SEED": str(bench_seed)}
+    if reset_at is not None:
+        env["TCGEN_RESET_AT"] = str(reset_at)
+    summary = run(unit, params, bench="bmma_stream",
+                  stimulus={"req": np.array(requests, dtype=object)}, name=name, extra_env=env)
+    assert summary["mismatches"] == 0 and summary["requests"] == len(requests)
+    observed = [int(x) for x in Path(summary["observed"]).read_text().split()]
+    return summary, observed
+
+
+def rand_bits(rng, shape):
+    return rng.integers(0, 2, shape, dtype=np.uint8)
+
+
+# -- directed tiles at the paper's size ---------------------------------------------------------
+def directed_requests(p, rng):
+    """Bit-order probes, corner patterns, wrap cases, K = 256 and 4608 chains (notes §4.1)."""
+    reqs, expect_shape = [], []
+    zero_a, zero_b = np.zeros((p.m, p.k), np.uint8), np.zeros((p.k, p.n), np.uint8)
+    for i in range(p.m):                      # one-hot A[i][k], B = 0: only row i counts 1
+        for k in PROBE_K:
+            a = zero_a.copy()
+            a[i, k] = 1
+            reqs.append(bm.array_request(p, a, zero_b))
+            e = np.zeros((p.m, p.n), np.int64)
+            e[i] = 1
+            expect_shape.append(e)
+    for j in range(p.n):                      # one-hot B[k][j], A = 0: only column j counts 1
+        for k in PROBE_K:
+            b = zero_b.copy()
+            b[k, j] = 1
+            reqs.append(bm.array_request(p, zero_a, b))
+            e = np.zeros((p.m, p.n), np.int64)
+            e[:, j] = 1
+            expect_shape.append(e)
+    ones_a, ones_b = np.ones_like(zero_a), np.ones_like(zero_b)
+    checker = bm.unpack_bits(np.full((p.m, p.k // 32), 0xAAAAAAAA, np.uint32), p.k)
+    anti = bm.unpack_bits(np.full((p.n, p.k // 32), 0x55555555, np.uint32), p.k).T
+    for op in ("xor", "and"):
+        for a, b in ((zero_a, zero_b), (ones_a, ones_b), (ones_a, zero_b), (checker, anti)):
+            reqs.append(bm.array_request(p, a, b, op=op))
+    big = np.full((p.m, p.n), 2**31 - 1 - 5)                 # wraps: + popc 128
+    reqs.append(bm.array_request(p, ones_a, zero_b, big))
+    reqs.append(bm.array_request(p, ones_a, zero_b, np.full((p.m, p.n), -2**31)))
+    reqs.append(bm.array_request(p, rand_bits(rng, (p.m, p.k)), rand_bits(rng, (p.k, p.n)),
+                                 rng.integers(-2**31, 2**31, (p.m, p.n))))
+    reqs.append(bm.array_request(p, ones_a, zero_b, big, chain=False, emit=False))
+    reqs.append(bm.array_request(p, ones_a, zero_b, chain=True))        # chain through wrap
+    for k_total in (256, 4608):               # output-stationary K chains, mixed ops
+        a, b = rand_bits(rng, (p.m, k_total)), rand_bits(rng, (k_total, p.n))
+        steps = k_total // p.k
+        for t in range(steps):
+            reqs.append(bm.array_request(p, a[:, t * p.k:(t + 1) * p.k],
+                                         b[t * p.k:(t + 1) * p.k], rng.integers(-9, 9, (p.m, p.n)),
+                                         chain=t > 0, emit=t == steps - 1))
+    return reqs, expect_shape
+
+
+def test_bmma_array_default_directed():
+    p = BmmaArrayParams()
+    rng = np.random.default_rng(seed(501))
+    reqs, shapes = directed_requests(p, rng)
+    exp = bm.bmma_array_model(p, reqs)["d"]
+    # the probes are meaningful: the model puts the single 1 where the notes say
+    for i, e in enumerate(shapes):
+        assert np.array_equal(bm.array_result(p, exp[i]), e)
+    assert np.all(bm.array_result(p, exp[len(shapes) + 8]) == 2**31 - 1 - 5 + 128 - 2**32)
+    simulate("bmma_array", p, reqs, "directed", idle=0.05, stall=0.1)
+
+
+def test_bmma_array_default_random_back_to_back():
+    """Random tiles (random op, chain, C) issued back to back: one per cycle, latency 1."""
+    p = BmmaArrayParams()
+    rng = np.random.default_rng(seed(502))
+    reqs = workload_requests("bmma_array", p, rng, 64)
+    s, _ = simulate("bmma_array", p, reqs, "random_b2b", timing=True)
+    assert s["measured_latency"] == 1 and s["issue_interval"] == 1
+
+
+# -- every fold factor, protocol, op builds -------------------------------------------------------
+@pytest.mark.parametrize("fold", [1, 2, 4, 8])
+def test_bmma_array_fold_random_with_stalls(fold):
+    p = BmmaArrayParams(m=3, n=2, k=128, fold=fold)
+    rng = np.random.default_rng(seed(510 + fold))
+    reqs = workload_requests("bmma_array", p, rng, 250)
+    simulate("bmma_array", p, reqs, "fold_stalls", idle=0.2, stall=0.3, bench_seed=fold)
+    s, _ = simulate("bmma_array", p, reqs[:30], "fold_timing", timing=True)
+    assert s["measured_latency"] == fold and s["issue_interval"] == fold
+
+
+def test_bmma_array_reset_mid_operation():
+    p = BmmaArrayParams(m=3, n=2, k=128, fold=4)
+    rng = np.random.default_rng(seed(520))
+    reqs = workload_requests("bmma_array", p, rng, 20)
+    simulate("bmma_array", p, reqs, "reset", reset_at=6)
+
+
+@pytest.mark.parametrize("ops", ["xor", "and"])
+def test_bmma_array_single_op_builds(ops):
+    p = BmmaArrayParams(m=2, n=3, k=64, fold=2, ops=ops)
+    rng = np.random.default_rng(seed(530))
+    reqs = workload_requests("bmma_array", p, rng, 150)
+    simulate("bmma_array", p, reqs, f"ops_{ops}", idle=0.1, stall=0.1)
+
+
+def test_bmma_array_long_chains_and_narrow_accumulator():
+    """K = 25088 (196 chained tiles) and 128 on a 2×2 array with an s17 accumulator; then C
+    near the s17 limit wraps."""
+    p = BmmaArrayParams(m=2, n=2, k=128, acc_width=17)
+    rng = np.random.default_rng(seed(540))
+    reqs = []
+    for k_total in (128, 25088):
+        a, b = rand_bits(rng, (2, k_total)), rand_bits(rng, (k_total, 2))
+        steps = k_total // 128
+        for t in range(steps):
+            reqs.append(bm.array_request(p, a[:, t * 128:(t + 1) * 128],
+                                         b[t * 128:(t + 1) * 128], chain=t > 0,
+                                         emit=t == steps - 1))
+        d = bm.array_result(p, bm.bmma_array_model(p, reqs)["d"][-1])
+        assert np.array_equal(128 * steps - 2 * d, bm.dot_pm1_reference(a, b))   # fits s17
+    ones, zeros = np.ones((2, 128), np.uint8), np.zeros((128, 2), np.uint8)
+    reqs.append(bm.array_request(p, ones, zeros, np.full((2, 2), 2**16 - 100)))
+    assert np.all(bm.array_result(p, bm.bmma_array_model(p, reqs)["d"][-1]) ==
+                  2**16 + 28 - 2**17)
+    simulate("bmma_array", p, reqs, "chains", timing=True)
+
+
+def test_int8_mac_array():
+    p = Int8MacArrayParams(m=2, n=2, k=4, fold=2)
+    rng = np.random.default_rng(seed(550))
+    reqs = workload_requests("int8_mac_array", p, rng, 150)
+    extremes = [np.full((2, 4), -128), np.full((2, 4), 127)]
+    for a in extremes:
+        for b in extremes:
+            reqs.append(bm.int8_request(p, a, b.reshape(4, 2), np.full((2, 2), 2**31 - 1)))
+    simulate("int8_mac_array", p, reqs, "int8", idle=0.2, stall=0.2)
+
+
+# -- epilogue -----------------------------------------------------------------------------------
+def epilogue_directed(p, rng):
+    """Ties (v == τ), flips (LT), constants (γ = 0), extreme τ, residual, pool windows of 1, 2,
+    3 and 4 items (ceil-mode partial windows)."""
+    n = p.n
+    reqs = []
+    k = 576
+    for sense in (SENSE_GE, SENSE_LT):
+        acc = rng.integers(0, k + 1, n)
+        v = k - 2 * acc
+        for delta in (0, 1, -1):                         # tie, above, below
+            reqs.append(bm.epilogue_request(p, acc, k, v + delta, np.full(n, sense)))
+    acc = rng.integers(0, k + 1, n)
+    reqs.append(bm.epilogue_request(p, acc, k, np.full(n, -2**(p.tau_width - 1)),
+                                    np.full(n, SENSE_GE)))            # always 1
+    reqs.append(bm.epilogue_request(p, acc, k, np.full(n, 2**(p.tau_width - 1) - 1),
+                                    np.full(n, SENSE_GE)))            # 0 unless v hits max
+    reqs.append(bm.epilogue_request(p, acc, k, np.zeros(n, np.int64),
+                                    np.array([SENSE_ZERO, SENSE_ONE] * (n // 2) +
+                                             [SENSE_ONE] * (n % 2))))
+    lim = 2**(p.res_width - 1) - 1 if p.res_width else 0       # extreme operands: exact v
+    res = (lambda x: np.full(n, x)) if p.res_width else (lambda x: None)
+    reqs.append(bm.epilogue_request(p, np.full(n, -2**(p.acc_width - 1)), 2**p.k_width - 1,
+                                    np.full(n, lim), np.full(n, SENSE_GE), res(lim)))
+    reqs.append(bm.epilogue_request(p, np.full(n, 2**(p.acc_width - 1) - 1), 0,
+                                    np.full(n, -lim - 1), np.full(n, SENSE_LT), res(-lim - 1)))
+    for size in (1, 2, 3, 4, 4):                          # pool windows, all-zero/single-one
+        for t in range(size):
+            acc = np.full(n, k)                           # v = −k: below τ = 0 -> 0
+            if size == 4 and len(reqs) % 2 and t == 2:
+                acc[rng.integers(n)] = 0                  # a single one in the window
+            reqs.append(bm.epilogue_request(p, acc, k, np.zeros(n, np.int64),
+                                            np.full(n, SENSE_GE),
+                                            rng.integers(-3, 4, n) if p.res_width else None,
+                                            last=t == size - 1))
+    return reqs
+
+
+@pytest.mark.parametrize("n,res_width", [(8, 32), (5, 0)])
+def test_bnn_epilogue(n, res_width):
+    p = BnnEpilogueParams(n=n, res_width=res_width)
+    rng = np.random.default_rng(seed(560 + n))
+    reqs = epilogue_directed(p, rng) + workload_requests("bnn_epilogue", p, rng, 300)
+    out = bm.bnn_epilogue_model(p, reqs)["out"]
+    assert 0 < sum(bin(int(x)).count("1") for x in out) < len(out) * n   # not constant
+    simulate("bnn_epilogue", p, reqs, "epilogue", idle=0.2, stall=0.3)
+    s, _ = simulate("bnn_epilogue", p, reqs[:40], "epilogue_timing", timing=True)
+    assert s["measured_latency"] == 1 and s["issue_interval"] == 1
+
+
+# -- layer-level slices through bmma_array + bnn_epilogue (notes §4.1) ----------------------------
+def _bn_params(rng, o):
+    gamma = rng.normal(0, 1, o)
+    gamma[0], gamma[1] = -abs(gamma[0]), 0.0                   # a flipped and a constant channel
+    return dict(mean=rng.normal(0, 20, o), var=rng.uniform(1, 300, o), eps=1e-5, gamma=gamma,
+                beta=rng.normal(0, 1, o))
+
+
+def conv_slice(pixels, pool_windows, rng_seed, o_tiles=1):
+    """ResNet-18 layer-1 conv 64→64 3×3 @56×56, 8 images; the given output pixels and 2×2 OR
+    pool windows, ``o_tiles`` groups of 8 output channels."""
+    rng = np.random.default_rng(rng_seed)
+    pa = BmmaArrayParams()
+    pe = BnnEpilogueParams()
+    h, c, o = 56, 64, 8 * o_tiles
+    x = rand_bits(rng, (h, h, 8, c))
+    w = rand_bits(rng, (3, 3, c, o))
+    bn = _bn_params(rng, o)
+    tau, sense = bm.bn_threshold(**bn)
+    excl = bm.exclude_counts(h, h, 3, 3)
+    ref = bm.conv_pm1_reference(x, w)                          # float64, zero padding
+    residual = rng.integers(-40, 41, (h, h, 8, o))
+    order = list(dict.fromkeys(pixels + [px for win in pool_windows for px in win]))
+    reqs = []
+    for (py, px) in order:
+        for ot in range(o_tiles):
+            taps = [(dy, dx) for dy in range(3) for dx in range(3)
+                    if 0 <= py + dy - 1 < h and 0 <= px + dx - 1 < h]
+            assert len(taps) == 9 - excl[py, px]
+            for t, (dy, dx) in enumerate(taps):
+                a = np.zeros((8, 128), np.uint8)
+                a[:, :c] = x[py + dy - 1, px + dx - 1]
+                b = np.zeros((128, 8), np.uint8)
+                b[:c] = w[dy, dx][:, 8 * ot:8 * ot + 8]
+                reqs.append(bm.array_request(pa, a, b, chain=t > 0, emit=t == len(taps) - 1))
+    _, got = simulate("bmma_array", pa, reqs, "conv_slice")
+    acc = {}
+    for idx, (py, px) in enumerate(order):
+        acc[(py, px)] = np.concatenate([bm.array_result(pa, got[idx * o_tiles + ot])
+                                        for ot in range(o_tiles)], axis=1)     # (8 images, o)
+        v = c * (9 - excl[py, px]) - 2 * acc[(py, px)]
+        assert np.array_equal(v, ref[py, px]), (py, px)        # RTL popcounts vs float conv
+    # epilogue: per image, one item per pixel; pool windows close with `last`
+    items, expect = [], []
+    sign = bm.bn_sign_reference(ref + residual, **bn)          # float sign(BN(conv + res))
+    groups = [[px] for px in pixels] + [list(win) for win in pool_windows]
+    for group in groups:
+        for img in range(8):
+            for ot in range(o_tiles):
+                sl = slice(8 * ot, 8 * ot + 8)
+                for t, px in enumerate(group):
+                    items.append(bm.epilogue_request(
+                        pe, acc[px][img, sl], c * (9 - excl[px]), tau[sl], sense[sl],
+                        residual[px][img, sl], last=t == len(group) - 1))
+                bits = np.max([sign[px][img, sl] for px in group], axis=0)   # OR-pool
+                expect.append(int(bm.pack_channels(bits)))
+    _, out = simulate("bnn_epilogue", pe, items, "conv_slice_epilogue", stall=0.2)
+    assert out == expect
+    return len(reqs), len(items)
+
+
+def test_layer_resnet18_conv_slice():
+    n_req, n_items = conv_slice([(0, 0), (0, 27), (27, 27), (55, 55)],
+                                [((0, 0), (0, 1), (1, 0), (1, 1))], seed(570))
+    assert n_req > 0 and n_items > 0
+
+
+def fc_slice(n_tiles, rng_seed, k=784, n_out=1024):
+    """MNIST-MLP FC 784→1024 (binarized input x ≥ 0), the first ``n_tiles`` groups of 8
+    outputs; K pads to 896 (7 chained tiles), fix-up with the true K = 784."""
+    rng = np.random.default_rng(rng_seed)
+    pa = BmmaArrayParams()
+    pe = BnnEpilogueParams(res_width=0)
+    xin = rng.normal(size=(8, k))
+    x = bm.binarize(xin)
+    w = rand_bits(rng, (k, n_out))
+    bn = _bn_params(rng, n_out)
+    tau, sense = bm.bn_threshold(**bn)
+    ref = bm.dot_pm1_reference(x, w)
+    kp = -(-k // 128) * 128
+    xp = np.zeros((8, kp), np.uint8)
+    xp[:, :k] = x
+    wp = np.zeros((kp, n_out), np.uint8)
+    wp[:k] = w
+    reqs = []
+    for t in range(n_tiles):
+        for s in range(kp // 128):
+            reqs.append(bm.array_request(pa, xp[:, 128 * s:128 * s + 128],
+                                         wp[128 * s:128 * s + 128, 8 * t:8 * t + 8],
+                                         chain=s > 0, emit=s == kp // 128 - 1))
+    _, got = simulate("bmma_array", pa, reqs, "fc_slice")
+    items, expect = [], []
+    sign = bm.bn_sign_reference(ref, **bn)
+    for t in range(n_tiles):
+        acc = bm.array_result(pa, got[t])
+        sl = slice(8 * t, 8 * t + 8)
+        assert np.array_equal(k - 2 * acc, ref[:, sl])
+        for img in range(8):
+            items.append(bm.epilogue_request(pe, acc[img], k, tau[sl], sense[sl]))
+            expect.append(int(bm.pack_channels(sign[img, sl])))
+    _, out = simulate("bnn_epilogue", pe, items, "fc_slice_epilogue")
+    assert out == expect
+    return len(reqs), len(items)
+
+
+def test_layer_mnist_fc_slice():
+    fc_slice(4, seed(580))
+
+
+# -- slow: full-size random population and full layer slices --------------------------------------
+@pytest.mark.slow
+def test_slow_bmma_array_10k_random_tiles():
+    p = BmmaArrayParams()
+    rng = np.random.default_rng(seed(590))
+    reqs = workload_requests("bmma_array", p, rng, 10_000)
+    s, _ = simulate("bmma_array", p, reqs, "random10k", idle=0.05, stall=0.05)
+    print(f"[bmma] 10k random tiles: {s}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fold", [2, 4, 8])
+def test_slow_bmma_array_full_size_folds(fold):
+    p = BmmaArrayParams(fold=fold)
+    rng = np.random.default_rng(seed(595 + fold))
+    reqs = workload_requests("bmma_array", p, rng, 300)
+    simulate("bmma_array", p, reqs, "full_fold", idle=0.2, stall=0.2)
+    s, _ = simulate("bmma_array", p, reqs[:40], "full_fold_timing", timing=True)
+    assert s["measured_latency"] == fold
+
+
+@pytest.mark.slow
+def test_slow_layer_resnet18_conv_full_border_and_pools():
+    """Every border pixel class and several pool windows, all 64 output channels."""
+    pixels = [(0, 0), (0, 55), (55, 0), (55, 55), (0, 13), (55, 40), (20, 0), (33, 55),
+              (10, 10), (28, 28), (41, 17)]
+    pools = [((0, 0), (0, 1), (1, 0), (1, 1)), ((54, 54), (54, 55), (55, 54), (55, 55)),
+             ((20, 30), (20, 31), (21, 30), (21, 31))]
+    conv_slice(pixels, pools, seed(600), o_tiles=8)
+
+
+@pytest.mark.slow
+def test_slow_layer_mnist_fc_full():
+    fc_slice(128, seed(610))
