@@ -245,6 +245,29 @@ def test_bn_threshold_equals_float_bn_sign_for_every_v():
     assert bits[k - 7, 3] == 1 and bits[k - 8, 3] == 0         # v == t (γ > 0)
 
 
+def test_paper_faithful_threshold_is_wrong_for_negative_gamma():
+    """The paper/code compare v ≥ τ for every channel (sense=false build): with τ = ceil(t) it
+    is right for γ > 0 and wrong for γ < 0, which the sense bits fix."""
+    v = np.arange(-128, 129)[:, None]
+    mean, var, beta = np.array([3.0, 3.0, 0.0]), np.array([4.0, 4.0, 1.0]), \
+        np.array([0.5, 0.5, -1.0])
+    gamma = np.array([1.0, -1.0, 0.0])
+    ref = bm.bn_sign_reference(v, mean, var, 0.0, gamma, beta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean - beta * np.sqrt(var) / gamma
+    faithful = (v >= np.ceil(np.nan_to_num(t))).astype(np.uint8)
+    assert np.array_equal(faithful[:, 0], ref[:, 0])
+    assert (faithful[:, 1] != ref[:, 1]).mean() > 0.9
+    # γ = 0: the float τ = ±inf of the code happens to give the constant; an integer τ port
+    # needs the saturated value, which the sense bits make explicit
+    assert np.array_equal(faithful[:, 2], ref[:, 2])
+    tau, sense = bm.bn_threshold(mean, var, 0.0, gamma, beta)
+    assert np.array_equal(bm.threshold(np.broadcast_to(v, (257, 3)), tau, sense), ref)
+    p = BnnEpilogueParams(n=3, sense=False)
+    with pytest.raises(ValueError, match="sense must be GE"):
+        bm.epilogue_request(p, [0, 0, 0], 128, tau, sense)
+
+
 def test_threshold_ties_and_extremes():
     v = np.array([5, 5, 5, 5, -300, 300])
     tau = np.array([5, 6, 5, 6, -1000, 1000])

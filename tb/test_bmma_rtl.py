@@ -169,7 +169,7 @@ def epilogue_directed(p, rng):
     n = p.n
     reqs = []
     k = 576
-    for sense in (SENSE_GE, SENSE_LT):
+    for sense in (SENSE_GE, SENSE_LT) if p.sense else (SENSE_GE,):
         acc = rng.integers(0, k + 1, n)
         v = k - 2 * acc
         for delta in (0, 1, -1):                         # tie, above, below
@@ -179,15 +179,17 @@ def epilogue_directed(p, rng):
                                     np.full(n, SENSE_GE)))            # always 1
     reqs.append(bm.epilogue_request(p, acc, k, np.full(n, 2**(p.tau_width - 1) - 1),
                                     np.full(n, SENSE_GE)))            # 0 unless v hits max
-    reqs.append(bm.epilogue_request(p, acc, k, np.zeros(n, np.int64),
-                                    np.array([SENSE_ZERO, SENSE_ONE] * (n // 2) +
-                                             [SENSE_ONE] * (n % 2))))
+    if p.sense:
+        reqs.append(bm.epilogue_request(p, acc, k, np.zeros(n, np.int64),
+                                        np.array([SENSE_ZERO, SENSE_ONE] * (n // 2) +
+                                                 [SENSE_ONE] * (n % 2))))
     lim = 2**(p.res_width - 1) - 1 if p.res_width else 0       # extreme operands: exact v
     res = (lambda x: np.full(n, x)) if p.res_width else (lambda x: None)
     reqs.append(bm.epilogue_request(p, np.full(n, -2**(p.acc_width - 1)), 2**p.k_width - 1,
                                     np.full(n, lim), np.full(n, SENSE_GE), res(lim)))
     reqs.append(bm.epilogue_request(p, np.full(n, 2**(p.acc_width - 1) - 1), 0,
-                                    np.full(n, -lim - 1), np.full(n, SENSE_LT), res(-lim - 1)))
+                                    np.full(n, -lim - 1), np.full(n, SENSE_LT if p.sense
+                                                                  else SENSE_GE), res(-lim - 1)))
     for size in (1, 2, 3, 4, 4):                          # pool windows, all-zero/single-one
         for t in range(size):
             acc = np.full(n, k)                           # v = −k: below τ = 0 -> 0
@@ -200,9 +202,10 @@ def epilogue_directed(p, rng):
     return reqs
 
 
-@pytest.mark.parametrize("n,res_width", [(8, 32), (5, 0)])
-def test_bnn_epilogue(n, res_width):
-    p = BnnEpilogueParams(n=n, res_width=res_width)
+@pytest.mark.parametrize("n,res_width,sense", [(8, 32, True), (5, 0, False)])
+def test_bnn_epilogue(n, res_width, sense):
+    """Default build, and a paper-faithful one (v ≥ τ only, no residual port)."""
+    p = BnnEpilogueParams(n=n, res_width=res_width, sense=sense)
     rng = np.random.default_rng(seed(560 + n))
     reqs = epilogue_directed(p, rng) + workload_requests("bnn_epilogue", p, rng, 300)
     out = bm.bnn_epilogue_model(p, reqs)["out"]

@@ -38,7 +38,8 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
             acc = rng.integers(0, k_eff + 1, p.n)
             tau = rng.integers(-8, 9, p.n)
             res = rng.integers(-16, 17, p.n) if p.res_width >= 6 else None
-            out.append(model.epilogue_request(p, acc, k_eff, tau, rng.integers(0, 4, p.n),
+            sense = rng.integers(0, 4, p.n) if p.sense else None
+            out.append(model.epilogue_request(p, acc, k_eff, tau, sense,
                                               res, last=(i % 4 == 3)))
     return out
 

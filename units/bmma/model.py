@@ -543,8 +543,8 @@ def int8_mac_model(p, req) -> dict:
 def _layout_epilogue(p):
     fields, off = {}, 0
     for name, w in (("acc", p.n * p.acc_width), ("res", p.n * p.res_width),
-                    ("tau", p.n * p.tau_width), ("sense", 2 * p.n), ("k_eff", p.k_width),
-                    ("last", 1)):
+                    ("tau", p.n * p.tau_width), ("sense", 2 * p.n if p.sense else 0),
+                    ("k_eff", p.k_width), ("last", 1)):
         fields[name] = (off, w)
         off += w
     return fields
@@ -585,6 +585,9 @@ def epilogue_request(p, acc, k_eff: int, tau, sense=None, residual=None,
     tau = _check_int_field(p, "tau", tau, -(1 << (tw - 1)), (1 << (tw - 1)) - 1, shape)
     sense = _check_int_field(p, "sense", np.zeros(shape, np.int64) if sense is None else sense,
                              0, 3, shape)
+    if not p.sense and np.any(sense != SENSE_GE):
+        raise ValueError(f"{p.UNIT}: sense must be GE (0) for every channel when the unit is "
+                         f"built with sense=false (v ≥ τ only), got {sense.tolist()}")
     acc = _check_int_field(p, "acc", acc, -(1 << (p.acc_width - 1)),
                            (1 << (p.acc_width - 1)) - 1, shape)
     if p.res_width:
@@ -600,8 +603,10 @@ def epilogue_request(p, acc, k_eff: int, tau, sense=None, residual=None,
     v = _pack_tile(acc, p.acc_width) << f["acc"][0]
     if p.res_width:
         v |= _pack_tile(res, p.res_width) << f["res"][0]
-    return v | (_pack_tile(tau, tw) << f["tau"][0]) | (_pack_tile(sense, 2) << f["sense"][0]) | \
-        (k_eff << f["k_eff"][0]) | (int(bool(last)) << f["last"][0])
+    if p.sense:
+        v |= _pack_tile(sense, 2) << f["sense"][0]
+    return v | (_pack_tile(tau, tw) << f["tau"][0]) | (k_eff << f["k_eff"][0]) | \
+        (int(bool(last)) << f["last"][0])
 
 
 def epilogue_result(p, payload: int) -> np.ndarray:
@@ -621,7 +626,8 @@ def bnn_epilogue_model(p, req) -> dict:
         acc = _unpack_tile(_field(payload, *f["acc"]), p.n, p.acc_width)
         res = _unpack_tile(_field(payload, *f["res"]), p.n, p.res_width) if p.res_width else 0
         tau = _unpack_tile(_field(payload, *f["tau"]), p.n, p.tau_width)
-        sense = _unpack_tile(_field(payload, *f["sense"]), p.n, 2, signed=False)
+        sense = _unpack_tile(_field(payload, *f["sense"]), p.n, 2, signed=False) if p.sense \
+            else np.zeros(p.n, np.int64)
         v = epilogue_v(acc, _field(payload, *f["k_eff"]), res)
         pool |= threshold(v, tau, sense)
         if _field(payload, *f["last"]):

@@ -82,6 +82,8 @@ class BnnEpilogueParams(Params):
     res_width: int = param(32, range=(0, 32), doc="bits of the signed integer residual "
                                                   "(0 = no residual input)")
     tau_width: int = param(32, range=(2, 40), doc="bits of the signed integer threshold τ")
+    sense: bool = param(True, doc="per-channel 2-bit sense (γ > 0: v ≥ τ, γ < 0: v < τ, γ = 0: "
+                                  "constant); false = the paper/code's v ≥ τ only")
 
     def check(self):
         if self.res_width == 1:

@@ -215,7 +215,8 @@ class BnnEpilogue(wiring.Component):
     ----------
     req : In(stream.Signature(StructLayout))
         acc (n × acc_width, signed), res (n × res_width, signed; absent if res_width = 0),
-        tau (n × tau_width, signed), sense (n × 2), k_eff (k_width, unsigned), last (1).
+        tau (n × tau_width, signed), sense (n × 2; absent if sense = false: the paper's
+        v ≥ τ only), k_eff (k_width, unsigned), last (1).
     out : Out(stream.Signature(n))
         packed bits of one pool window, channel 0 at the MSB.
     latency : int
@@ -227,8 +228,10 @@ class BnnEpilogue(wiring.Component):
         fields = {"acc": p.n * p.acc_width}
         if p.res_width:
             fields["res"] = p.n * p.res_width
-        fields.update({"tau": p.n * p.tau_width, "sense": 2 * p.n, "k_eff": p.k_width,
-                       "last": 1})
+        fields["tau"] = p.n * p.tau_width
+        if p.sense:
+            fields["sense"] = 2 * p.n
+        fields.update({"k_eff": p.k_width, "last": 1})
         self.req_layout = data.StructLayout(fields)
         self.latency = 1
         super().__init__({"req": In(stream.Signature(self.req_layout)),
@@ -280,9 +283,12 @@ class BnnEpilogue(wiring.Component):
                     cols[t].append(Const(1, 1))
             diff = compress(m, cols, vw, f"v{o}")
             ge = ~diff[vw - 1]
-            sense = req.sense[2 * o:2 * o + 2]
             bit = Signal(name=f"bit{o}")
-            m.d.comb += bit.eq(Mux(sense[1], sense[0], ge ^ sense[0]))
+            if p.sense:
+                sense = req.sense[2 * o:2 * o + 2]
+                m.d.comb += bit.eq(Mux(sense[1], sense[0], ge ^ sense[0]))
+            else:                                   # paper-faithful: v >= tau only
+                m.d.comb += bit.eq(ge)
             bits.append(bit)
 
         packed = Cat(*reversed(bits))          # channel 0 at the MSB
