@@ -17,7 +17,7 @@ from amaranth.back.verilog import _convert_rtlil_text
 from .params import Params
 from .registry import get_unit
 
-__all__ = ["verilog", "normalize_rtlil", "header"]
+__all__ = ["verilog", "component_verilog", "normalize_rtlil", "header"]
 
 _WIDEN_TO_Y = {"$add", "$sub", "$mul", "$and", "$or", "$xor", "$xnor", "$not", "$neg", "$pos"}
 _COMPARE = {"$eq", "$ne", "$lt", "$le", "$gt", "$ge", "$eqx", "$nex"}
@@ -162,15 +162,18 @@ def _fmt(v):
     return str(v)
 
 
+def component_verilog(component, top: str, comment: str = "") -> str:
+    """Verilog text of any Amaranth component (the one path every generated file takes)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top):
+        raise ValueError(f"generate: top must be a Verilog identifier, got {top!r}")
+    text = rtlil.convert(component, name=top, emit_src=False)
+    text = normalize_rtlil(text)
+    return comment + _convert_rtlil_text(text, strip_internal_attrs=True)
+
+
 def verilog(unit_name: str, params: Params | None = None, top: str | None = None) -> str:
     """Verilog text of ``unit_name`` at ``params`` with top module ``top`` (default: unit name)."""
     unit = get_unit(unit_name)
     params = params if params is not None else unit.params()
-    top = top or unit.name
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top):
-        raise ValueError(f"generate: top must be a Verilog identifier, got {top!r}")
-    component = unit.component(params)
-    text = rtlil.convert(component, name=top, emit_src=False)
-    text = normalize_rtlil(text)
-    body = _convert_rtlil_text(text, strip_internal_attrs=True)
-    return header(unit.name, params) + body
+    return component_verilog(unit.component(params), top or unit.name,
+                             header(unit.name, params))

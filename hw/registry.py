@@ -56,6 +56,12 @@ class Unit:
     def component(self, params: Params | None = None):
         return self.build(params if params is not None else self.params())
 
+    def interface(self, params: Params | None = None):
+        """The component for reading its signature and ``latency`` only (never elaborated)."""
+        comp = self.component(params)
+        comp._MustUse__silence = True
+        return comp
+
     def golden(self, params: Params, **inputs) -> dict[str, np.ndarray]:
         return self.model(params, **inputs)
 

@@ -12,7 +12,7 @@ from drivers import Context, Scoreboard, stream_fixed_latency
 @cocotb.test()
 async def vectors_match_golden_model(dut):
     ctx = Context.from_env()
-    comp = ctx.unit.component(ctx.params)
+    comp = ctx.unit.interface(ctx.params)
     latency = comp.latency
     inputs = [k for k, v in comp.signature.members.items() if v.flow.name == "In"]
     outputs = [k for k, v in comp.signature.members.items() if v.flow.name == "Out"]

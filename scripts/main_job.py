@@ -1,0 +1,83 @@
+"""`make run`: generate Verilog for every registered unit at its defaults into build/verilog,
+lint each file with Verilator, print a table, then (unless --no-ppa) measure PPA of every unit
+with scripts/ppa_summary.py (reports/ppa_summary.md).
+
+Exit status 1 if any unit fails to generate or lint.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from amaranth import Value  # noqa: E402
+from hw.cli import write_atomic  # noqa: E402
+from hw.generate import verilog  # noqa: E402
+from hw.registry import all_units  # noqa: E402
+
+
+def lint(path: Path) -> str:
+    exe = shutil.which("verilator")
+    if not exe:
+        return "no verilator"
+    r = subprocess.run([exe, "--lint-only", str(path)], capture_output=True, text=True)
+    warnings = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("%")]
+    if r.returncode == 0 and not warnings:
+        return "clean"
+    return f"{len(warnings)} warnings" if warnings else f"failed ({r.returncode})"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default=str(ROOT / "build" / "verilog"))
+    ap.add_argument("--no-ppa", action="store_true", help="skip the PPA measurement")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, failed = [], 0
+    t0 = time.time()
+    for unit in all_units():
+        params = unit.params()
+        try:
+            text = verilog(unit.name, params)
+        except Exception as e:          # report every unit, then fail the job
+            rows.append((unit.name, params.key(), "-", "-", f"generate failed: {e}"))
+            failed += 1
+            continue
+        path = out / f"{unit.name}.v"
+        write_atomic(path, text)
+        comp = unit.interface(params)
+        ports = ", ".join(f"{'__'.join(map(str, path))}[{Value.cast(value).shape().width}]"
+                          for path, _, value in comp.signature.flatten(comp))
+        result = lint(path)
+        failed += result != "clean"
+        vals = " ".join(f"{k}={v}" for k, v in params.as_dict().items())
+        rows.append((unit.name, vals, ports, str(len(text.splitlines())), result))
+    headers = ("unit", "params", "ports", "lines", "lint")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths[2] = min(widths[2], 60)
+    print(f"Verilog for {len(rows)} units in {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} "
+          f"({time.time() - t0:.1f} s)")
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        cells = [c if len(c) <= w else c[:w - 3] + "..." for c, w in zip(r, widths)]
+        print("  ".join(c.ljust(w) for c, w in zip(cells, widths)))
+    if failed:
+        print(f"{failed} unit(s) failed to generate or lint", file=sys.stderr)
+        return 1
+    ppa = ROOT / "scripts" / "ppa_summary.py"
+    if not args.no_ppa and ppa.exists():
+        print()
+        return subprocess.call([sys.executable, str(ppa)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

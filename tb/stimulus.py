@@ -1,0 +1,103 @@
+"""Stimulus generators shared by the tests: special values, directed edge cases, random mixes.
+
+Everything returns numpy uint64 encodings; expected values always come from the golden model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hw import numeric as num
+
+__all__ = ["specials", "edge_values", "cross", "random_fp_pairs", "tie_pairs", "concat_pairs"]
+
+
+def specials(fmt) -> list[int]:
+    """±0, ±min/max subnormal, ±min/max normal, ±1, ±(1+ulp), ±inf and NaNs (a few payloads)."""
+    fmt = num.get_format(fmt)
+    sbit = 1 << (fmt.width - 1)
+    one = fmt.bias << fmt.man_bits
+    pos = [0, 1, fmt.man_mask, fmt.min_normal, fmt.max_finite, one, one | 1]
+    if fmt.ieee:
+        pos += [fmt.inf, fmt.nan, fmt.inf | 1, fmt.inf | fmt.man_mask]
+    else:
+        pos += [fmt.nan]
+    return sorted(set(pos + [p | sbit for p in pos]))
+
+
+def edge_values(fmt) -> list[int]:
+    """Values next to every boundary: binade edges, subnormal/normal edge, overflow edge."""
+    fmt = num.get_format(fmt)
+    sbit = 1 << (fmt.width - 1)
+    one = fmt.bias << fmt.man_bits
+    out = set(specials(fmt))
+    for e in (1, 2, fmt.bias - fmt.man_bits - 1, fmt.bias - 1, fmt.bias, fmt.bias + 1,
+              fmt.max_exp_field - 1, fmt.max_exp_field):
+        if 0 < e <= fmt.max_exp_field:
+            base = e << fmt.man_bits
+            for m in (0, 1, fmt.man_mask // 2, fmt.man_mask // 2 + 1, fmt.man_mask - 1,
+                      fmt.man_mask):
+                v = base | m
+                if v <= fmt.max_finite:
+                    out.update((v, v | sbit))
+    for m in (2, 3, fmt.man_mask >> 1, fmt.man_mask - 1):       # subnormals
+        out.update((m, m | sbit))
+    out.update((one | 2, one - 1, (one - 1) | sbit))
+    return sorted(out)
+
+
+def cross(values) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair of ``values``."""
+    v = np.asarray(values, dtype=np.uint64)
+    return np.repeat(v, len(v)), np.tile(v, len(v))
+
+
+def concat_pairs(*pairs):
+    return (np.concatenate([p[0] for p in pairs]).astype(np.uint64),
+            np.concatenate([p[1] for p in pairs]).astype(np.uint64))
+
+
+def random_fp_pairs(fmt, rng, n) -> tuple[np.ndarray, np.ndarray]:
+    """A mix that reaches every datapath corner of an adder/multiplier.
+
+    * 1/4 uniform random encodings (all classes, wide exponent gaps);
+    * 1/4 close exponents with opposite signs (massive cancellation, normalization shifts);
+    * 1/4 short significands (few random top bits: exact ties and carries in rounding);
+    * 1/4 small magnitudes (subnormal inputs and results, gradual underflow).
+    """
+    fmt = num.get_format(fmt)
+    w, man = fmt.width, fmt.man_bits
+    q = n // 4
+    parts_a, parts_b = [], []
+    a = rng.integers(0, 1 << w, size=q, dtype=np.uint64)
+    b = rng.integers(0, 1 << w, size=q, dtype=np.uint64)
+    parts_a.append(a)
+    parts_b.append(b)
+    a = rng.integers(0, 1 << w, size=q, dtype=np.uint64)
+    delta = rng.integers(0, 1 << (man + 2), size=q, dtype=np.uint64)
+    parts_a.append(a)
+    parts_b.append((a ^ delta) ^ np.uint64(1 << (w - 1)))
+    keep = rng.integers(1, min(man, 6) + 1, size=(2, q))
+    for i in range(2):
+        x = rng.integers(0, 1 << w, size=q, dtype=np.uint64)
+        mask = ~((np.uint64(1) << (np.uint64(man) - keep[i].astype(np.uint64))) - np.uint64(1))
+        (parts_a if i == 0 else parts_b).append(x & mask)
+    r = n - 3 * q
+    small_exp = rng.integers(0, 4, size=(2, r)).astype(np.uint64)
+    for i in range(2):
+        x = rng.integers(0, 1 << man, size=r, dtype=np.uint64) | (small_exp[i] << np.uint64(man))
+        sign = rng.integers(0, 2, size=r, dtype=np.uint64) << np.uint64(w - 1)
+        (parts_a if i == 0 else parts_b).append(x | sign)
+    return np.concatenate(parts_a), np.concatenate(parts_b)
+
+
+def tie_pairs(fmt, rng, n) -> tuple[np.ndarray, np.ndarray]:
+    """a + b lands exactly halfway between two neighbours (and a few ulps around it)."""
+    fmt = num.get_format(fmt)
+    man = fmt.man_bits
+    e = rng.integers(man + 2, fmt.max_exp_field, size=n).astype(np.uint64)
+    a = (e << np.uint64(man)) | rng.integers(0, 1 << man, size=n, dtype=np.uint64)
+    # b = half-ulp(a) (k=0) or 3 half-ulps = 1.5 ulp (k=1); normal since e > man + 1
+    k = rng.integers(0, 2, size=n).astype(np.uint64)
+    b = ((e - np.uint64(man + 1) + k) << np.uint64(man)) | (k << np.uint64(man - 1))
+    sign = rng.integers(0, 2, size=n, dtype=np.uint64) << np.uint64(fmt.width - 1)
+    return a, b | sign

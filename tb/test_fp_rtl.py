@@ -1,0 +1,147 @@
+"""cocotb: FP adder, multiplier and converter RTL against the numeric reference (zero mismatches).
+
+Every test streams encodings through the generic fixed-latency bench; the expected values come
+from hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and
+``TCGEN_SEED`` overrides them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import harness
+from hw import numeric as num
+from hw.registry import get_unit
+from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, specials, tie_pairs
+
+MODES = num.MODES
+
+
+def _run(unit, params, stimulus, request):
+    summary = harness.run(unit, params, stimulus=stimulus, name=request.node.name[:80])
+    n = len(next(iter(stimulus.values())))
+    assert summary["vectors"] == n
+    assert summary["mismatches"] == 0
+    return summary
+
+
+def _binop(op, fmt, mode, a, b, request, **kw):
+    unit = get_unit(op)
+    return _run(op, unit.params(fmt=fmt, rounding=mode, **kw), {"a": a, "b": b}, request)
+
+
+# -- FP16: specials, directed, 200,000 random per op and mode -----------------------------------
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+def test_fp16_specials_and_directed(op, mode, request):
+    rng = np.random.default_rng(harness.seed(16))
+    pairs = concat_pairs(cross(specials("fp16")),          # every pair of special classes
+                         cross(edge_values("fp16")),       # ties/overflow/underflow/cancel
+                         tie_pairs("fp16", rng, 4000))
+    _binop(op, "fp16", mode, *pairs, request)
+
+
+@pytest.mark.parametrize("chunk", [0, 1])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+def test_fp16_random(op, mode, chunk, request):
+    """2 chunks × 100,000 = 200,000 random pairs per op and rounding mode."""
+    rng = np.random.default_rng(harness.seed(1600 + chunk))
+    _binop(op, "fp16", mode, *random_fp_pairs("fp16", rng, 100_000), request)
+
+
+# -- FP8: exhaustive ---------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["rne", pytest.param("rtz", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
+def test_fp8_exhaustive(fmt, op, mode, request):
+    v = np.arange(256, dtype=np.uint64)
+    _binop(op, fmt, mode, *cross(v), request)
+
+
+# -- BF16 and FP32 -----------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+def test_bf16(op, mode, request):
+    rng = np.random.default_rng(harness.seed(1616))
+    pairs = concat_pairs(cross(edge_values("bf16")), tie_pairs("bf16", rng, 2000),
+                         random_fp_pairs("bf16", rng, 50_000))
+    _binop(op, "bf16", mode, *pairs, request)
+
+
+@pytest.mark.parametrize("chunk", [0, 1])
+@pytest.mark.parametrize("mode", MODES)
+def test_fp32_add(mode, chunk, request):
+    """2 chunks × 50,000 random + specials/edges/ties = > 100,000 per rounding mode."""
+    rng = np.random.default_rng(harness.seed(3200 + chunk))
+    extra = concat_pairs(cross(edge_values("fp32")), tie_pairs("fp32", rng, 2000)) \
+        if chunk == 0 else (np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+    _binop("fp_add", "fp32", mode, *concat_pairs(extra, random_fp_pairs("fp32", rng, 50_000)),
+           request)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fp32_mul(mode, request):
+    rng = np.random.default_rng(harness.seed(3232))
+    pairs = concat_pairs(cross(specials("fp32")), tie_pairs("fp32", rng, 1000),
+                         random_fp_pairs("fp32", rng, 8_000))
+    _binop("fp_mul", "fp32", mode, *pairs, request)
+
+
+# -- pipelining and flush-to-zero ------------------------------------------------------------------
+@pytest.mark.parametrize("pipeline", [1, 2])
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+def test_pipelined_back_to_back(op, pipeline, request):
+    """One new operation every cycle through the registered datapath (latency = pipeline)."""
+    rng = np.random.default_rng(harness.seed(77))
+    pairs = concat_pairs(cross(specials("fp16")), random_fp_pairs("fp16", rng, 8000))
+    s = _binop(op, "fp16", "rne", *pairs, request, pipeline=pipeline)
+    assert s["latency"] == pipeline
+
+
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_ftz(op, fmt, request):
+    rng = np.random.default_rng(harness.seed(88))
+    pairs = concat_pairs(cross(edge_values(fmt)), random_fp_pairs(fmt, rng, 4000))
+    _binop(op, fmt, "rne", *pairs, request, ftz=True)
+
+
+# -- conversions ---------------------------------------------------------------------------------
+FROM_FP16 = [("fp32", "rne", False), ("bf16", "rne", False), ("bf16", "rtz", False)] + \
+    [(d, m, s) for d in ("fp8_e4m3", "fp8_e5m2") for m, s in
+     (("rne", False), ("rtz", False), ("rne", True))] + \
+    [pytest.param(d, "rtz", True, marks=pytest.mark.slow) for d in ("fp8_e4m3", "fp8_e5m2")]
+
+
+@pytest.mark.parametrize("dst,mode,saturate", FROM_FP16)
+def test_convert_from_fp16_exhaustive(dst, mode, saturate, request):
+    p = get_unit("fp_convert").params(src="fp16", dst=dst, rounding=mode, saturate=saturate)
+    _run("fp_convert", p, {"a": np.arange(1 << 16, dtype=np.uint64)}, request)
+
+
+@pytest.mark.parametrize("src", ["bf16", "fp8_e4m3", "fp8_e5m2"])
+def test_convert_to_fp32_exhaustive(src, request):
+    fmt = num.get_format(src)
+    p = get_unit("fp_convert").params(src=src, dst="fp32")
+    _run("fp_convert", p, {"a": np.arange(1 << fmt.width, dtype=np.uint64)}, request)
+
+
+@pytest.mark.parametrize("dst", ["fp16", "bf16", "fp8_e4m3"])
+@pytest.mark.parametrize("mode", MODES)
+def test_convert_from_fp32_random(dst, mode, request):
+    rng = np.random.default_rng(harness.seed(3216))
+    a = np.concatenate([np.array(edge_values("fp32"), np.uint64),
+                        random_fp_pairs("fp32", rng, 10_000)[0],
+                        # values across the destination's range and its edges
+                        num.from_float(rng.standard_normal(5_000) *
+                                       np.exp2(rng.integers(-30, 18, 5_000)), "fp32")])
+    p = get_unit("fp_convert").params(src="fp32", dst=dst, rounding=mode)
+    _run("fp_convert", p, {"a": a}, request)
+
+
+def test_convert_pipelined(request):
+    p = get_unit("fp_convert").params(src="fp32", dst="fp16", pipeline=1)
+    rng = np.random.default_rng(harness.seed(5))
+    s = _run("fp_convert", p, {"a": random_fp_pairs("fp32", rng, 4000)[0]}, request)
+    assert s["latency"] == 1
