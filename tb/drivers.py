@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 
 @dataclass
@@ -140,7 +140,9 @@ async def stream_fixed_latency(dut, stimulus: dict, outputs, latency: int, clk=N
 class StreamDriver:
     """Drives an amaranth.lib.stream input (``name__payload/__valid/__ready``).
 
-    ``idle_prob`` inserts random bubbles (valid low) to exercise the protocol.
+    Timing: payload/valid change only just after a falling edge; ``ready`` is sampled once the
+    half cycle has settled (ReadOnly), so a beat counts exactly when valid & ready hold at the
+    rising edge that follows.  ``idle_prob`` inserts random bubbles (valid low).
     """
 
     def __init__(self, dut, name: str, clk, rng=None, idle_prob: float = 0.0):
@@ -150,27 +152,30 @@ class StreamDriver:
         self.clk = clk
         self.rng = rng or np.random.default_rng(0)
         self.idle_prob = idle_prob
+        self.sent = 0
 
     async def send(self, items):
+        await FallingEdge(self.clk)
         for item in items:
             while self.idle_prob and self.rng.random() < self.idle_prob:
                 self.valid.value = 0
-                await RisingEdge(self.clk)
+                await FallingEdge(self.clk)
             self.payload.value = int(item)
             self.valid.value = 1
             while True:
-                await RisingEdge(self.clk)
                 await ReadOnly()
                 accepted = int(self.ready.value) == 1
-                await FallingEdge(self.clk)
+                await FallingEdge(self.clk)       # the rising edge in between took the beat
                 if accepted:
+                    self.sent += 1
                     break
         self.valid.value = 0
 
 
 class StreamMonitor:
     """Collects payloads of an amaranth.lib.stream output; ``stall_prob`` drops ready randomly
-    (backpressure)."""
+    (backpressure).  Same timing rule as :class:`StreamDriver`: ready changes just after a
+    falling edge, valid/payload are sampled when settled before the next rising edge."""
 
     def __init__(self, dut, name: str, clk, rng=None, stall_prob: float = 0.0):
         self.payload = getattr(dut, f"{name}__payload")
@@ -182,11 +187,12 @@ class StreamMonitor:
         self.items: list[int] = []
 
     async def collect(self, count: int):
+        await FallingEdge(self.clk)
         while len(self.items) < count:
-            self.ready.value = 0 if (self.stall_prob and self.rng.random() < self.stall_prob) else 1
-            await RisingEdge(self.clk)
+            ready = 0 if (self.stall_prob and self.rng.random() < self.stall_prob) else 1
+            self.ready.value = ready
             await ReadOnly()
-            if int(self.ready.value) and int(self.valid.value):
+            if ready and int(self.valid.value) == 1:
                 self.items.append(_read(self.payload))
             await FallingEdge(self.clk)
         self.ready.value = 0
