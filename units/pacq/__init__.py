@@ -107,7 +107,7 @@ def _pacq_mul_model(p, a, w, int2=None):
     lanes = r["p"] if p.mode == "exact" else r["i"]
     width = LANE_P_BITS if p.mode == "exact" else LANE_I_BITS
     return {"sign": r["sign"].astype(np.uint64), "exp": r["exp"].astype(np.uint64),
-            "p" if p.mode == "exact" else "i": join_lanes(lanes, width),
+            "p_lanes" if p.mode == "exact" else "i_lanes": join_lanes(lanes, width),
             "is_inf": r["is_inf"].astype(np.uint64), "is_nan": r["is_nan"].astype(np.uint64)}
 
 

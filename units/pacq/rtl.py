@@ -184,9 +184,10 @@ class PacqMul(wiring.Component):
       a ``In(16)`` FP16 activation; w ``In(16)`` packed offset-binary codes (lane j of INT4 at
       bits [4j+3:4j], of INT2 at [2j+1:2j]); int2 ``In(1)`` (wbits=both only: 1 = INT2).
       mode paper / literal: y ``Out(16·L)`` FP16 lanes (INT4 mode: lanes 4..7 are 0).
-      mode exact: sign ``Out(1)``, exp ``Out(5)`` (E = max(e_A, 1)), p ``Out(22·L)`` with
-      lane value ±p_j·2^(exp−25) = A·(1024 + y_j); is_inf, is_nan ``Out(1)`` (then p/exp are
-      raw).  mode offset8: as exact with i ``Out(15·L)``, lane value ±i_j·2^(exp−25) = A·y_j.
+      mode exact: sign ``Out(1)``, exp ``Out(5)`` (E = max(e_A, 1)), p_lanes ``Out(22·L)`` with
+      lane value ±p_j·2^(exp−25) = A·(1024 + y_j); is_inf, is_nan ``Out(1)`` (then p_j/exp are
+      raw).  mode offset8: as exact with i_lanes ``Out(15·L)``, lane value ±i_j·2^(exp−25) =
+      A·y_j (i is the paper's name for the 11b×4b intermediate result).
       ``latency`` = pipeline (cut 1 after the integer array, cut 2 before rounding).
 
     Datapath (paper mode), top to bottom::
@@ -208,7 +209,7 @@ class PacqMul(wiring.Component):
             sig["y"] = Out(16 * L)
         else:
             sig.update({"sign": Out(1), "exp": Out(5)})
-            sig["p" if params.mode == "exact" else "i"] = Out(
+            sig["p_lanes" if params.mode == "exact" else "i_lanes"] = Out(
                 (LANE_P_BITS if params.mode == "exact" else LANE_I_BITS) * L)
             sig.update({"is_inf": Out(1), "is_nan": Out(1)})
         super().__init__(sig)
@@ -248,7 +249,7 @@ class PacqMul(wiring.Component):
             outs = st(2, sign, e_n, is_inf, is_nan, *vals)
             m.d.comb += [self.sign.eq(outs[0]), self.exp.eq(outs[1]), self.is_inf.eq(outs[2]),
                          self.is_nan.eq(outs[3])]
-            port = self.p if p.mode == "exact" else self.i
+            port = self.p_lanes if p.mode == "exact" else self.i_lanes
             m.d.comb += port.eq(Cat(*outs[4:]))
         return m
 
@@ -484,7 +485,7 @@ class Dp4Pacq(wiring.Component):
                     term = _widen(m, sel, p.acc, f"widen{k}_{t}")
                 else:
                     bits = LANE_P_BITS if p.mode == "exact" else LANE_I_BITS
-                    port = mul.p if p.mode == "exact" else mul.i
+                    port = mul.p_lanes if p.mode == "exact" else mul.i_lanes
                     sel = Signal(bits, name=f"sel{k}_{t}")
                     _select(m, g, G, sel, [port[bits * (gg * D + t):bits * (gg * D + t + 1)]
                                            for gg in range(G)])
