@@ -26,49 +26,6 @@ from drivers import Context, Scoreboard, StreamDriver, StreamMonitor
 OUT = {"bmma_array": "d", "int8_mac_array": "d", "bnn_epilogue": "out"}
 
 
-class HandshakeDriver(StreamDriver):
-    """StreamDriver that decides on a transfer from ready as the DUT sees it at the clock edge.
-
-    The shared ``StreamDriver.send`` reads ``ready`` in the ReadOnly phase *after* the rising
-    edge, i.e. the value computed from the post-edge state.  For a unit whose ready changes at
-    an edge (the folded array's ready rises in the last fold cycle) that is the next cycle's
-    ready, and items are dropped or sent twice.  Here values are driven at the falling edge and
-    ready is sampled in that time step's ReadOnly phase: nothing changes until the rising edge,
-    so that is exactly the handshake the DUT performs.  (Reported for tb/drivers.py.)
-    """
-
-    async def send(self, items):
-        for item in items:
-            while self.idle_prob and self.rng.random() < self.idle_prob:
-                self.valid.value = 0
-                await FallingEdge(self.clk)
-            self.payload.value = int(item)
-            self.valid.value = 1
-            while True:
-                await ReadOnly()
-                accepted = int(self.ready.value) == 1
-                await FallingEdge(self.clk)
-                if accepted:
-                    break
-        self.valid.value = 0
-
-
-class HandshakeMonitor(StreamMonitor):
-    """StreamMonitor sampling valid/payload before the edge that performs the transfer (see
-    :class:`HandshakeDriver`; the shared monitor samples the post-edge payload)."""
-
-    async def collect(self, count: int):
-        while len(self.items) < count:
-            self.ready.value = 0 if (self.stall_prob and self.rng.random() < self.stall_prob) \
-                else 1
-            await ReadOnly()
-            if int(self.ready.value) and int(self.valid.value):
-                self.items.append(int(self.payload.value))
-            await FallingEdge(self.clk)
-        self.ready.value = 0
-        return self.items
-
-
 async def log_transfers(dut, out_name, log):
     """Cycle numbers of every input and output handshake (sampled as the DUT sees them)."""
     cycle = 0
@@ -109,7 +66,7 @@ async def requests_match_golden_model(dut):
 
     if reset_at is not None:
         # start a transaction and get an output pending, then reset in mid-operation
-        drv0 = HandshakeDriver(dut, "req", dut.clk, rng)
+        drv0 = StreamDriver(dut, "req", dut.clk, rng)
         task = cocotb.start_soon(drv0.send(req[:4]))
         await ClockCycles(dut.clk, int(reset_at))
         await FallingEdge(dut.clk)
@@ -124,8 +81,8 @@ async def requests_match_golden_model(dut):
 
     log = {"in": [], "out": [], "first_valid": None}
     cocotb.start_soon(log_transfers(dut, out_name, log))
-    drv = HandshakeDriver(dut, "req", dut.clk, rng, idle_prob=idle)
-    mon = HandshakeMonitor(dut, out_name, dut.clk, rng, stall_prob=stall)
+    drv = StreamDriver(dut, "req", dut.clk, rng, idle_prob=idle)
+    mon = StreamMonitor(dut, out_name, dut.clk, rng, stall_prob=stall)
     send = cocotb.start_soon(drv.send(req))
     # watchdog: a lost or duplicated item must fail, not hang
     budget = (len(req) * comp.latency / max(1e-3, (1 - idle) * (1 - stall)) * 4 + 200) * 10
