@@ -33,13 +33,25 @@ def main(argv=None) -> int:
     ap.add_argument("--clock-ns", type=float, default=10.0)
     ap.add_argument("--toggle-rate", type=float, default=0.1)
     ap.add_argument("--out", default=str(ROOT / "reports"))
+    ap.add_argument("--max-verilog-mb", type=float, default=8.0,
+                    help="skip units whose Verilog is larger (flat Yosys synthesis of a 36 MB "
+                         "array takes far longer than the rest together); 0 = no limit")
     args = ap.parse_args(argv)
-    cmd = "python scripts/ppa_summary.py" + "".join(
+    cmd = "python scripts/ppa_summary.py" + (f" --max-verilog-mb {args.max_verilog_mb:g}"
+                                              if args.max_verilog_mb != 8.0 else "") + "".join(
         f" --{k.replace('_', '-')} {v}" for k, v in (("liberty", args.liberty),
                                                     ("clock_ns", args.clock_ns),
                                                     ("toggle_rate", args.toggle_rate)))
-    results = []
+    from hw.generate import verilog
+    results, skipped = [], []
     for u in all_units():
+        if args.max_verilog_mb > 0:
+            mb = len(verilog(u.name).encode()) / 1e6
+            if mb > args.max_verilog_mb:
+                skipped.append((u.name, mb))
+                print(f"  {u.name:14s} skipped: Verilog {mb:.1f} MB > {args.max_verilog_mb:g} MB",
+                      file=sys.stderr)
+                continue
         r = measure(u.name, None, liberty=args.liberty, clock_ns=args.clock_ns,
                     activity="vectorless", toggle_rate=args.toggle_rate)
         results.append(r)
@@ -53,6 +65,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     doc = {"command": cmd, "date": date, "liberty": lib, "clock_ns": args.clock_ns,
            "activity": "vectorless", "toggle_rate": args.toggle_rate, "tools": tools,
+           "skipped": [{"unit": n, "verilog_mb": round(mb, 1)} for n, mb in skipped],
            "units": [{k: v for k, v in r.items()
                       if k not in ("netlist", "runtime_s", "cached", "cache_key", "tools",
                                    "liberty", "flow_hash")} for r in results]}
@@ -84,6 +97,10 @@ def main(argv=None) -> int:
             f"{r['power_mw']['total']:.4g} | {r['power_mw']['leakage']:.3g} | "
             f"{r['ops_per_cycle']:g} {r['ops_unit']} | {_g(r['energy_pj_per_op'], '{:.3g}')} | "
             f"{_g(r['gops_per_mm2_fmax'], '{:.3g}')} | {_g(r['gops_per_w'], '{:.3g}')} |")
+    for name, mb in skipped:
+        lines.append(f"| {name} | defaults | not measured: Verilog {mb:.1f} MB exceeds "
+                     f"--max-verilog-mb {args.max_verilog_mb:g}; run `tcgen ppa {name}` | "
+                     + "| " * 9 + "|")
     lines += ["", "Per-unit figures (cells by type, critical path end points, GOPS at the target "
               "clock and at fmax, the equivalent `tcgen ppa` command) are in ppa_summary.json.", ""]
     write_atomic(out / "ppa_summary.md", "\n".join(lines))
