@@ -122,7 +122,7 @@ def _build(unit_name: str, params, sim: str, waves: bool) -> tuple[Path, str]:
     from cocotb_tools.runner import get_runner
     d = _config_dir(unit_name, params, sim + ("-waves" if waves else ""))
     top = unit_name
-    src = verilog_file(unit_name, params, top=top, directory=d)
+    src = verilog_file(unit_name, params, top=top)      # one generation per configuration
     with _locked(d / ".build.lock"):
         stamp = d / ".built"
         if not stamp.exists():
