@@ -223,7 +223,7 @@ correction is applied with `hw.numeric` in the unit's accumulation format.
 
 ## Reading
 
-- **Literal PacQ cannot be "no approximation"**: each FP16 product of ≈1032·A keeps 11 bits, so
+- **The paper's FP16 pipeline cannot be "no approximation"**: each FP16 product of ≈1032·A keeps 11 bits, so
   its rounding error (≤ ½ ulp of ≈1032·|A|, i.e. up to ≈0.5·|A|) is as large as A·B itself;
   subtracting 1032·ΣA then cancels catastrophically.  Its error is 2–3 orders of magnitude above
   the dequant flow, and FP16 overflow (|A| ≥ 63.06 in a product, |ΣA| ≳ 63.5 in K·ΣA) turns
