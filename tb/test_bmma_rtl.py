@@ -108,7 +108,7 @@ def test_bmma_array_default_random_back_to_back():
 def test_bmma_array_fold_random_with_stalls(fold):
     p = BmmaArrayParams(m=3, n=2, k=128, fold=fold)
     rng = np.random.default_rng(seed(510 + fold))
-    reqs = workload_requests("bmma_array", p, rng, 250)
+    reqs = workload_requests("bmma_array", p, rng, 150)
     simulate("bmma_array", p, reqs, "fold_stalls", idle=0.2, stall=0.3, bench_seed=fold)
     s, _ = simulate("bmma_array", p, reqs[:30], "fold_timing", timing=True)
     assert s["measured_latency"] == fold and s["issue_interval"] == fold
