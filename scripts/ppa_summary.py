@@ -9,8 +9,10 @@ Re-running is cheap: synth.ppa caches every measured configuration under build/p
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,12 +29,25 @@ def _g(v, fmt="{:.4g}"):
     return "-" if v is None else fmt.format(v)
 
 
+def _measure_one(name, liberty, clock_ns, toggle_rate, max_verilog_mb):
+    """One unit at defaults (in a worker process): ("skipped", MB) or ("ok", result dict)."""
+    from hw.generate import verilog
+    if max_verilog_mb > 0:
+        mb = len(verilog(name).encode()) / 1e6
+        if mb > max_verilog_mb:
+            return "skipped", mb
+    return "ok", measure(name, None, liberty=liberty, clock_ns=clock_ns, activity="vectorless",
+                         toggle_rate=toggle_rate)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--liberty", default="osu018")
     ap.add_argument("--clock-ns", type=float, default=10.0)
     ap.add_argument("--toggle-rate", type=float, default=0.1)
     ap.add_argument("--out", default=str(ROOT / "reports"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="units measured in parallel (default: one per core)")
     ap.add_argument("--max-verilog-mb", type=float, default=8.0,
                     help="skip units whose Verilog is larger (flat Yosys synthesis of a 36 MB "
                          "array takes far longer than the rest together); 0 = no limit")
@@ -42,22 +57,23 @@ def main(argv=None) -> int:
         f" --{k.replace('_', '-')} {v}" for k, v in (("liberty", args.liberty),
                                                     ("clock_ns", args.clock_ns),
                                                     ("toggle_rate", args.toggle_rate)))
-    from hw.generate import verilog
     results, skipped = [], []
-    for u in all_units():
-        if args.max_verilog_mb > 0:
-            mb = len(verilog(u.name).encode()) / 1e6
-            if mb > args.max_verilog_mb:
-                skipped.append((u.name, mb))
-                print(f"  {u.name:14s} skipped: Verilog {mb:.1f} MB > {args.max_verilog_mb:g} MB",
+    names = [u.name for u in all_units()]
+    jobs = max(1, min(args.jobs, len(names)))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_measure_one, n, args.liberty, args.clock_ns, args.toggle_rate,
+                               args.max_verilog_mb) for n in names]
+        for name, fut in zip(names, futures):
+            kind, r = fut.result()
+            if kind == "skipped":
+                skipped.append((name, r))
+                print(f"  {name:14s} skipped: Verilog {r:.1f} MB > {args.max_verilog_mb:g} MB",
                       file=sys.stderr)
                 continue
-        r = measure(u.name, None, liberty=args.liberty, clock_ns=args.clock_ns,
-                    activity="vectorless", toggle_rate=args.toggle_rate)
-        results.append(r)
-        print(f"  {u.name:14s} {r['area_um2']:10.1f} um^2  fmax {_g(r['fmax_mhz'], '{:.1f}')} "
-              f"MHz  {r['power_mw']['total']:.4g} mW  ({r['runtime_s'].get('total_s', 0):.1f} s"
-              f"{', cached' if r.get('cached') else ''})", file=sys.stderr)
+            results.append(r)
+            print(f"  {name:14s} {r['area_um2']:10.1f} um^2  fmax {_g(r['fmax_mhz'], '{:.1f}')} "
+                  f"MHz  {r['power_mw']['total']:.4g} mW  ({r['runtime_s'].get('total_s', 0):.1f}"
+                  f" s{', cached' if r.get('cached') else ''})", file=sys.stderr)
     date = datetime.date.today().isoformat()
     tools = versions()
     lib = results[0]["liberty"] if results else {}
