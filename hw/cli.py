@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+from . import files
 from .params import describe_field
 from .registry import all_units, get_unit
 
@@ -45,24 +44,15 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 
 
 def write_atomic(path: Path, text: str):
-    """Write ``text`` to ``path`` via a temporary file in the same folder (no partial files)."""
+    """Write an output file the user named: no partial files; failures are usage errors."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"cannot write {path}: folder {parent} does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+        files.write_atomic(path, text, make_parents=False)
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 # -- list -----------------------------------------------------------------------------------------

@@ -100,17 +100,11 @@ def _fix_cell(block: list[str], widths, serial) -> list[str]:
     bw = int(params.get("\\B_WIDTH", 0))
     yw = int(params.get("\\Y_WIDTH", 0))
     signed = params.get("\\A_SIGNED", "0") == "1" and params.get("\\B_SIGNED", "0") == "1"
-    if kind == "$logic_not":
+    if kind == "$logic_not":                    # !x on a vector: x == 0
         if aw <= 1:
             return block
-        a_signed = params.get("\\A_SIGNED", "0") == "1"
-        head = block[0].replace("$logic_not", "$eq", 1)
-        params = {"\\A_SIGNED": "0", "\\B_SIGNED": "0", "\\A_WIDTH": str(aw),
-                  "\\B_WIDTH": str(aw), "\\Y_WIDTH": str(yw)}
-        conns = {"\\A": conns["\\A"], "\\B": f"{aw}'" + "0" * aw, "\\Y": conns["\\Y"]}
-        del a_signed
-        return [head] + [f"{indent}parameter {k} {v}" for k, v in params.items()] + \
-            [f"{indent}connect {k} {v}" for k, v in conns.items()] + [block[-1]]
+        serial[0] += 1
+        return _zero_test("$eq", block, params, conns, indent, serial[0])
     if kind in ("$eq", "$ne") and aw > 1 and re.fullmatch(r"\{\s*\}|\d+'0*", conns.get("\\B", "")):
         serial[0] += 1
         return _zero_test(kind, block, params, conns, indent, serial[0])

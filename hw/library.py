@@ -21,6 +21,15 @@ def _rand_bits(rng, n, width):
         rng.integers(0, 2**63, size=n, dtype=np.uint64)
 
 
+def random_words(rng, n, width):
+    """Random ``width``-bit values as Python ints in an object array (any width)."""
+    out = np.zeros(n, dtype=object)
+    for off in range(0, width, 32):
+        chunk = min(32, width - off)
+        out = out + (rng.integers(0, 1 << chunk, size=n, dtype=np.uint64).astype(object) << off)
+    return out
+
+
 # -- floating point ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FPAddParams(Params):
@@ -128,16 +137,7 @@ register(Unit(
     name="csa_tree", family="hw", summary="carry-save (Dadda) sum of n unsigned operands",
     params=CSATreeParams, build=CSATree, model=_csa_model,
     ops_per_cycle=lambda p: float(p.n - 1), ops_unit="add",
-    workload=lambda p, rng, n: {"x": _wide_rand(rng, n, p.n * p.width)}))
-
-
-def _wide_rand(rng, n, width):
-    """Random ``width``-bit values as Python ints in an object array (any width)."""
-    out = np.zeros(n, dtype=object)
-    for off in range(0, width, 32):
-        chunk = min(32, width - off)
-        out = out + (rng.integers(0, 1 << chunk, size=n, dtype=np.uint64).astype(object) << off)
-    return out
+    workload=lambda p, rng, n: {"x": random_words(rng, n, p.n * p.width)}))
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ register(Unit(
     name="popcount", family="hw", summary="population count on the compressor tree",
     params=PopcountParams, build=Popcount, model=_popcount_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="bit-op",
-    workload=lambda p, rng, n: {"x": _wide_rand(rng, n, p.n)}))
+    workload=lambda p, rng, n: {"x": random_words(rng, n, p.n)}))
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ register(Unit(
     name="lzc", family="hw", summary="leading-zero counter (balanced tree)",
     params=LZCParams, build=LZC, model=_lzc_model,
     ops_per_cycle=lambda p: 1.0, ops_unit="count",
-    workload=lambda p, rng, n: {"x": _wide_rand(rng, n, p.width) >>
+    workload=lambda p, rng, n: {"x": random_words(rng, n, p.width) >>
                                 rng.integers(0, p.width + 1, size=n).astype(object)}))
 
 
@@ -209,6 +209,6 @@ register(Unit(
     name="barrel_shift", family="hw", summary="logarithmic shifter with sticky bit",
     params=BarrelShiftParams, build=BarrelShifter, model=_shift_model,
     ops_per_cycle=lambda p: 1.0, ops_unit="shift",
-    workload=lambda p, rng, n: {"x": _wide_rand(rng, n, p.width),
+    workload=lambda p, rng, n: {"x": random_words(rng, n, p.width),
                                 "amount": rng.integers(0, 1 << _shift_amount_width(p), size=n,
                                                        dtype=np.uint64)}))

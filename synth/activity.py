@@ -113,11 +113,11 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
     missing = sorted(set(data_in) - set(workload))
     extra = sorted(set(workload) - set(data_in))
     if missing or extra:
-        raise ValueError(f"workload does not match the netlist inputs: "
+        raise ValueError("workload does not match the netlist inputs: "
                          + (f"missing {', '.join(missing)}" if missing else "")
                          + ("; " if missing and extra else "")
                          + (f"unknown {', '.join(extra)}" if extra else ""))
-    decl, conns, load, apply_, reads = [], [], [], [], []
+    decl, conns, apply_, reads = [], [], [], []
     for name, (d, msb, lsb) in netlist.ports.items():
         w = 1 if msb is None else abs(msb - lsb) + 1
         rng = "" if msb is None else f"[{msb}:{lsb}] "

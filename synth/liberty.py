@@ -16,16 +16,15 @@ and ``resolve("sky130hd")`` (from ``<repo>/../shared/liberty/`` when that folder
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import gzip
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+from hw.files import locked, write_atomic  # noqa: F401  (re-exported for the flow)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "ppa"
@@ -305,31 +304,3 @@ def mark_dont_use(text: str, names: set[str]) -> str:
         name = m.group(2)
         return m.group(0) + ("\n    dont_use : true ;" if name in names else "")
     return re.sub(r'(^|\n)\s*cell\s*\(\s*"?([^")\s]+)"?\s*\)\s*\{', add, text)
-
-
-# -- small file helpers (shared by the flow) ------------------------------------------------------
-@contextlib.contextmanager
-def locked(path: Path):
-    """An exclusive advisory lock on ``path`` (safe across pytest-xdist workers)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def write_atomic(path: Path, text: str | bytes):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

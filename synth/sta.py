@@ -23,7 +23,6 @@ Power (DESIGN.md §6) in the 2019 OpenSTA (Debian ``opensta 0~20191111``; see do
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path

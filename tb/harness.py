@@ -15,8 +15,6 @@ the run directory, which is printed.  ``TCGEN_SEED`` overrides the random seed o
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -28,6 +26,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from hw.files import locked
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "sim"
@@ -83,17 +83,6 @@ def source_hash() -> str:
     return h.hexdigest()[:16]
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _config_dir(unit_name: str, params, sim: str) -> Path:
     key = json.dumps({"unit": unit_name, "params": params.as_dict(), "sim": sim,
                       "src": source_hash()}, sort_keys=True)
@@ -110,7 +99,7 @@ def verilog_file(unit_name: str, params, top: str | None = None, directory: Path
     d = directory or _config_dir(unit_name, params, "rtl")
     top = top or unit_name
     path = d / f"{top}.v"
-    with _locked(d / ".lock"):
+    with locked(d / ".lock"):
         if not path.exists():
             tmp = path.with_suffix(".v.tmp")
             tmp.write_text(verilog(unit_name, params, top=top))
@@ -123,7 +112,7 @@ def _build(unit_name: str, params, sim: str, waves: bool) -> tuple[Path, str]:
     d = _config_dir(unit_name, params, sim + ("-waves" if waves else ""))
     top = unit_name
     src = verilog_file(unit_name, params, top=top)      # one generation per configuration
-    with _locked(d / ".build.lock"):
+    with locked(d / ".build.lock"):
         stamp = d / ".built"
         if not stamp.exists():
             runner = get_runner(sim)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import harness
+from hw.library import random_words
 from hw.registry import get_unit
 
 
@@ -15,14 +16,6 @@ def _run(unit, stimulus, request, **params):
     assert s["vectors"] == len(next(iter(stimulus.values())))
     assert s["mismatches"] == 0
     return s
-
-
-def _wide(rng, n, width):
-    out = np.zeros(n, dtype=object)
-    for off in range(0, width, 32):
-        k = min(32, width - off)
-        out = out + (rng.integers(0, 1 << k, size=n, dtype=np.uint64).astype(object) << off)
-    return out
 
 
 # -- array multiplier --------------------------------------------------------------------------
@@ -77,10 +70,10 @@ def test_popcount_16_exhaustive(request):
 @pytest.mark.parametrize("n", [1, 3, 7, 33, 128])
 def test_popcount_random(n, request):
     rng = np.random.default_rng(harness.seed(n))
-    x = np.concatenate([np.array([0, (1 << n) - 1], dtype=object), _wide(rng, 5000, n),
+    x = np.concatenate([np.array([0, (1 << n) - 1], dtype=object), random_words(rng, 5000, n),
                         # sparse and dense words
-                        _wide(rng, 500, n) & _wide(rng, 500, n) & _wide(rng, 500, n),
-                        _wide(rng, 500, n) | _wide(rng, 500, n) | _wide(rng, 500, n)])
+                        random_words(rng, 500, n) & random_words(rng, 500, n) & random_words(rng, 500, n),
+                        random_words(rng, 500, n) | random_words(rng, 500, n) | random_words(rng, 500, n)])
     _run("popcount", {"x": x}, request, n=n)
 
 
@@ -94,7 +87,7 @@ def test_popcount_model():
 def test_csa_tree_random(n, width, request):
     rng = np.random.default_rng(harness.seed(n * 100 + width))
     x = np.concatenate([np.array([0, (1 << (n * width)) - 1], dtype=object),
-                        _wide(rng, 6000, n * width)])
+                        random_words(rng, 6000, n * width)])
     _run("csa_tree", {"x": x}, request, n=n, width=width)
 
 
@@ -105,7 +98,7 @@ def test_lzc_16_exhaustive(request):
 @pytest.mark.parametrize("width", [1, 5, 24, 48])
 def test_lzc_random(width, request):
     rng = np.random.default_rng(harness.seed(width))
-    x = _wide(rng, 4000, width) >> rng.integers(0, width + 1, 4000).astype(object)
+    x = random_words(rng, 4000, width) >> rng.integers(0, width + 1, 4000).astype(object)
     x = np.concatenate([np.array([0, 1, (1 << width) - 1], dtype=object), x])
     _run("lzc", {"x": x}, request, width=width)
 
@@ -116,6 +109,6 @@ def test_barrel_shift(direction, width, amount_width, request):
     rng = np.random.default_rng(harness.seed(width))
     aw = amount_width or (width - 1).bit_length() + 1
     amounts = np.arange(1 << aw, dtype=np.uint64)           # every amount ...
-    x = _wide(rng, len(amounts) * 40, width)                 # ... with many data words
+    x = random_words(rng, len(amounts) * 40, width)                 # ... with many data words
     _run("barrel_shift", {"x": x, "amount": np.tile(amounts, 40)}, request, width=width,
          direction=direction, amount_width=amount_width)
