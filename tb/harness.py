@@ -193,8 +193,17 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     summary["wall_s"] = round(wall, 2)
     print(f"[tcgen] {unit_name} {params.key()} {bench}: {json.dumps(summary)} "
           f"(sim={sim}, dir={run_dir.relative_to(ROOT)})")
-    if waves:
-        print(f"[tcgen] waves in {run_dir.relative_to(ROOT)}")
+    if waves:                  # cocotb's Icarus runner dumps into the build folder: move it
+        dumps = [p for p in list((d / "sim_build").glob("*.fst")) + list((d / "sim_build")
+                 .glob("*.vcd")) + list(run_dir.glob("*.fst")) + list(run_dir.glob("*.vcd"))
+                 if p.stat().st_mtime >= t0 - 1]
+        for p in dumps:
+            target = run_dir / f"dump{p.suffix}"
+            if p != target:
+                shutil.move(str(p), target)
+            print(f"[tcgen] waves: {target.relative_to(ROOT)}")
+        if not dumps:
+            print("[tcgen] WAVES=1 but the simulator wrote no waveform file")
     log = (run_dir / "sim.log").read_text(errors="replace") if (run_dir / "sim.log").exists() \
         else ""
     assert n_tests > 0, f"no cocotb test ran for {unit_name}; log:\n{log[-3000:]}"

@@ -63,8 +63,9 @@ def test_int_mul_model_matches_python():
 
 
 # -- popcount, compressor tree, LZC, shifter ---------------------------------------------------
-def test_popcount_16_exhaustive(request):
-    _run("popcount", {"x": np.arange(1 << 16, dtype=np.uint64)}, request, n=16)
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 11, 16])
+def test_popcount_exhaustive(n, request):
+    _run("popcount", {"x": np.arange(1 << n, dtype=np.uint64)}, request, n=n)
 
 
 @pytest.mark.parametrize("n", [1, 3, 7, 33, 128])
@@ -112,3 +113,14 @@ def test_barrel_shift(direction, width, amount_width, request):
     x = random_words(rng, len(amounts) * 40, width)                 # ... with many data words
     _run("barrel_shift", {"x": x, "amount": np.tile(amounts, 40)}, request, width=width,
          direction=direction, amount_width=amount_width)
+
+
+def test_waves_dump(request, monkeypatch, capsys):
+    """WAVES=1 leaves a waveform in the run folder and says where."""
+    monkeypatch.setenv("WAVES", "1")
+    _run("lzc", {"x": np.arange(64, dtype=np.uint64)}, request, width=6)
+    out = capsys.readouterr().out
+    line = [ln for ln in out.splitlines() if ln.startswith("[tcgen] waves: ")]
+    assert line, out
+    dump = harness.ROOT / line[-1].split(": ", 1)[1]
+    assert dump.exists() and dump.stat().st_size > 0
