@@ -135,12 +135,12 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
             write_atomic(workdir / f"stim_{name}.hex", _hex_lines(vals, w))
             decl.append(f"  reg {rng}mem_{name} [0:{n - 1}];")
             reads.append(f'    $readmemh("stim_{name}.hex", mem_{name});')
-            apply_.append(f"{name} = mem_{name}[i];")
+            apply_.append(f"{name} = mem_{name}[tcgen_i];")
     tb = [
         "`timescale 1ns/1ps",
         "module tcgen_tb;",
         *decl,
-        "  integer i;",
+        "  integer tcgen_i;",       # not `i`: a port may be called i
         f"  {netlist.top} dut ({', '.join(conns)});",
     ]
     if has_clk:
@@ -150,14 +150,14 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
         *reads,
         '    $dumpfile("activity.vcd");',
         "    $dumpvars(1, dut);",
-        "    i = 0;",
+        "    tcgen_i = 0;",
         "    " + " ".join(apply_),
         f"    #{PERIOD * WARMUP};",
     ]
     if has_rst:
         tb.append("    rst = 1'b0;")
     tb += [
-        f"    for (i = 1; i < {n}; i = i + 1) begin",
+        f"    for (tcgen_i = 1; tcgen_i < {n}; tcgen_i = tcgen_i + 1) begin",
         f"      #{PERIOD}; " + " ".join(apply_),
         "    end",
         f"    #{PERIOD};",

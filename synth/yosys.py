@@ -13,7 +13,7 @@ per-submodule breakdown)::
     setundef -zero
     rename -hide w:* c:*            # internal names become _N_ (ports keep theirs)
     stat -liberty LIB               # area from the liberty (unmodified copy)
-    write_verilog -noattr -noexpr -nohex -nodec netlist.v
+    write_verilog -noattr -noexpr -nohex -nodec -simple-lhs netlist.v
 
 ``LIB`` for ``dfflibmap``/``abc`` is the liberty copy with ``dont_use`` marks
 (:mod:`synth.liberty`); ``stat`` reads the unmodified copy.
@@ -68,7 +68,7 @@ def _script(design: Path, top: str, lib: Liberty, clock_ps: int, flatten: bool,
     lines += [f"tee -o stat.txt stat -liberty {_q(lib.path)}"
               + ("" if flatten else f" -top {top}")]
     if netlist is not None:
-        lines.append(f"write_verilog -noattr -noexpr -nohex -nodec {_q(netlist)}")
+        lines.append(f"write_verilog -noattr -noexpr -nohex -nodec -simple-lhs {_q(netlist)}")
     return "\n".join(lines) + "\n"
 
 
