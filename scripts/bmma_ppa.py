@@ -8,11 +8,12 @@ What it measures (synth.ppa.measure, one clock target, same flow for every row):
 
 * ``bmma_array`` m8n8k128 at F = 1, 2, 4 (run-time xor/and select) on osu018, vectorless;
 * the same generator at m2n2k128 (4 of the 64 output channels; the per-channel datapath is the
-  same popcount-128 + s32 tree) for the full matrix: F = 1, 2, 4, 8; xor-only (Turing,
-  paper-faithful), and-only and xor_and; on osu018, nangate45 and sky130hd; vectorless and sim
-  (sim is refused on nangate45: its liberty ships no cell models);
-* ``int8_mac_array`` of equal MACs per cycle (m2n2k32 F=1 = bmma m2n2k128 F=4;
-  m2n2k16 F=1 = bmma F=8);
+  same popcount-128 + s32 tree): F = 1, 2, 4, 8; xor-only (Turing, paper-faithful), and-only
+  and xor_and; vectorless on osu018, nangate45 and sky130hd, sim on osu018 (and sky130hd for
+  the F=1 / INT8 pair); sim is refused on nangate45 (its liberty ships no cell models);
+* ``int8_mac_array`` of equal MACs per cycle: m2n2k16 F=1 = bmma m2n2k128 F=8 (64 per cycle)
+  on the three libraries (+ sim on osu018), and (without --no-full) m2n2k32 F=1 = bmma F=4
+  (128 per cycle) on osu018 (its synthesis takes ~15 min here);
 * ``bnn_epilogue`` with the per-channel sense (ours) and without (paper/code: v ≥ τ only);
 * the popcount-128 full-adder census against the 128 − 8 = 120 bound;
 * the throughput model at the measured clocks beside the paper's RTX 2080 Ti figures.
@@ -38,39 +39,39 @@ SMALL = {"m": 2, "n": 2, "k": 128}
 
 
 def configs(full: bool):
-    """(label, unit, params, liberties, activities) rows of the study."""
-    all3 = ("osu018", "nangate45", "sky130hd")
+    """(label, unit, params, [(liberty, activity), ...]) rows of the study."""
+    v3 = [("osu018", "vectorless"), ("nangate45", "vectorless"), ("sky130hd", "vectorless")]
+    v3s = v3 + [("osu018", "sim"), ("sky130hd", "sim")]
+    v3o = v3 + [("osu018", "sim")]
+    osu = [("osu018", "vectorless")]
     rows = []
     if full:
         for f in (1, 2, 4):
-            rows.append((f"bmma m8n8k128 F={f} xor_and", "bmma_array", {"fold": f},
-                         ("osu018",), ("vectorless",)))
-    for f in (1, 2, 4, 8):
-        libs = all3 if f in (1, 4) else ("osu018",)
-        rows.append((f"bmma m2n2k128 F={f} xor_and", "bmma_array", dict(SMALL, fold=f), libs,
-                     ("vectorless", "sim")))
-    for ops in ("xor", "and"):
-        rows.append((f"bmma m2n2k128 F=1 {ops}", "bmma_array", dict(SMALL, ops=ops), all3,
-                     ("vectorless", "sim")))
-    rows.append(("bmma m2n2k128 F=1 xor acc s17", "bmma_array",
-                 dict(SMALL, ops="xor", acc_width=17), ("osu018",), ("vectorless",)))
-    rows.append(("int8 m2n2k32 F=1 (= bmma F=4 work)", "int8_mac_array",
-                 {"m": 2, "n": 2, "k": 32}, all3, ("vectorless", "sim")))
-    rows.append(("int8 m2n2k16 F=1 (= bmma F=8 work)", "int8_mac_array",
-                 {"m": 2, "n": 2, "k": 16}, ("osu018",), ("vectorless", "sim")))
-    rows.append(("epilogue n=8 (sense, ours)", "bnn_epilogue", {}, all3, ("vectorless", "sim")))
-    rows.append(("epilogue n=8 v≥τ only (paper)", "bnn_epilogue", {"sense": False}, all3,
-                 ("vectorless", "sim")))
+            rows.append((f"bmma m8n8k128 F={f} xor_and", "bmma_array", {"fold": f}, osu))
+    rows += [
+        ("bmma m2n2k128 F=1 xor_and", "bmma_array", dict(SMALL, fold=1), v3s),
+        ("bmma m2n2k128 F=2 xor_and", "bmma_array", dict(SMALL, fold=2), osu),
+        ("bmma m2n2k128 F=4 xor_and", "bmma_array", dict(SMALL, fold=4), v3o),
+        ("bmma m2n2k128 F=8 xor_and", "bmma_array", dict(SMALL, fold=8), v3o),
+        ("bmma m2n2k128 F=1 xor", "bmma_array", dict(SMALL, ops="xor"), v3o),
+        ("bmma m2n2k128 F=1 and", "bmma_array", dict(SMALL, ops="and"), v3o),
+        ("bmma m2n2k128 F=1 xor acc s17", "bmma_array", dict(SMALL, ops="xor", acc_width=17),
+         osu),
+        *([("int8 m2n2k32 F=1 (= bmma F=4 work)", "int8_mac_array", {"m": 2, "n": 2, "k": 32},
+            osu)] if full else []),
+        ("int8 m2n2k16 F=1 (= bmma F=8 work)", "int8_mac_array", {"m": 2, "n": 2, "k": 16},
+         v3o),
+        ("epilogue n=8 (sense, ours)", "bnn_epilogue", {}, v3o),
+        ("epilogue n=8 v≥τ only (paper)", "bnn_epilogue", {"sense": False}, v3o),
+    ]
     return rows
 
 
 def run_all(full: bool, log):
     results = []
-    for label, unit, params, libs, acts in configs(full):
-        for lib in libs:
-            for act in acts:
-                if act == "sim" and lib == "nangate45":
-                    continue
+    for label, unit, params, points in configs(full):
+        for lib, act in points:
+            if True:
                 t0 = time.time()
                 r = measure(unit, params, liberty=lib, clock_ns=CLOCK_NS, activity=act,
                             toggle_rate=0.1, workload_cycles=CYCLES, seed=1)
@@ -164,10 +165,11 @@ def report(results, full: bool, wall_s: float) -> str:
     # -- ratios -------------------------------------------------------------------------------------
     out += ["## Ratios (same flow, same clock, same library)", "",
             "| library | activity | INT8/BMMA area at equal work (F=4 pair) | INT8/BMMA energy "
-            "per op (F=4 pair) | INT8/BMMA area (F=8 pair) | xor_and/xor area | and/xor area | "
+            "per op (F=4 pair) | INT8/BMMA area (F=8 pair) | INT8/BMMA energy per op (F=8 pair) "
+            "| xor_and/xor area | and/xor area | "
             "xor/xor_and energy per op | F=4/F=1 area | F=4/F=1 energy per op | "
             "epilogue sense/paper area |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def ratio(a, b, key):
         if a is None or b is None:
@@ -188,6 +190,7 @@ def report(results, full: bool, wall_s: float) -> str:
             es, ep = g("epilogue n=8 (sense, ours)"), g("epilogue n=8 v≥τ only (paper)")
             out.append(f"| {lib} | {act} | {ratio(i32, b4, 'area_um2')} | "
                        f"{ratio(i32, b4, 'energy_pj_per_op')} | {ratio(i16, b8, 'area_um2')} | "
+                       f"{ratio(i16, b8, 'energy_pj_per_op')} | "
                        f"{ratio(b1, bx, 'area_um2')} | {ratio(ba, bx, 'area_um2')} | "
                        f"{ratio(bx, b1, 'energy_pj_per_op')} | {ratio(b4, b1, 'area_um2')} | "
                        f"{ratio(b4, b1, 'energy_pj_per_op')} | {ratio(es, ep, 'area_um2')} |")

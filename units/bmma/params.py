@@ -58,8 +58,14 @@ class BmmaArrayParams(_ArrayParams):
 
 @dataclass(frozen=True)
 class Int8MacArrayParams(_ArrayParams):
-    """``int8_mac_array``: the INT8 MAC array of the same structure, for cost comparison."""
+    """``int8_mac_array``: the INT8 MAC array of the same structure, for cost comparison.
+
+    Default m2n2k16 (64 MACs per cycle, the equal-work partner of bmma_array m2n2k128 F=8 in
+    the PPA study): an m8n8 default would put 1024 multipliers in every `generate --all` and
+    `make run`."""
     UNIT = "int8_mac_array"
+    m: int = param(2, range=(1, 64), doc="rows of A and D")
+    n: int = param(2, range=(1, 64), doc="columns of B and D")
     k: int = param(16, range=(1, 1024), doc="reduction length per operation (INT8 elements)")
 
     def check(self):
