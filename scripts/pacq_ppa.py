@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -30,76 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 OUT_JSON = ROOT / "build" / "pacq_ppa" / "results.json"
-
-
-# -- local workaround for the synth flow (see the report) -------------------------------------
-def _patch_netlist_reader():
-    """Yosys writes ``assign { y[111], y[95] } = { y[127], y[127] };`` when several output bits
-    are one net (pacq_mul's lane sign bits).  The 2019 OpenSTA cannot parse a concatenated
-    assign (syntax error) and synth.activity.read_netlist cannot either.  Until synth/ splits
-    them (e.g. Yosys ``splitnets -ports`` / ``insbuf``, or a netlist rewrite), rewrite the mapped
-    netlist in place into one ``assign`` per bit right after synthesis (same connectivity)."""
-    from synth import ppa
-    if getattr(ppa._synth, "_pacq_patched", False):
-        return
-    orig = ppa._synth
-
-    def bits(expr):
-        expr = expr.strip()
-        if expr.startswith("{"):
-            out = []
-            for item in _split(expr[1:-1]):
-                out += bits(item)
-            return out
-        m = re.fullmatch(r"(\d+)'([bh])([0-9a-fA-F_xz]+)", expr)
-        if m:
-            w = int(m.group(1))
-            v = int(m.group(3).replace("_", ""), 2 if m.group(2) == "b" else 16)
-            return [f"1'b{(v >> i) & 1}" for i in reversed(range(w))]
-        m = re.fullmatch(r"(\\?\S+?)\s*\[(\d+):(\d+)\]", expr)
-        if m:
-            hi, lo = int(m.group(2)), int(m.group(3))
-            step = -1 if hi >= lo else 1
-            return [f"{m.group(1)}[{i}]" for i in range(hi, lo + step, step)]
-        return [expr]
-
-    def expand(m):
-        lhs, rhs = bits(m.group(1)), bits(m.group(2))
-        if len(lhs) != len(rhs):
-            raise ValueError(f"cannot expand assign {m.group(0)!r}")
-        return "\n".join(f"  assign {a} = {b};" for a, b in zip(lhs, rhs))
-
-    def patched(*args, **kw):
-        syn, hit = orig(*args, **kw)
-        path = Path(syn.netlist)
-        text = path.read_text()
-        if re.search(r"^\s*assign\s+\{", text, flags=re.M):
-            text = re.sub(r"^\s*assign\s+(\{.*?\})\s*=\s*(.+?)\s*;", expand, text,
-                          flags=re.M)
-            tmp = path.with_suffix(".v.tmp")
-            tmp.write_text(text)
-            tmp.replace(path)
-        return syn, hit
-
-    patched._pacq_patched = True
-    ppa._synth = patched
-
-
-def _split(s):
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
 
 
 # -- workloads ----------------------------------------------------------------------------------
@@ -138,7 +67,7 @@ def dp4_pacq_workload(params, width, n, seed):
 
 
 # -- the measurement list ----------------------------------------------------------------------
-def jobs(libs, cycles, clock_ns):
+def jobs(libs, cycles, clock_ns, dp4_libs=None):
     """(key, unit, params dict, width or None, ops_per_cycle or None, liberty, activity)."""
     units = [
         ("fp16_mul", "fp16_mul", {}, None),
@@ -164,6 +93,8 @@ def jobs(libs, cycles, clock_ns):
     for lib in libs:
         acts = ["vectorless"] + (["sim"] if lib != "nangate45" else [])
         for key, unit, params, widths in units:
+            if unit.startswith("dp4") and dp4_libs is not None and lib not in dp4_libs:
+                continue
             for activity in acts:
                 for width in (widths or (None,)):
                     out.append((key, unit, params, width, lib, activity, cycles, clock_ns))
@@ -172,7 +103,6 @@ def jobs(libs, cycles, clock_ns):
 
 def measure_one(job):
     key, unit_name, params, width, lib, activity, cycles, clock_ns = job
-    _patch_netlist_reader()
     from hw.generate import verilog
     from hw.registry import get_unit
     from synth.ppa import measure, measure_verilog
@@ -225,12 +155,13 @@ def _ratio(a, b):
     return f"{a / b:.2f}×" if a and b else "n/a"
 
 
-def write_report(res, libs, clock_ns, cycles, wall):
+def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
     tools = next((r["tools"] for r in res if r.get("tools")), {})
     L = []
     L.append("# PacQ PPA study\n")
     L.append(f"Regenerate: `.venv/bin/python scripts/pacq_ppa.py --libs {','.join(libs)} "
-             f"--clock-ns {clock_ns:g} --cycles {cycles}` ({wall / 60:.0f} min here; results "
+             + (f"--dp4-libs {dp4_libs} " if dp4_libs else "")
+             + f"--clock-ns {clock_ns:g} --cycles {cycles}` ({wall / 60:.0f} min here; results "
              f"cached in build/ppa/).  Date {datetime.date.today().isoformat()}.  Tools: "
              + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())) + ".\n")
     L.append(f"Flow: synth.ppa (Yosys `synth -flatten`, `abc -liberty -D`, OpenSTA timing and "
@@ -351,9 +282,11 @@ def main():
     ap.add_argument("--cycles", type=int, default=600)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="comma list of measurement keys (debug)")
+    ap.add_argument("--dp4-libs", default="", help="libraries for the DP-4 units (default: all)")
     args = ap.parse_args()
     libs = args.libs.split(",")
-    todo = jobs(libs, args.cycles, args.clock_ns)
+    dp4_libs = args.dp4_libs.split(",") if args.dp4_libs else None
+    todo = jobs(libs, args.cycles, args.clock_ns, dp4_libs)
     if args.only:
         todo = [j for j in todo if j[0] in args.only.split(",")]
     t0 = time.time()
@@ -366,7 +299,7 @@ def main():
                      f" fmax {r['fmax_mhz']:.0f} ({r['seconds']} s)"), flush=True)
     OUT_JSON.parent.mkdir(parents=True, exist_ok=True)
     OUT_JSON.write_text(json.dumps(res, indent=1, default=str))
-    write_report(res, libs, args.clock_ns, args.cycles, time.time() - t0)
+    write_report(res, libs, args.clock_ns, args.cycles, time.time() - t0, args.dp4_libs)
     print("wrote reports/pacq_ppa.md")
 
 
