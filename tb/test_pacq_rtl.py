@@ -272,18 +272,3 @@ def test_dp4_m2n4k4_cycle_counts(name, cfg, wbits, paper_cycles, outputs):
     outs = s["back_to_back_beats"] * (1 if name == "dp4_baseline" else p.D)
     assert outs == outputs
     assert s["back_to_back_cycles"] == paper_cycles
-
-
-@pytest.mark.xfail(strict=True, reason="tb/drivers.py StreamDriver/StreamMonitor sample "
-                   "ready/valid after the rising edge (see benches/pacq_stream.py); remove "
-                   "this xfail when that is fixed")
-def test_shared_stream_drivers_count_transfers():
-    """Demonstrates the shared drivers' bug: the same dp4_pacq run, with tb/drivers.py's
-    StreamDriver/StreamMonitor, loses beats (op.ready rises only in an operation's last beat)."""
-    unit = get_unit("dp4_pacq")
-    p = unit.params()
-    rng = np.random.default_rng(1)
-    ops = unit.workload(p, rng, 6)["op__payload"]
-    harness.run("dp4_pacq", p, bench="pacq_stream", stimulus={"op__payload": ops},
-                testcase="back_to_back", name="shared-drivers",
-                extra_env={"TCGEN_PACQ_DRIVERS": "shared"})
