@@ -96,8 +96,8 @@ def report(results, full: bool, wall_s: float) -> str:
     out = [
         "# BMMA PPA study (issue 5): bit tensor-core array, INT8 MAC array, BNN epilogue",
         "",
-        f"Regenerate: `.venv/bin/python scripts/bmma_ppa.py` (date {today}; {wall_s/60:.1f} min "
-        "this run, results cached by synth/). Flow: synth.ppa.measure — Yosys `synth -flatten`, "
+        f"Regenerate: `.venv/bin/python scripts/bmma_ppa.py{'' if full else ' --no-full'}` "
+        f"(date {today}; {wall_s/60:.1f} min this run, results cached by synth/). Flow: synth.ppa.measure — Yosys `synth -flatten`, "
         "`dfflibmap`, `abc -liberty -D` at the clock target, OpenSTA timing and power "
         "(docs/ppa.md).",
         f"Clock target {CLOCK_NS:g} ns (100 MHz) for every row. Liberties: osu018 (OSU 0.18 µm, "
