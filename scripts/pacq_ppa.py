@@ -124,7 +124,13 @@ def measure_one(job):
                                 clock_ns=clock_ns, activity=activity, workload=wl,
                                 workload_cycles=cycles if activity == "sim" else None,
                                 ops_per_cycle=float(ops), ops_unit=unit.ops_unit)
-            r["unit"], r["params"] = unit_name, p.as_dict()
+            r = dict(r, unit=unit_name, params=p.as_dict())
+            # measure_verilog's cache key does not include ops_per_cycle (an INT4 and an INT2
+            # vectorless run share one result): derive the per-op figures for this stream here
+            P = r["power_mw"]["total"]
+            r["ops_per_cycle"] = float(ops)
+            r["energy_pj_per_op"] = P * clock_ns / ops
+            r["gops_per_w"] = ops / clock_ns / (P * 1e-3)
     except Exception as e:                        # keep the study going; report the failure
         return {"key": key, "width": width, "lib": lib, "activity": activity,
                 "error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
@@ -268,6 +274,16 @@ WHY = """
   would be smaller.  One shared rounding helper is a project rule (DESIGN.md §7).
 - Multiplier throughput counts every lane every cycle; in the DP-4 only D lanes per cycle are
   consumed (50% / 25% utilization at D = 2), which is why the DP-4 ratios are far smaller.
+- **D2/D1 and D4/D2 depend on the activity model.**  With one global toggle rate (vectorless,
+  what the paper presumably used) our ratios are 1.40× / 1.16× (paper: 1.33–1.38× / 1.11–1.18×):
+  an idle multiplier still "burns" power, so more trees amortize it.  With simulated activity the
+  multipliers only toggle when a new operation arrives (every G = L/D cycles), so doubling D
+  doubles the multiplier activity too and the gain vanishes (0.8–1.0×).
+- The DP-4s do not meet 10 ns on osu018 (fmax column): one FP16 adder per stage is ~18 ns there,
+  and the pipeline's global stall enable fans out to every register with no buffer tree (the flow
+  does no buffering/placement), which grows with D.  Power is compared at the common 10 ns clock.
+- DP-4 units were measured on osu018 only in this run (each DP-4 synthesis takes minutes here);
+  `--dp4-libs osu018,sky130hd,nangate45` adds them for the other libraries.
 - Absolute numbers are 180 nm / 130 nm / 45 nm open libraries at a 10 ns target, not TSMC/DC
   32 nm at 400 MHz; our sim power excludes glitches (zero-delay), vectorless uses one global
   toggle rate (what the paper likely did).  vectorless power of one unit does not depend on the
