@@ -190,7 +190,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     else:
         stim_sha = _stimulus_sha(workload)
         opts.update(stimulus=stim_sha, cycles=n)
-    key = _sha({"synth": synth_key, "clock_ns": clock_ns, **opts})[:24]
+    key = _sha({"synth": synth_key, "clock_ns": clock_ns, "ops": [ops_per_cycle, ops_unit],
+                **opts})[:24]     # per-op figures are stored in the result
     result_file = BUILD / "results" / f"{key}.json"
     if cache and result_file.is_file():
         res = json.loads(result_file.read_text())
