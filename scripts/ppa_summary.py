@@ -85,7 +85,9 @@ def main(argv=None) -> int:
            "units": [{k: v for k, v in r.items()
                       if k not in ("netlist", "runtime_s", "cached", "cache_key", "tools",
                                    "liberty", "flow_hash")} for r in results]}
-    write_atomic(out / "ppa_summary.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    text = text.replace(str(ROOT) + "/", "")           # no machine paths in reports
+    write_atomic(out / "ppa_summary.json", text)
     lines = [
         "# PPA summary: every registered unit at its defaults",
         "",
