@@ -56,6 +56,7 @@ class Pin:
     direction: str                 # input, output, inout, internal
     function: str | None = None
     clock: bool = False
+    capacitance: float | None = None   # input pin capacitance, library units
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,32 @@ class Liberty:
     library: str                    # the library's own name
     time_unit: str
     cells: dict = field(repr=False, compare=False, default_factory=dict)
+    cap_unit_ff: float = 1000.0     # one library capacitance unit in fF (capacitive_load_unit)
+    flow_dont_use: frozenset = field(repr=False, compare=False, default=frozenset())
+
+    def buffer_cell(self) -> tuple[str, float]:
+        """(name, input capacitance in fF) of the smallest non-inverting buffer ABC may use.
+
+        It is the driving cell and, ×4, the output load of the ``abc -constr`` file that turns
+        on ABC's buffering and gate sizing (:mod:`synth.yosys`).  Clock and delay buffers are
+        taken only if the library has no plain one; ``ValueError`` if it has none at all."""
+        found = []
+        for c in self.cells.values():
+            if c.sequential or c.dont_use or c.name in self.flow_dont_use:
+                continue
+            ins, outs = c.inputs, c.outputs
+            if len(ins) != 1 or len(outs) != 1 or ins[0].capacitance is None:
+                continue
+            fn = (outs[0].function or "").replace(" ", "").strip("()")
+            if fn != ins[0].name:
+                continue
+            special = any(t in c.name.lower() for t in ("clk", "dly", "dlygate", "probe"))
+            found.append((special, c.area, c.name, ins[0].capacitance * self.cap_unit_ff))
+        if not found:
+            raise ValueError(f"liberty {self.name!r}: no buffer cell (one input, function = "
+                             "that input); ABC's buffering needs one")
+        _, _, name, cap = min(found)
+        return name, cap
 
     def describe(self) -> dict:
         return {"name": self.name, "path": str(self.source), "sha256": self.sha256,
@@ -159,7 +186,7 @@ def _load(name: str, src: Path, models, dont_use) -> Liberty:
         return _memo[memo_key]
     text = _read_text(src)
     sha = hashlib.sha256(text.encode()).hexdigest()
-    library, time_unit, cells = parse(text, src)
+    library, time_unit, cells, cap_unit_ff = parse(text, src)
     lib_dir = BUILD / "lib" / sha[:16]
     plain = lib_dir / f"{name}.lib"
     mapped = lib_dir / f"{name}.map.lib"
@@ -179,7 +206,8 @@ def _load(name: str, src: Path, models, dont_use) -> Liberty:
             plain_models.append(out)
     lib = Liberty(name=name, source=src, path=plain, map_path=mapped, sha256=sha,
                   models=tuple(plain_models), model_defines=MODEL_DEFINES.get(name, ()),
-                  library=library, time_unit=time_unit, cells=cells)
+                  library=library, time_unit=time_unit, cells=cells, cap_unit_ff=cap_unit_ff,
+                  flow_dont_use=frozenset(dont))
     _memo[memo_key] = lib
     return lib
 
@@ -192,6 +220,8 @@ def _stem_v(p: Path) -> str:
 _STMT = re.compile(r'([^{};]*)([{};])')
 _HEAD = re.compile(r'^([A-Za-z_]\w*)\s*\((.*)\)$', re.S)
 _ATTR = re.compile(r'^([A-Za-z_]\w*)\s*:\s*(.*)$', re.S)
+_CAP_UNIT = re.compile(r'^capacitive_load_unit\s*\(\s*([0-9.eE+-]+)\s*,\s*"?(\w+)"?\s*\)$')
+_CAP_SCALE = {"ff": 1.0, "pf": 1000.0}
 
 
 def _unquote(v: str) -> str:
@@ -200,13 +230,15 @@ def _unquote(v: str) -> str:
 
 
 def parse(text: str, src: Path | str = "<liberty>"):
-    """(library name, time unit, {cell name: Cell}); ``ValueError`` if it is not a liberty.
+    """(library name, time unit, {cell name: Cell}, capacitance unit in fF); ``ValueError`` if
+    it is not a liberty.
 
     Splits the text into statements (``head {``, ``attr : value ;``, ``}``) and keeps the
     attributes the flow needs; everything else (tables, templates) is skipped."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S).replace("\\\n", " ")
     stack: list[str] = []
     library, time_unit = None, "1ns"
+    cap_unit_ff = 1000.0                       # liberty default: 1 pF
     cells: dict[str, Cell] = {}
     cur = pin = seq = None
     pos = 0
@@ -230,7 +262,7 @@ def parse(text: str, src: Path | str = "<liberty>"):
                        "dont_use": False}
             elif depth == 2 and cur is not None and kind in ("pin", "pg_pin"):
                 pin = {"name": args[0], "direction": "internal", "function": None,
-                       "clock": False, "pg": kind == "pg_pin"}
+                       "clock": False, "pg": kind == "pg_pin", "capacitance": None}
             elif depth == 2 and cur is not None and kind in ("ff", "latch"):
                 seq = {"outputs": tuple(args)}
                 cur[kind] = seq
@@ -250,7 +282,7 @@ def parse(text: str, src: Path | str = "<liberty>"):
             elif depth == 2 and pin is not None:
                 if not pin["pg"]:
                     cur["pins"].append(Pin(pin["name"], pin["direction"], pin["function"],
-                                           pin["clock"]))
+                                           pin["clock"], pin["capacitance"]))
                 pin = None
             elif depth == 2 and kind in ("ff", "latch"):
                 seq = None
@@ -264,7 +296,14 @@ def parse(text: str, src: Path | str = "<liberty>"):
                                  "not a liberty file")
             a = _ATTR.match(body)
             if not a:
-                continue                      # complex attribute: name (args) ;
+                u = _CAP_UNIT.match(body) if len(stack) == 1 else None
+                if u:
+                    unit = u.group(2).lower()
+                    if unit not in _CAP_SCALE:
+                        raise ValueError(f"liberty {src}: capacitive_load_unit {unit!r} is not "
+                                         "ff or pf")
+                    cap_unit_ff = float(u.group(1)) * _CAP_SCALE[unit]
+                continue                      # other complex attributes: name (args) ;
             key, val = a.group(1), _unquote(a.group(2))
             depth = len(stack)
             if depth == 1 and key == "time_unit":
@@ -283,6 +322,11 @@ def parse(text: str, src: Path | str = "<liberty>"):
                     pin[key] = val
                 elif key == "clock":
                     pin["clock"] = val.lower() == "true"
+                elif key == "capacitance":
+                    try:
+                        pin["capacitance"] = float(val)
+                    except ValueError:
+                        pass                  # not a plain number: leave it unknown
             elif depth == 3 and seq is not None:
                 seq[key] = val
     if library is None:
@@ -295,7 +339,7 @@ def parse(text: str, src: Path | str = "<liberty>"):
                          "the file does not parse")
     if not cells:
         raise ValueError(f"liberty {src}: library {library} defines no cells")
-    return library, time_unit, cells
+    return library, time_unit, cells, cap_unit_ff
 
 
 def mark_dont_use(text: str, names: set[str]) -> str:

@@ -8,7 +8,9 @@ per-submodule breakdown)::
     hierarchy -check -top TOP
     synth -top TOP [-flatten]
     dfflibmap -liberty LIB          # flip-flops to the library's flip-flops
-    abc -liberty LIB -D <clock ps>  # logic to the library's cells, delay target = the clock
+    abc -liberty LIB -D <clock ps> -constr abc.constr
+                                    # logic to the library's cells, delay target = the clock,
+                                    # then ABC's buffer / upsize / dnsize (enabled by -constr)
     opt_clean -purge
     setundef -zero
     rename -hide w:* c:*            # internal names become _N_ (ports keep theirs)
@@ -17,6 +19,13 @@ per-submodule breakdown)::
 
 ``LIB`` for ``dfflibmap``/``abc`` is the liberty copy with ``dont_use`` marks
 (:mod:`synth.liberty`); ``stat`` reads the unmodified copy.
+
+``abc.constr`` holds ``set_driving_cell BUF`` and ``set_load 4·C_in(BUF)`` (fF) for the
+library's smallest buffer (:meth:`synth.liberty.Liberty.buffer_cell`).  Without a constraint
+file Yosys runs ABC's mapping script without ``buffer``/``upsize``/``dnsize``: every net keeps
+its single minimum-size driver whatever the fanout, and a valid/enable net feeding thousands of
+flip-flops sets fmax (an m8n8k128 array measured 9 MHz that way).  With it, ABC builds buffer
+trees and sizes gates against the ``-D`` target, as a production flow would.
 """
 from __future__ import annotations
 
@@ -52,14 +61,20 @@ def module_names(verilog_text: str) -> list[str]:
     return re.findall(r"^\s*module\s+\\?([^\s(;#]+)", verilog_text, flags=re.M)
 
 
+def _constr_text(lib: Liberty) -> str:
+    buf, cap_ff = lib.buffer_cell()
+    return f"set_driving_cell {buf}\nset_load {4 * cap_ff:.4g}\n"
+
+
 def _script(design: Path, top: str, lib: Liberty, clock_ps: int, flatten: bool,
             netlist: Path | None) -> str:
+    constr = design.parent / "abc.constr"
     lines = [
         f"read_verilog {_q(design)}",
         f"hierarchy -check -top {top}",
         f"synth -top {top}" + (" -flatten" if flatten else ""),
         f"dfflibmap -liberty {_q(lib.map_path)}",
-        f"abc -liberty {_q(lib.map_path)} -D {clock_ps}",
+        f"abc -liberty {_q(lib.map_path)} -D {clock_ps} -constr {_q(constr)}",
         "opt_clean -purge",
         "setundef -zero",
     ]
@@ -141,6 +156,7 @@ def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workd
         raise SynthesisError(f"synthesis: top module {top!r} is not in the Verilog "
                              f"(modules: {', '.join(modules) or 'none'})")
     clock_ps = max(1, int(round(clock_ns * 1000)))
+    (workdir / "abc.constr").write_text(_constr_text(lib))
     netlist = workdir / "netlist.v"
     runtimes = {}
     t0 = time.monotonic()

@@ -207,3 +207,54 @@ def test_cli_table_and_json(tmp_path):
               "gops_per_w_fmax", "runtime_s", "cells_by_type", "breakdown"):
         assert k in r, k
     assert r["command"].startswith("tcgen ppa lzc -p width=8")
+
+
+# -- ABC buffering (synth.yosys: abc -constr) -------------------------------------------------
+def _fanout_design(n: int) -> str:
+    """One registered enable driving the enables of ``n`` flip-flops (the valid → accumulator
+    enable net of the BMMA arrays)."""
+    return (f"module fan(input clk, input en_in, input [{n - 1}:0] d, output reg [{n - 1}:0] q);\n"
+            "  reg en;\n"
+            "  always @(posedge clk) begin\n"
+            "    en <= en_in;\n"
+            "    if (en) q <= d;\n"
+            "  end\n"
+            "endmodule\n")
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_high_fanout_net_is_buffered(lib):
+    """A 2,048-load enable must not be 32× slower than a 64-load one: ABC buffers it (delay
+    grows ~log(fanout)); with one unbuffered driver the delay grows linearly with the load."""
+    small = measure_verilog(_fanout_design(64), "fan", liberty=lib, clock_ns=2.0)
+    big = measure_verilog(_fanout_design(2048), "fan", liberty=lib, clock_ns=2.0)
+    assert big["fmax_mhz"] > 0.4 * small["fmax_mhz"], (small["fmax_mhz"], big["fmax_mhz"])
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_buffer_cell_is_a_buffer_with_capacitance_in_ff(lib):
+    L = resolve(lib)
+    name, cap_ff = L.buffer_cell()
+    cell = L.cells[name]
+    assert len(cell.inputs) == 1 and len(cell.outputs) == 1 and not cell.sequential
+    assert cell.outputs[0].function.strip("() ") == cell.inputs[0].name
+    assert 0.2 < cap_ff < 50, cap_ff          # a minimum buffer's input is a few fF
+
+
+def _tiny_lib(unit: str, with_buffer: bool = True) -> str:
+    buf = ("  cell (B1) {\n    area : 2;\n    pin (A) { direction : input; capacitance : 3; }\n"
+           "    pin (Y) { direction : output; function : \"A\"; }\n  }\n") if with_buffer else ""
+    return (f"library (tiny) {{\n  capacitive_load_unit (1,{unit});\n"
+            "  cell (I1) {\n    area : 1;\n    pin (A) { direction : input; capacitance : 2; }\n"
+            "    pin (Y) { direction : output; function : \"!A\"; }\n  }\n" + buf + "}\n")
+
+
+def test_capacitance_units_and_missing_buffer(tmp_path):
+    ff, pf, nobuf = tmp_path / "ff.lib", tmp_path / "pf.lib", tmp_path / "nobuf.lib"
+    ff.write_text(_tiny_lib("ff"))
+    pf.write_text(_tiny_lib("pf"))
+    nobuf.write_text(_tiny_lib("ff", with_buffer=False))
+    assert resolve(str(ff)).buffer_cell() == ("B1", 3.0)
+    assert resolve(str(pf)).buffer_cell() == ("B1", 3000.0)
+    with pytest.raises(ValueError, match="'nobuf': no buffer cell"):
+        resolve(str(nobuf)).buffer_cell()
