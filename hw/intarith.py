@@ -16,12 +16,59 @@ Structure (so that areas compare like with like):
 """
 from __future__ import annotations
 
+import contextlib
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["compress", "sum_operands", "array_mul", "popcount", "lzc", "shift_right_sticky",
-           "shift_left", "dadda_heights"]
+           "shift_left", "dadda_heights", "adder_census"]
+
+_censuses: list[dict] = []
+
+
+@contextlib.contextmanager
+def adder_census():
+    """Count the adders every :func:`compress` call builds inside the ``with`` block.
+
+    Yields a dict that fills in as logic is built: ``tree_fa`` / ``tree_ha`` (the Dadda tree's
+    full and half adders), ``cpa_fa`` / ``cpa_ha`` (the final carry-propagate adder read as a
+    ripple-carry adder over the bit positions where an operand bit or a carry is live; the top
+    column's carry-out is not built), ``fa`` / ``ha`` (totals) and ``compressors`` (calls).
+    Censuses nest; each sees everything built inside it::
+
+        with adder_census() as c:
+            popcount(Module(), Signal(128))
+        c["fa"]   # 120
+    """
+    c = {"tree_fa": 0, "tree_ha": 0, "cpa_fa": 0, "cpa_ha": 0, "fa": 0, "ha": 0,
+         "compressors": 0}
+    _censuses.append(c)
+    try:
+        yield c
+    finally:
+        _censuses.remove(c)
+
+
+def _record(tree_fa: int, tree_ha: int, rows: list[list], width: int):
+    if not _censuses:
+        return
+    cpa_fa = cpa_ha = 0
+    carry = False
+    for i in range(width):
+        k = sum(not isinstance(r[i], Const) for r in rows) + carry
+        cpa_fa += k == 3
+        cpa_ha += k == 2
+        carry = k >= 2 and i < width - 1
+    for c in _censuses:
+        c["tree_fa"] += tree_fa
+        c["tree_ha"] += tree_ha
+        c["cpa_fa"] += cpa_fa
+        c["cpa_ha"] += cpa_ha
+        c["fa"] += tree_fa + cpa_fa
+        c["ha"] += tree_ha + cpa_ha
+        c["compressors"] += 1
 
 
 def dadda_heights(max_height: int) -> list[int]:
@@ -73,6 +120,7 @@ def compress(m: Module, columns: list[list], width: int, name: str = "csa"):
     out = Signal(width, name=f"{name}_sum")
     if width:
         m.d.comb += out.eq(Cat(*rows[0]) + Cat(*rows[1]))
+    _record(fa, ha, rows, width)
     return out
 
 

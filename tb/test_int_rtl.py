@@ -124,3 +124,56 @@ def test_waves_dump(request, monkeypatch, capsys):
     assert line, out
     dump = harness.ROOT / line[-1].split(": ", 1)[1]
     assert dump.exists() and dump.stat().st_size > 0
+
+
+# -- adder census (hw.intarith.adder_census) ---------------------------------------------------
+def _census(build):
+    from amaranth import Module
+    from hw.intarith import adder_census
+    m = Module()
+    m._MustUse__silence = True
+    with adder_census() as c:
+        build(m)
+    return c
+
+
+@pytest.mark.parametrize("n,fa,ha", [(2, 0, 1), (3, 0, 3)])
+def test_adder_census_tiny_popcounts_by_hand(n, fa, ha):
+    """Derived by hand from the algorithm: 2 bits = one half adder in the CPA; 3 bits: Dadda
+    reduces the 3-high column to 2 with a half adder (h − d = 1), then the CPA needs two more.
+    (One full adder would do: the census counts what is built, not the optimum.)"""
+    from amaranth import Signal
+    from hw.intarith import popcount
+    c = _census(lambda m: popcount(m, Signal(n)))
+    assert (c["fa"], c["ha"], c["compressors"]) == (fa, ha, 1)
+
+
+@pytest.mark.parametrize("n", [8, 16, 32, 64, 128, 256])
+def test_adder_census_respects_the_full_adder_bound(n):
+    """A full adder turns 3 bits into 2, a half adder 2 into 2, so n = 2^k bits summed into the
+    k+1 bits of the count need at least n − (k+1) full adders (the issue's bound): a census
+    below it is wrong.  (For n = 2^k − 1 the top column's carry is dead and dropped, so a half
+    adder there acts as an XOR and the bound does not apply: popcount(7) has 3 FA.)"""
+    from amaranth import Signal
+    from hw.intarith import popcount
+    c = _census(lambda m: popcount(m, Signal(n)))
+    assert c["fa"] >= n - n.bit_length()
+    assert c["fa"] == c["tree_fa"] + c["cpa_fa"] and c["ha"] == c["tree_ha"] + c["cpa_ha"]
+
+
+def test_adder_census_nests_and_array_mul_obeys_bit_count():
+    """An unsigned a×b AND array has a·b product bits and an (a+b)-bit result, so it needs at
+    least a·b − (a+b) full adders; a nested census sees only its own block."""
+    from amaranth import Signal
+    from hw.intarith import adder_census, array_mul, popcount
+    pc = _census(lambda m: popcount(m, Signal(15)))
+    mul = _census(lambda m: array_mul(m, Signal(8), Signal(8), False, False))
+    assert mul["fa"] >= 8 * 8 - 16 and mul["compressors"] == 1
+
+    def both(m):
+        popcount(m, Signal(15))
+        with adder_census() as inner:
+            array_mul(m, Signal(8), Signal(8), False, False)
+        assert inner == mul
+    outer = _census(both)
+    assert outer["fa"] == pc["fa"] + mul["fa"] and outer["compressors"] == 2

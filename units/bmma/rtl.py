@@ -307,47 +307,14 @@ class BnnEpilogue(wiring.Component):
 # -- full-adder census (PPA study: popcount-128 against the 128 − 8 = 120 full-adder bound) ----
 def compressor_census(build) -> dict:
     """Count the full adders (3:2) and half adders (2:2) that ``build(m)`` instantiates through
-    hw.intarith.compress, plus the FA/HA equivalents of each final carry-propagate adder read
-    as a ripple-carry adder (the top column's carry-out is not built).
-
-    It inspects the statements added to a fresh Module (the compressor names its FA sums
-    ``<name>_s<stage>_<col>_<i>`` and HA sums ``<name>_hs...``; its CPA is ``<name>_sum``).
-    This reads Amaranth's private ``Module._statements``: a counting hook in hw.intarith would
-    be the clean way (reported).
-    """
-    import re
-
-    from amaranth.hdl._ast import Const as _Const, Operator
+    hw.intarith.compress (its Dadda trees plus each final carry-propagate adder read as a
+    ripple-carry adder); see :func:`hw.intarith.adder_census`."""
+    from hw.intarith import adder_census
     m = Module()
     m._MustUse__silence = True          # inspected, never elaborated
-    build(m)
-    fa = ha = cpa_fa = cpa_ha = 0
-    fa_re, ha_re = re.compile(r"_s\d+_\d+_\d+$"), re.compile(r"_hs\d+_\d+_\d+$")
-    for stmts in m._statements.values():
-        for st in stmts:
-            name = getattr(st.lhs, "name", "")
-            if fa_re.search(name):
-                fa += 1
-            elif ha_re.search(name):
-                ha += 1
-            elif name.endswith("_sum") and isinstance(st.rhs, Operator) and \
-                    st.rhs.operator == "+":
-                rows = [list(op.parts) if hasattr(op, "parts") else [op]
-                        for op in st.rhs.operands]
-
-                def live(row, i):
-                    return i < len(row) and not isinstance(row[i], _Const)
-                carry = False
-                width = len(st.lhs)
-                for i in range(width):
-                    k = live(rows[0], i) + live(rows[1], i) + carry
-                    if k == 3:
-                        cpa_fa += 1
-                    elif k == 2:
-                        cpa_ha += 1
-                    carry = k >= 2 and i < width - 1
-    return {"tree_fa": fa, "tree_ha": ha, "cpa_fa": cpa_fa, "cpa_ha": cpa_ha,
-            "fa": fa + cpa_fa, "ha": ha + cpa_ha}
+    with adder_census() as census:
+        build(m)
+    return {k: census[k] for k in ("tree_fa", "tree_ha", "cpa_fa", "cpa_ha", "fa", "ha")}
 
 
 def popcount_census(n: int = 128) -> dict:
