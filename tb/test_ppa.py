@@ -294,3 +294,11 @@ def test_scalarized_simulation_gives_identical_toggles(lib, tmp_path):
     assert rates[0] == rates[1]
     assert not any(k.startswith(act.SIM_PREFIX) for k in rates[1])
     assert any(v[0] > 0 for k, v in rates[1].items() if k.startswith("q["))
+
+
+def test_synthesis_key_ignores_non_synthesis_sources():
+    """Netlists are keyed by the synthesis stage's sources only; results by the whole flow."""
+    from synth.ppa import flow_hash
+    assert flow_hash("synth") != flow_hash("all") and flow_hash() == flow_hash("all")
+    with pytest.raises(ValueError, match="flow_hash: stage must be 'all' or 'synth', got 'sta'"):
+        flow_hash("sta")
