@@ -215,10 +215,11 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
     ]
     write_atomic(workdir / "tb.v", "\n".join(tb) + "\n")
     if scalarize:
-        sim_netlist = workdir / "sim_netlist.v"
-        write_atomic(sim_netlist, scalarize_ports(netlist_file.read_text(), netlist))
+        write_atomic(workdir / "sim_netlist.v", scalarize_ports(netlist_file.read_text(),
+                                                                netlist))
+        sim_netlist = "sim_netlist.v"                  # iverilog runs in workdir
     else:
-        sim_netlist = netlist_file
+        sim_netlist = Path(netlist_file).resolve()
     args = ["-g2005", "-o", "sim.vvp", "-s", "tcgen_tb"]
     for d in lib.model_defines:
         args.append(f"-D{d}")
