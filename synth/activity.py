@@ -12,6 +12,14 @@
 
 Zero-delay simulation sees functional transitions only: glitches are not counted (see
 docs/ppa.md).
+
+The simulated netlist is the mapped one with its vector ports *scalarized*
+(:func:`scalarize_ports`): Yosys connects cell pins straight to port bits (``.Q(d[5])``), and
+Icarus evaluates every such bit reference against the whole vector, so each change of one bit
+of a W-bit port costs O(W) per reference: an m8n8k128 array (2,048-bit result port fed back
+into its accumulators, 4,099-bit request port) ran at ~30 s per cycle.  One scalar wire per
+port bit, joined to the port by a single assignment, makes it ~0.5 s per cycle; the logic is
+unchanged and the helper wires (``tcgen_sim_*``) are left out of the toggle rates.
 """
 from __future__ import annotations
 
@@ -24,10 +32,11 @@ import numpy as np
 from .liberty import Liberty, write_atomic
 from .tools import ToolError, run
 
-__all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key"]
+__all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key", "scalarize_ports"]
 
 PERIOD = 10
 WARMUP = 2
+SIM_PREFIX = "tcgen_sim_"
 
 
 @dataclass
@@ -104,8 +113,47 @@ def _hex_lines(values, width: int) -> str:
     return "\n".join(format(int(v) & mask, f"0{digits}x") for v in values) + "\n"
 
 
+def scalarize_ports(text: str, netlist: Netlist) -> str:
+    """The netlist ``text`` with every reference ``p[i]`` to a bit of a vector port ``p``
+    replaced by a scalar wire ``tcgen_sim_p_i``, joined to the port by one assignment per input
+    bit (``assign tcgen_sim_p_i = p[i];``) and one concatenation per output.  Same logic; see
+    the module doc for why.  A port that is referenced other than bit by bit, or whose name
+    needs escaping, is left as it is."""
+    head = re.search(rf"^module\s+\\?{re.escape(netlist.top)}\s*\(.*?\);[^\n]*\n", text,
+                     flags=re.M | re.S)
+    end = text.rfind("endmodule")
+    if head is None or end < head.end():
+        raise ToolError(f"netlist of {netlist.top}: cannot find the module header and end")
+    body = text[head.end():end]
+    decl, glue = [], []
+    for name, (d, msb, lsb) in netlist.ports.items():
+        if msb is None or d not in ("input", "output") or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            continue
+        ref = re.compile(rf"(?<![\w$\\.]){re.escape(name)}(?![\w$])(\s*\[\s*(\d+)\s*\])?")
+        refs = list(ref.finditer(body))
+        plain = [r for r in refs if r.group(1) is None]
+        # the only whole-vector mentions allowed are its declarations (input/output/wire)
+        if any(not re.search(rf"^\s*(input|output|wire)\s*\[[^\]]*\]\s*{re.escape(name)}\s*;",
+                             body[body.rfind("\n", 0, r.start()) + 1:body.find("\n", r.end())])
+               for r in plain):
+            continue
+        wire = lambda i: f"{SIM_PREFIX}{name}_{i}"     # noqa: E731
+        body = ref.sub(lambda r: wire(r.group(2)) if r.group(1) else r.group(0), body)
+        lo, hi = min(msb, lsb), max(msb, lsb)
+        decl += [f"  wire {wire(i)};" for i in range(lo, hi + 1)]
+        if d == "input":
+            glue += [f"  assign {wire(i)} = {name}[{i}];" for i in range(lo, hi + 1)]
+        else:
+            order = range(msb, lsb - 1, -1) if msb >= lsb else range(msb, lsb + 1)
+            glue.append(f"  assign {name} = {{{', '.join(wire(i) for i in order)}}};")
+    if not decl:
+        return text
+    return (text[:head.end()] + "\n".join(decl) + "\n" + body + "\n".join(glue) + "\n"
+            + text[end:])
+
+
 def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[Path, ...],
-             workload: dict, workdir: Path, n: int) -> Path:
+             workload: dict, workdir: Path, n: int, scalarize: bool = True) -> Path:
     """Run the workload through the netlist; return the VCD path."""
     inputs = {k: v for k, v in netlist.ports.items() if v[0] == "input"}
     has_clk, has_rst = "clk" in inputs, "rst" in inputs
@@ -166,10 +214,16 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
         "endmodule",
     ]
     write_atomic(workdir / "tb.v", "\n".join(tb) + "\n")
+    if scalarize:
+        write_atomic(workdir / "sim_netlist.v", scalarize_ports(netlist_file.read_text(),
+                                                                netlist))
+        sim_netlist = "sim_netlist.v"                  # iverilog runs in workdir
+    else:
+        sim_netlist = Path(netlist_file).resolve()
     args = ["-g2005", "-o", "sim.vvp", "-s", "tcgen_tb"]
     for d in lib.model_defines:
         args.append(f"-D{d}")
-    args += ["tb.v", str(netlist_file), *[str(m) for m in models]]
+    args += ["tb.v", str(sim_netlist), *[str(m) for m in models]]
     run("iverilog", args, cwd=workdir, log=workdir / "iverilog.log",
         what="compiling the gate-level netlist with the cell models")
     run("vvp", ["-n", "sim.vvp"], cwd=workdir, log=workdir / "vvp.log",
@@ -202,6 +256,8 @@ def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tu
             path.pop()
         elif s[0] == "$var" and ".".join(path) == scope:
             width, code, name = int(s[2]), s[3], s[4].lstrip("\\")
+            if name.startswith(SIM_PREFIX):
+                continue                  # scalarize_ports' helper wires: copies of port bits
             rng = s[5] if len(s) > 5 and s[5].startswith("[") else None
             if rng and ":" in rng:
                 msb, lsb = (int(x) for x in rng.strip("[]").split(":"))

@@ -9,7 +9,9 @@ with activity either ``vectorless`` (one global toggle rate per cycle) or ``sim`
 simulation of the unit's workload, synth.activity).  Results are cached under ``build/ppa/``
 keyed by the Verilog hash, the liberty hash, the options and the flow's own source hash, so a
 measured configuration costs nothing the second time; the cache is safe under pytest-xdist
-(file locks, atomic writes).
+(file locks, atomic writes).  Synthesis (``build/ppa/synth/``) is keyed by the sources of the
+synthesis stage only (``flow_hash("synth")``: yosys.py, liberty.py, tools.py and the Yosys
+version), so a change to timing, power or simulation code re-runs those steps, not Yosys.
 """
 from __future__ import annotations
 
@@ -36,14 +38,23 @@ ACTIVITIES = ("vectorless", "sim")
 TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3-digit trace)
 
 
-def flow_hash() -> str:
+SYNTH_STAGE_FILES = ("liberty.py", "tools.py", "yosys.py")
+
+
+def flow_hash(stage: str = "all") -> str:
+    """Hash of the flow's sources and tool versions: ``"all"`` (every module but the CLI; keys
+    results) or ``"synth"`` (the synthesis stage's modules and Yosys; keys netlists)."""
+    if stage not in ("all", "synth"):
+        raise ValueError(f"flow_hash: stage must be 'all' or 'synth', got {stage!r}")
     h = hashlib.sha256()
     for p in sorted(Path(__file__).parent.glob("*.py")):
-        if p.name in ("cli.py",):
+        if p.name in ("cli.py",) or (stage == "synth" and p.name not in SYNTH_STAGE_FILES):
             continue
         h.update(p.name.encode())
         h.update(p.read_bytes())
     for tool, v in sorted(versions().items()):
+        if stage == "synth" and tool != "yosys":
+            continue
         h.update(f"{tool}={v}".encode())
     return h.hexdigest()[:16]
 
@@ -181,8 +192,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     t_start = time.monotonic()
     flow = flow_hash()
     vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
-    synth_key = _sha({"flow": flow, "verilog": vsha, "top": top, "liberty": lib.sha256,
-                      "clock_ps": int(round(clock_ns * 1000))})[:24]
+    synth_key = _sha({"flow": flow_hash("synth"), "verilog": vsha, "top": top,
+                      "liberty": lib.sha256, "clock_ps": int(round(clock_ns * 1000))})[:24]
     opts = {"activity": activity}
     stim_sha = None
     if activity == "vectorless":
@@ -190,8 +201,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     else:
         stim_sha = _stimulus_sha(workload)
         opts.update(stimulus=stim_sha, cycles=n)
-    key = _sha({"synth": synth_key, "clock_ns": clock_ns, "ops": [ops_per_cycle, ops_unit],
-                **opts})[:24]     # per-op figures are stored in the result
+    key = _sha({"synth": synth_key, "flow": flow, "clock_ns": clock_ns,
+                "ops": [ops_per_cycle, ops_unit], **opts})[:24]     # per-op figures are stored in the result
     result_file = BUILD / "results" / f"{key}.json"
     if cache and result_file.is_file():
         res = json.loads(result_file.read_text())
