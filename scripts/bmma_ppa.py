@@ -107,6 +107,13 @@ def _find(results, label, lib, act="vectorless"):
     return None
 
 
+def _compute_min(results):
+    """Minutes the measurements took when first made (each cached result keeps its runtime)."""
+    seen = {x["r"]["cache_key"]: x["r"].get("runtime_s", {}).get("total_s", 0.0)
+            for x in results if x["r"].get("cache_key")}
+    return sum(seen.values()) / 60
+
+
 def report(results, full: bool, wall_s: float) -> str:
     today = datetime.date.today().isoformat()
     tools = next((x["r"].get("tools") for x in results if x["r"].get("tools")), {})
@@ -114,7 +121,9 @@ def report(results, full: bool, wall_s: float) -> str:
         "# BMMA PPA study (issue 5): bit tensor-core array, INT8 MAC array, BNN epilogue",
         "",
         f"Regenerate: `.venv/bin/python scripts/bmma_ppa.py{'' if full else ' --no-full'}` "
-        f"(date {today}; {wall_s/60:.1f} min this run, results cached by synth/). Flow: synth.ppa.measure — Yosys `synth -flatten`, "
+        f"(date {today}; {wall_s/60:.1f} min this run, results cached by synth/; measuring them "
+        f"from scratch took {_compute_min(results):.0f} CPU-min of synthesis, STA and "
+        f"simulation here). Flow: synth.ppa.measure — Yosys `synth -flatten`, "
         "`dfflibmap`, `abc -liberty -D` at the clock target with `-constr` (ABC buffers "
         "high-fanout nets and sizes gates), OpenSTA timing and power (docs/ppa.md).",
         f"Clock target {CLOCK_NS:g} ns (100 MHz) for every row. Liberties: osu018 (OSU 0.18 µm, "

@@ -136,7 +136,7 @@ def measure_one(job):
                 "error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
     keep = ("area_um2", "cell_count", "crit_path_ns", "fmax_mhz", "meets_timing", "power_mw",
             "energy_pj_per_op", "gops_per_w", "ops_per_cycle", "tools", "liberty", "clock_ns",
-            "breakdown")
+            "breakdown", "runtime_s", "cache_key")
     out = {k: r.get(k) for k in keep}
     out["liberty"] = (r.get("liberty") or {}).get("name")
     out.update({"key": key, "width": width, "lib": lib, "activity": activity,
@@ -161,14 +161,24 @@ def _ratio(a, b):
     return f"{a / b:.2f}×" if a and b else "n/a"
 
 
+def _compute_min(res):
+    """Minutes the measurements took when first made (each cached result keeps its runtime)."""
+    seen = {}
+    for r in res:
+        if r.get("cache_key") and r.get("runtime_s"):
+            seen[r["cache_key"]] = r["runtime_s"].get("total_s", 0.0)
+    return sum(seen.values()) / 60
+
+
 def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
     tools = next((r["tools"] for r in res if r.get("tools")), {})
     L = []
     L.append("# PacQ PPA study\n")
     L.append(f"Regenerate: `.venv/bin/python scripts/pacq_ppa.py --libs {','.join(libs)} "
              + (f"--dp4-libs {dp4_libs} " if dp4_libs else "")
-             + f"--clock-ns {clock_ns:g} --cycles {cycles}` ({wall / 60:.0f} min here; results "
-             f"cached in build/ppa/).  Date {datetime.date.today().isoformat()}.  Tools: "
+             + f"--clock-ns {clock_ns:g} --cycles {cycles}` ({wall / 60:.0f} min this run; "
+             f"results cached in build/ppa/; measuring them from scratch took "
+             f"{_compute_min(res):.0f} CPU-min of synthesis, STA and simulation here).  Date {datetime.date.today().isoformat()}.  Tools: "
              + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())) + ".\n")
     L.append(f"Flow: synth.ppa (Yosys `synth -flatten`, `abc -liberty -D -constr` (ABC buffers "
              f"and sizes gates), OpenSTA timing and power; docs/ppa.md).  Same clock target for every unit and library: **{clock_ns:g} "
