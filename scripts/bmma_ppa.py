@@ -107,6 +107,21 @@ def _find(results, label, lib, act="vectorless"):
     return None
 
 
+def _req_field(pin, m=8, n=8, k=128, acc=32) -> str:
+    """Which request field a ``req__payload[i]`` bit of the default m8n8k128 array is."""
+    import re
+    mt = re.fullmatch(r"req__payload\[(\d+)\]", pin or "")
+    if not mt:
+        return "an internal register"
+    i = int(mt.group(1))
+    for name, width in (("A", m * k), ("B", n * k), ("C", m * n * acc), ("op", 1),
+                        ("chain", 1), ("emit", 1)):
+        if i < width:
+            return f"request field {name}" + (f" bit {i}" if width > 1 else "")
+        i -= width
+    return "a request bit"
+
+
 def _compute_min(results):
     """Minutes the measurements took when first made (each cached result keeps its runtime)."""
     seen = {x["r"]["cache_key"]: x["r"].get("runtime_s", {}).get("total_s", 0.0)
@@ -164,10 +179,13 @@ def report(results, full: bool, wall_s: float) -> str:
         s17 = (g("bmma m2n2k128 F=1 xor acc s17"), g("bmma m2n2k128 F=1 xor"))
         other = " / ".join(f"{g(f'bmma {size} F=1 xor_and', lib)['energy_pj_per_op']:.3f}"
                            for lib in libs[1:] if g(f"bmma {size} F=1 xor_and", lib))
+        sim = b1s.get("sim", {})
         out += ["## Findings", "",
                 f"* Energy per bit-op, {size} F=1 xor_and on osu018 at 100 MHz: "
                 f"{b1v['energy_pj_per_op']:.3f} pJ vectorless, {b1s['energy_pj_per_op']:.3f} pJ "
-                f"with simulated activity (random operands toggle at ~0.5, five times the "
+                f"with simulated activity (random operands: inputs toggle "
+                f"{sim.get('input_toggle_rate', float('nan')):.2f} per cycle, nets "
+                f"{sim.get('mean_toggle_rate', float('nan')):.2f} on average, against the "
                 f"vectorless 0.1); xor-only hardware {bxv['energy_pj_per_op']:.3f} pJ vectorless"
                 + (f", {bxs['energy_pj_per_op']:.3f} pJ sim" if bxs else "") +
                 f". nangate45 / sky130hd vectorless: {other} pJ.",
@@ -309,10 +327,13 @@ def report(results, full: bool, wall_s: float) -> str:
             "Without it (this study's first version) every net kept one minimum-size driver and "
             "the full array's fmax was 8.96 MHz on osu018: the `d.valid` → `can_advance` net "
             "enables all 2,048 accumulator flip-flops and `~chain` selects 2,048 base "
-            "multiplexers. With buffering the critical path is the datapath again (XOR → Dadda "
-            "tree → 32-bit CPA → accumulator)"
-            + (f": m8n8k128 F=1 reaches {big['fmax_mhz']:.0f} MHz on osu018 (start point "
-               f"`{big.get('startpoint', '?')}`)" if big else "") + ". Folded arrays (F > 1) "
+            "multiplexers. With buffering those nets are buffer trees and the critical path "
+            "runs through the datapath"
+            + (f": m8n8k128 F=1 reaches {big['fmax_mhz']:.0f} MHz on osu018, from "
+               f"`{big.get('startpoint', '?')}` ({_req_field(big.get('startpoint'))}) to "
+               f"`{big.get('endpoint', '?')}` ({big.get('endpoint_cell') or 'a flip-flop'})"
+               if big else "") + ": the op select (a multiplexer per product bit), the Dadda "
+            "tree, the CPA and the accumulator. Folded arrays (F > 1) "
             "add the F-way operand select in front of the tree.", ""]
 
     # -- throughput -------------------------------------------------------------------------------
