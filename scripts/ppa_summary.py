@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         f"- date: {date}",
         f"- liberty: {lib.get('name')} ({lib.get('library')}), `{lib.get('path')}`, "
         f"sha256 {lib.get('sha256', '')[:16]}…",
-        f"- clock target: {args.clock_ns:g} ns (Yosys `abc -D`, OpenSTA clock; input/output "
+        f"- clock target: {args.clock_ns:g} ns (Yosys `abc -D` with ABC buffering and sizing, OpenSTA clock; input/output "
         "delays 0); power: vectorless, "
         f"{args.toggle_rate:g} toggles per cycle on every net (clock pins 2)",
         f"- tools: {tools['yosys']}; {tools['sta']}; {tools['iverilog']}",
