@@ -38,6 +38,9 @@ ACTIVITIES = ("vectorless", "sim")
 TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3-digit trace)
 
 
+# The synthesis stage's sources.  ``_synth`` below (in this file, outside the set) defines the
+# cached synth.json format: a change to that format must also change a file listed here (or
+# bump yosys.py's SynthResult), or old cache entries would be read in the new format.
 SYNTH_STAGE_FILES = ("liberty.py", "tools.py", "yosys.py")
 
 
