@@ -1,3 +1,4 @@
-"""tcgen's shared hardware library: number formats, FP and integer datapaths, the unit
-protocol and registry, Verilog generation and the CLI."""
-__version__ = "0.1.0"
+"""tcgen's hardware library (``tcgen.hw``): number formats and the numeric reference, FP and
+integer datapaths, the params machinery, the unit spec, payload layouts, pipelining and Verilog
+emission.  It imports nothing else of tcgen (docs/architecture.md); keep this file free of
+imports so that ``import tcgen.hw.numeric`` loads no Amaranth."""

@@ -20,10 +20,46 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from . import numeric as num
 from .intarith import array_mul, lzc, shift_left, shift_right_sticky
 from .numeric import FloatFormat, get_format
+from .params import Params, param
+from .pipeline import Pipeline, cuts
 
-__all__ = ["Unpacked", "unpack", "round_pack", "Stager", "FPAdd", "FPMul", "FPConvert"]
+__all__ = ["Unpacked", "unpack", "round_pack", "FPAdd", "FPMul", "FPConvert", "FPAddParams",
+           "FPMulParams", "FPConvertParams", "FORMAT_NAMES"]
+
+FORMAT_NAMES = tuple(num.FORMATS)
+
+
+# -- parameters --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FPAddParams(Params):
+    UNIT = "fp_add"
+    fmt: str = param("fp16", choices=FORMAT_NAMES, doc="number format")
+    rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
+    ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
+    pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+
+
+@dataclass(frozen=True)
+class FPMulParams(FPAddParams):
+    UNIT = "fp_mul"
+
+
+@dataclass(frozen=True)
+class FPConvertParams(Params):
+    UNIT = "fp_convert"
+    src: str = param("fp32", choices=FORMAT_NAMES, doc="source format")
+    dst: str = param("fp16", choices=FORMAT_NAMES, doc="destination format")
+    rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
+    saturate: bool = param(False, doc="overflow and inf go to ±max finite")
+    ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
+    pipeline: int = param(0, range=(0, 1), doc="pipeline register stages (= latency)")
+
+    def check(self):
+        if self.src == self.dst:
+            raise self.error("dst", self.dst, f"a format other than src ({self.src})")
 
 
 @dataclass
@@ -61,24 +97,6 @@ def unpack(m: Module, fmt: FloatFormat, x, name: str, daz: bool = False) -> Unpa
         u.sig.eq(Cat(frac, e != 0)),
     ]
     return u
-
-
-class Stager:
-    """Optional pipeline registers at numbered cut points (``cuts`` = set of enabled ones)."""
-
-    def __init__(self, m: Module, cuts):
-        self.m = m
-        self.cuts = set(cuts)
-
-    def __call__(self, cut: int, *values):
-        if cut not in self.cuts:
-            return values if len(values) != 1 else values[0]
-        out = []
-        for v in values:
-            r = Signal(v.shape(), name=f"{getattr(v, 'name', 'v')}_p{cut}")
-            self.m.d.sync += r.eq(v)
-            out.append(r)
-        return tuple(out) if len(out) != 1 else out[0]
 
 
 def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0, 1),
@@ -160,11 +178,19 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     return out
 
 
-def _cuts(pipeline: int):
-    return {1, 2}.intersection(range(1, pipeline + 1))
+class _FPBinary(wiring.Component):
+    """What :class:`FPMul` and :class:`FPAdd` share: ``a``, ``b`` ``In(fmt.width)``, ``y``
+    ``Out(fmt.width)``, ``latency`` = pipeline (register cuts 1 and 2 of the module doc)."""
+
+    def __init__(self, params):
+        self.params = params
+        self.fmt = get_format(params.fmt)
+        self.latency = params.pipeline
+        w = self.fmt.width
+        super().__init__({"a": In(w), "b": In(w), "y": Out(w)})
 
 
-class FPMul(wiring.Component):
+class FPMul(_FPBinary):
     """IEEE-754 multiplier ``y = round(a × b)`` for any :class:`FloatFormat`.
 
     Significands are multiplied by the structural array multiplier (:func:`hw.intarith.array_mul`)
@@ -174,17 +200,10 @@ class FPMul(wiring.Component):
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
-    def __init__(self, params):
-        self.params = params
-        self.fmt = get_format(params.fmt)
-        self.latency = params.pipeline
-        w = self.fmt.width
-        super().__init__({"a": In(w), "b": In(w), "y": Out(w)})
-
     def elaborate(self, platform):
         m = Module()
         fmt, p = self.fmt, self.params
-        st = Stager(m, _cuts(p.pipeline))
+        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
         a = unpack(m, fmt, self.a, "a", daz=p.ftz)
         b = unpack(m, fmt, self.b, "b", daz=p.ftz)
         prod = array_mul(m, a.sig, b.sig, name="sigmul")
@@ -204,7 +223,7 @@ class FPMul(wiring.Component):
         return m
 
 
-class FPAdd(wiring.Component):
+class FPAdd(_FPBinary):
     """IEEE-754 adder ``y = round(a + b)`` for any :class:`FloatFormat`.
 
     Swap by magnitude, align the smaller significand with 3 guard bits and a sticky bit (p+3
@@ -215,18 +234,11 @@ class FPAdd(wiring.Component):
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
-    def __init__(self, params):
-        self.params = params
-        self.fmt = get_format(params.fmt)
-        self.latency = params.pipeline
-        w = self.fmt.width
-        super().__init__({"a": In(w), "b": In(w), "y": Out(w)})
-
     def elaborate(self, platform):
         m = Module()
         fmt, p = self.fmt, self.params
         prec, w = fmt.precision, fmt.width
-        st = Stager(m, _cuts(p.pipeline))
+        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
         a = unpack(m, fmt, self.a, "a", daz=p.ftz)
         b = unpack(m, fmt, self.b, "b", daz=p.ftz)
         # magnitude order (encodings are monotonic in magnitude; DAZ'd subnormals compare as 0)
@@ -293,7 +305,7 @@ class FPConvert(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         src, dst, p = self.src, self.dst, self.params
-        st = Stager(m, {2} if p.pipeline else set())     # one cut: before the rounding
+        st = Pipeline(m, cuts(p.pipeline, (2,)))     # one cut: before the rounding
         a = unpack(m, src, self.a, "a", daz=p.ftz)
         et = Signal(signed(max(src.exp_bits, dst.exp_bits) + 3), name="et")
         m.d.comb += et.eq(a.exp - src.bias + dst.bias)

@@ -1,4 +1,4 @@
-"""Verilog generation: (unit, params) -> deterministic, lint-clean, synthesizable Verilog.
+"""Verilog emission: an Amaranth component -> deterministic, lint-clean, synthesizable Verilog.
 
 Amaranth's RTLIL leaves operand widths implicit (``a + b`` into a wider result, ``x == 0``
 with an empty right operand).  Yosys' ``write_verilog`` then prints expressions that are legal
@@ -14,10 +14,36 @@ import re
 from amaranth.back import rtlil
 from amaranth.back.verilog import _convert_rtlil_text
 
-from .params import Params
-from .registry import get_unit
+from .params import ParamError
 
-__all__ = ["verilog", "component_verilog", "normalize_rtlil", "header"]
+__all__ = ["component_verilog", "normalize_rtlil", "check_module_name", "VERILOG_KEYWORDS"]
+
+#: Reserved words of Verilog (IEEE 1364-2005) and SystemVerilog (IEEE 1800-2017): a module
+#: named like one would only be legal as an escaped identifier (``\module``).
+VERILOG_KEYWORDS = frozenset("""
+accept_on alias always always_comb always_ff always_latch and assert assign assume automatic
+before begin bind bins binsof bit break buf bufif0 bufif1 byte case casex casez cell chandle
+checker class clocking cmos config const constraint context continue cover covergroup
+coverpoint cross deassign default defparam design disable dist do edge else end endcase
+endchecker endclass endclocking endconfig endfunction endgenerate endgroup endinterface
+endmodule endpackage endprimitive endprogram endproperty endsequence endspecify endtable
+endtask enum event eventually expect export extends extern final first_match for force foreach
+forever fork forkjoin function generate genvar global highz0 highz1 if iff ifnone ignore_bins
+illegal_bins implements implies import incdir include initial inout input inside instance int
+integer interconnect interface intersect join join_any join_none large let liblist library
+local localparam logic longint macromodule matches medium modport module nand negedge nettype
+new nexttime nmos nor noshowcancelled not notif0 notif1 null or output package packed
+parameter pmos posedge primitive priority program property protected pull0 pull1 pulldown
+pullup pulsestyle_ondetect pulsestyle_onevent pure rand randc randcase randsequence rcmos real
+realtime ref reg reject_on release repeat restrict return rnmos rpmos rtran rtranif0 rtranif1
+s_always s_eventually s_nexttime s_until s_until_with scalared sequence shortint shortreal
+showcancelled signed small soft solve specify specparam static string strong strong0 strong1
+struct super supply0 supply1 sync_accept_on sync_reject_on table tagged task this throughout
+time timeprecision timeunit tran tranif0 tranif1 tri tri0 tri1 triand trior trireg type
+typedef union unique unique0 unsigned until until_with untyped use uwire var vectored virtual
+void wait wait_order wand weak weak0 weak1 while wildcard wire with within wor xnor xor
+""".split())
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _WIDEN_TO_Y = {"$add", "$sub", "$mul", "$and", "$or", "$xor", "$xnor", "$not", "$neg", "$pos"}
 _COMPARE = {"$eq", "$ne", "$lt", "$le", "$gt", "$ge", "$eqx", "$nex"}
@@ -144,30 +170,21 @@ def _zero_test(kind, block, params, conns, indent, serial) -> list[str]:
         cell("$not", name, 1, wire, y)
 
 
-def header(unit_name: str, params: Params) -> str:
-    from . import __version__
-    vals = " ".join(f"{k}={_fmt(v)}" for k, v in params.as_dict().items()) or "(none)"
-    return f"// tcgen {__version__}: unit {unit_name}; params {vals}\n"
-
-
-def _fmt(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+def check_module_name(top) -> str:
+    """``top`` if it can name a Verilog module as a plain identifier, else :class:`ParamError`
+    (empty, not an identifier of ASCII letters, digits and ``_``, or a reserved word)."""
+    if not isinstance(top, str) or not _IDENTIFIER.fullmatch(top):
+        raise ParamError(f"generate: top must be a Verilog identifier (a letter or _, then "
+                         f"letters, digits or _), got {top!r}")
+    if top in VERILOG_KEYWORDS:
+        raise ParamError(f"generate: top must not be a Verilog/SystemVerilog keyword, got "
+                         f"{top!r}")
+    return top
 
 
 def component_verilog(component, top: str, comment: str = "") -> str:
     """Verilog text of any Amaranth component (the one path every generated file takes)."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top):
-        raise ValueError(f"generate: top must be a Verilog identifier, got {top!r}")
+    check_module_name(top)
     text = rtlil.convert(component, name=top, emit_src=False)
     text = normalize_rtlil(text)
     return comment + _convert_rtlil_text(text, strip_internal_attrs=True)
-
-
-def verilog(unit_name: str, params: Params | None = None, top: str | None = None) -> str:
-    """Verilog text of ``unit_name`` at ``params`` with top module ``top`` (default: unit name)."""
-    unit = get_unit(unit_name)
-    params = params if params is not None else unit.params()
-    return component_verilog(unit.component(params), top or unit.name,
-                             header(unit.name, params))

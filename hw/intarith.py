@@ -17,13 +17,18 @@ Structure (so that areas compare like with like):
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .params import Params, param
+
 __all__ = ["compress", "sum_operands", "array_mul", "popcount", "lzc", "shift_right_sticky",
-           "shift_left", "dadda_heights", "adder_census"]
+           "shift_left", "dadda_heights", "adder_census", "IntMul", "CSATree", "Popcount", "LZC",
+           "BarrelShifter", "IntMulParams", "CSATreeParams", "PopcountParams", "LZCParams",
+           "BarrelShiftParams"]
 
 _censuses: list[dict] = []
 
@@ -247,6 +252,49 @@ def shift_left(m: Module, value, amount, name: str = "shl"):
     return cur
 
 
+# -- parameters of the components -------------------------------------------------------------
+@dataclass(frozen=True)
+class IntMulParams(Params):
+    UNIT = "int_mul"
+    a_width: int = param(8, range=(1, 32), doc="bits of a")
+    b_width: int = param(8, range=(1, 32), doc="bits of b")
+    a_signed: bool = param(False, doc="a is two's complement")
+    b_signed: bool = param(False, doc="b is two's complement")
+
+
+@dataclass(frozen=True)
+class CSATreeParams(Params):
+    UNIT = "csa_tree"
+    n: int = param(8, range=(2, 64), doc="number of operands")
+    width: int = param(16, range=(1, 32), doc="bits per operand")
+
+
+@dataclass(frozen=True)
+class PopcountParams(Params):
+    UNIT = "popcount"
+    n: int = param(128, range=(1, 1024), doc="input bits")
+
+
+@dataclass(frozen=True)
+class LZCParams(Params):
+    UNIT = "lzc"
+    width: int = param(16, range=(1, 128), doc="input bits")
+
+
+@dataclass(frozen=True)
+class BarrelShiftParams(Params):
+    UNIT = "barrel_shift"
+    width: int = param(32, range=(2, 128), doc="data bits")
+    direction: str = param("right", choices=("right", "left"), doc="shift direction")
+    amount_width: int = param(0, range=(0, 16), doc="bits of the amount port (0 = enough "
+                                                     "for 0..2*width-1)")
+
+    @property
+    def amount_bits(self) -> int:
+        """Bits of the ``amount`` port."""
+        return self.amount_width or max(1, (self.width - 1).bit_length() + 1)
+
+
 # -- components ---------------------------------------------------------------------------------
 class IntMul(wiring.Component):
     """Structural integer multiplier ``p = a × b`` (:func:`array_mul`).
@@ -328,8 +376,7 @@ class BarrelShifter(wiring.Component):
     def __init__(self, params):
         self.params = params
         self.latency = 0
-        aw = params.amount_width or max(1, (params.width - 1).bit_length() + 1)
-        super().__init__({"x": In(params.width), "amount": In(aw), "y": Out(params.width),
+        super().__init__({"x": In(params.width), "amount": In(params.amount_bits), "y": Out(params.width),
                           "sticky": Out(1)})
 
     def elaborate(self, platform):

@@ -1,19 +1,20 @@
-"""Registers the hw/ library blocks as units (fp_add, fp_mul, fp_convert, int_mul, csa_tree,
-popcount, lzc, barrel_shift) with their params, golden models and default workloads."""
-from __future__ import annotations
+"""The library blocks as units: fp_add, fp_mul, fp_convert, int_mul, csa_tree, popcount, lzc,
+barrel_shift, with their golden models and default workloads.
 
-from dataclasses import dataclass
+``UNITS`` is the target of the ``hw`` entry point of the group ``tcgen.families``
+(pyproject.toml); declaring it has no side effect.  Each block's params sit beside the block
+(:class:`~tcgen.hw.fparith.FPAddParams`, :class:`~tcgen.hw.intarith.IntMulParams` ...)."""
+from __future__ import annotations
 
 import numpy as np
 
 from . import numeric as num
-from .fparith import FPAdd, FPConvert, FPMul
-from .intarith import LZC, BarrelShifter, CSATree, IntMul, Popcount
-from .params import Params, param
-from .registry import Unit, register
+from .fparith import FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPMulParams
+from .intarith import (LZC, BarrelShifter, BarrelShiftParams, CSATree, CSATreeParams, IntMul,
+                       IntMulParams, LZCParams, Popcount, PopcountParams)
+from .spec import UnitSpec
 
-FORMAT_NAMES = tuple(num.FORMATS)
-_U64 = np.uint64
+__all__ = ["UNITS", "random_words"]
 
 
 def _rand_bits(rng, n, width):
@@ -31,33 +32,10 @@ def random_words(rng, n, width):
 
 
 # -- floating point ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class FPAddParams(Params):
-    UNIT = "fp_add"
-    fmt: str = param("fp16", choices=FORMAT_NAMES, doc="number format")
-    rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
-    ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
-    pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
 
 
-@dataclass(frozen=True)
-class FPMulParams(FPAddParams):
-    UNIT = "fp_mul"
 
 
-@dataclass(frozen=True)
-class FPConvertParams(Params):
-    UNIT = "fp_convert"
-    src: str = param("fp32", choices=FORMAT_NAMES, doc="source format")
-    dst: str = param("fp16", choices=FORMAT_NAMES, doc="destination format")
-    rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
-    saturate: bool = param(False, doc="overflow and inf go to ±max finite")
-    ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
-    pipeline: int = param(0, range=(0, 1), doc="pipeline register stages (= latency)")
-
-    def check(self):
-        if self.src == self.dst:
-            raise self.error("dst", self.dst, f"a format other than src ({self.src})")
 
 
 def _fp_workload(p, rng, n):
@@ -65,36 +43,29 @@ def _fp_workload(p, rng, n):
     return {"a": _rand_bits(rng, n, w), "b": _rand_bits(rng, n, w)}
 
 
-register(Unit(
+FP_ADD = UnitSpec(
     name="fp_add", family="hw", summary="IEEE-754 adder, any format, RNE/RTZ",
     params=FPAddParams, build=FPAdd,
     model=lambda p, a, b: {"y": num.fp_add(a, b, p.fmt, p.rounding, ftz=p.ftz)},
-    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload))
+    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload)
 
-register(Unit(
+FP_MUL = UnitSpec(
     name="fp_mul", family="hw", summary="IEEE-754 multiplier (structural significand array)",
     params=FPMulParams, build=FPMul,
     model=lambda p, a, b: {"y": num.fp_mul(a, b, p.fmt, p.rounding, ftz=p.ftz)},
-    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload))
+    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload)
 
-register(Unit(
+FP_CONVERT = UnitSpec(
     name="fp_convert", family="hw", summary="float format conversion (exact widening, "
                                             "rounded narrowing)",
     params=FPConvertParams, build=FPConvert,
     model=lambda p, a: {"y": num.fp_convert(a, p.src, p.dst, p.rounding, saturate=p.saturate,
                                             ftz=p.ftz)},
     ops_per_cycle=lambda p: 1.0, ops_unit="conversion",
-    workload=lambda p, rng, n: {"a": _rand_bits(rng, n, num.get_format(p.src).width)}))
+    workload=lambda p, rng, n: {"a": _rand_bits(rng, n, num.get_format(p.src).width)})
 
 
 # -- integer -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class IntMulParams(Params):
-    UNIT = "int_mul"
-    a_width: int = param(8, range=(1, 32), doc="bits of a")
-    b_width: int = param(8, range=(1, 32), doc="bits of b")
-    a_signed: bool = param(False, doc="a is two's complement")
-    b_signed: bool = param(False, doc="b is two's complement")
 
 
 def _to_signed(x, width):
@@ -110,20 +81,15 @@ def _int_mul_model(p, a, b):
     return {"p": prod.astype(np.uint64)}
 
 
-register(Unit(
+INT_MUL = UnitSpec(
     name="int_mul", family="hw",
     summary="structural array multiplier (AND partial products + Dadda tree), signed/unsigned",
     params=IntMulParams, build=IntMul, model=_int_mul_model,
     ops_per_cycle=lambda p: 1.0, ops_unit="MAC",
     workload=lambda p, rng, n: {"a": _rand_bits(rng, n, p.a_width),
-                                "b": _rand_bits(rng, n, p.b_width)}))
+                                "b": _rand_bits(rng, n, p.b_width)})
 
 
-@dataclass(frozen=True)
-class CSATreeParams(Params):
-    UNIT = "csa_tree"
-    n: int = param(8, range=(2, 64), doc="number of operands")
-    width: int = param(16, range=(1, 32), doc="bits per operand")
 
 
 def _csa_model(p, x):
@@ -133,17 +99,13 @@ def _csa_model(p, x):
     return {"sum": np.asarray(total, dtype=object).astype(np.uint64)}
 
 
-register(Unit(
+CSA_TREE = UnitSpec(
     name="csa_tree", family="hw", summary="carry-save (Dadda) sum of n unsigned operands",
     params=CSATreeParams, build=CSATree, model=_csa_model,
     ops_per_cycle=lambda p: float(p.n - 1), ops_unit="add",
-    workload=lambda p, rng, n: {"x": random_words(rng, n, p.n * p.width)}))
+    workload=lambda p, rng, n: {"x": random_words(rng, n, p.n * p.width)})
 
 
-@dataclass(frozen=True)
-class PopcountParams(Params):
-    UNIT = "popcount"
-    n: int = param(128, range=(1, 1024), doc="input bits")
 
 
 def _popcount_model(p, x):
@@ -151,17 +113,13 @@ def _popcount_model(p, x):
     return {"count": np.frompyfunc(lambda v: bin(int(v)).count("1"), 1, 1)(x).astype(np.uint64)}
 
 
-register(Unit(
+POPCOUNT = UnitSpec(
     name="popcount", family="hw", summary="population count on the compressor tree",
     params=PopcountParams, build=Popcount, model=_popcount_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="bit-op",
-    workload=lambda p, rng, n: {"x": random_words(rng, n, p.n)}))
+    workload=lambda p, rng, n: {"x": random_words(rng, n, p.n)})
 
 
-@dataclass(frozen=True)
-class LZCParams(Params):
-    UNIT = "lzc"
-    width: int = param(16, range=(1, 128), doc="input bits")
 
 
 def _lzc_model(p, x):
@@ -170,21 +128,14 @@ def _lzc_model(p, x):
             .astype(np.uint64)}
 
 
-register(Unit(
+LZC = UnitSpec(
     name="lzc", family="hw", summary="leading-zero counter (balanced tree)",
     params=LZCParams, build=LZC, model=_lzc_model,
     ops_per_cycle=lambda p: 1.0, ops_unit="count",
     workload=lambda p, rng, n: {"x": random_words(rng, n, p.width) >>
-                                rng.integers(0, p.width + 1, size=n).astype(object)}))
+                                rng.integers(0, p.width + 1, size=n).astype(object)})
 
 
-@dataclass(frozen=True)
-class BarrelShiftParams(Params):
-    UNIT = "barrel_shift"
-    width: int = param(32, range=(2, 128), doc="data bits")
-    direction: str = param("right", choices=("right", "left"), doc="shift direction")
-    amount_width: int = param(0, range=(0, 16), doc="bits of the amount port (0 = enough "
-                                                     "for 0..2*width-1)")
 
 
 def _shift_model(p, x, amount):
@@ -201,14 +152,12 @@ def _shift_model(p, x, amount):
             "sticky": sticky.astype(np.uint64)}
 
 
-def _shift_amount_width(p):
-    return p.amount_width or max(1, (p.width - 1).bit_length() + 1)
-
-
-register(Unit(
+BARREL_SHIFT = UnitSpec(
     name="barrel_shift", family="hw", summary="logarithmic shifter with sticky bit",
     params=BarrelShiftParams, build=BarrelShifter, model=_shift_model,
     ops_per_cycle=lambda p: 1.0, ops_unit="shift",
     workload=lambda p, rng, n: {"x": random_words(rng, n, p.width),
-                                "amount": rng.integers(0, 1 << _shift_amount_width(p), size=n,
-                                                       dtype=np.uint64)}))
+                                "amount": rng.integers(0, 1 << p.amount_bits, size=n,
+                                                       dtype=np.uint64)})
+
+UNITS = (FP_ADD, FP_MUL, FP_CONVERT, INT_MUL, CSA_TREE, POPCOUNT, LZC, BARREL_SHIFT)

@@ -1,8 +1,9 @@
-"""Validated, frozen parameter dataclasses (DESIGN.md §3).
+"""Validated, frozen parameter dataclasses (docs/architecture.md, "The unit protocol").
 
 A unit's parameters are a frozen dataclass deriving from :class:`Params`; each field is declared
-with :func:`param`, which records its type and what is allowed.  ``__post_init__`` validates every
-field and raises ``ValueError`` naming the unit, the field, the value and what is allowed::
+with :func:`param`, which records its type, what is allowed and an optional ``convert`` applied
+before validation.  ``__post_init__`` validates every field and raises :class:`ParamError` (a
+``ValueError``) naming the unit, the field, the value and what is allowed::
 
     @dataclass(frozen=True)
     class FPAddParams(Params):
@@ -13,20 +14,31 @@ field and raises ``ValueError`` naming the unit, the field, the value and what i
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-__all__ = ["Params", "param", "describe_field"]
+__all__ = ["Params", "ParamError", "param", "describe_field", "parse_value"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def param(default, *, choices=None, range=None, doc: str = ""):
-    """Declare a parameter field: ``choices`` (a tuple) or ``range`` ((lo, hi), inclusive)."""
+class ParamError(ValueError):
+    """A parameter value (or another user-given value such as a top-module name) that is not
+    allowed.  The message is one line: ``<unit>: <field> must be <allowed>, got <value>``."""
+
+
+def param(default, *, choices=None, range=None, doc: str = "", convert=None):
+    """Declare a parameter field: ``choices`` (a tuple) or ``range`` ((lo, hi), inclusive).
+
+    ``convert`` (optional) maps a value given from Python to the field's canonical form before
+    it is validated (e.g. the integer 4 to the choice ``"4"``); it must return the value
+    unchanged when it does not apply.
+    """
     return dataclasses.field(default=default,
                              metadata={"choices": tuple(choices) if choices else None,
-                                       "range": range, "doc": doc})
+                                       "range": range, "doc": doc, "convert": convert})
 
 
 def _type_of(f: dataclasses.Field) -> type:
@@ -57,14 +69,17 @@ class Params:
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
+            convert = f.metadata.get("convert")
+            if convert is not None:
+                object.__setattr__(self, f.name, convert(getattr(self, f.name)))
             self._check_field(f, getattr(self, f.name))
         self.check()
 
     def check(self):
         """Cross-field checks; raise :meth:`error` on violation."""
 
-    def error(self, field: str, value: Any, allowed: str) -> ValueError:
-        return ValueError(f"{self.UNIT}: {field} must be {allowed}, got {value!r}")
+    def error(self, field: str, value: Any, allowed: str) -> ParamError:
+        return ParamError(f"{self.UNIT}: {field} must be {allowed}, got {value!r}")
 
     def _check_field(self, f, value):
         t = _type_of(f)
@@ -87,26 +102,27 @@ class Params:
         for name, text in values.items():
             if name not in fields:
                 allowed = ", ".join(fields) or "(none)"
-                raise ValueError(f"{cls.UNIT}: unknown parameter {name!r}; parameters are: "
+                raise ParamError(f"{cls.UNIT}: unknown parameter {name!r}; parameters are: "
                                  f"{allowed}")
             f = fields[name]
             t = _type_of(f)
             try:
-                if t is bool:
-                    low = text.lower()
-                    if low not in _TRUE | _FALSE:
-                        raise ValueError
-                    kwargs[name] = low in _TRUE
-                elif t is int:
-                    kwargs[name] = int(text, 0)
-                elif t is float:
-                    kwargs[name] = float(text)
-                else:
-                    kwargs[name] = text
+                kwargs[name] = parse_value(t, text)
             except ValueError:
-                raise ValueError(f"{cls.UNIT}: {name} must be {describe_field(f)}, got "
+                raise ParamError(f"{cls.UNIT}: {name} must be {describe_field(f)}, got "
                                  f"{text!r}") from None
         return cls(**kwargs)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "Params":
+        """Params from Python values (a JSON object, a sweep point); unknown names are a
+        :class:`ParamError` as in :meth:`from_strings`."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        for name in values:
+            if name not in names:
+                raise ParamError(f"{cls.UNIT}: unknown parameter {name!r}; parameters are: "
+                                 f"{', '.join(sorted(names)) or '(none)'}")
+        return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -118,3 +134,26 @@ class Params:
     @classmethod
     def fields(cls):
         return dataclasses.fields(cls)
+
+
+_INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*)")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def parse_value(t: type, text: str):
+    """A field value from its text, strictly: ASCII digits only, no surrounding whitespace
+    (Python's ``int()`` would accept ``'١'`` and ``' 3 '``).  ``ValueError`` if malformed."""
+    if t is bool:
+        low = text.lower()
+        if text != text.strip() or low not in _TRUE | _FALSE:
+            raise ValueError(text)
+        return low in _TRUE
+    if t is int:
+        if not _INT.fullmatch(text):
+            raise ValueError(text)
+        return int(text, 0)
+    if t is float:
+        if not _FLOAT.fullmatch(text):
+            raise ValueError(text)
+        return float(text)
+    return text

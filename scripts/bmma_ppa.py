@@ -32,9 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from synth.ppa import measure  # noqa: E402
-from units.bmma import throughput as tp  # noqa: E402
-from units.bmma.rtl import compressor_census, popcount_census  # noqa: E402
+from tcgen.synth.ppa import measure  # noqa: E402
+from tcgen.units.bmma import throughput as tp  # noqa: E402
+from tcgen.units.bmma.rtl import compressor_census, popcount_census  # noqa: E402
 
 CLOCK_NS = 10.0
 CYCLES = 1000
@@ -223,7 +223,7 @@ def report(results, full: bool, wall_s: float) -> str:
                    f"| **{c['fa']}** | {c['bound']} | {100 * (c['fa'] / c['bound'] - 1):+.1f} % "
                    f"| {c['ha']} |")
     from amaranth import Signal
-    from hw.intarith import compress
+    from tcgen.hw.intarith import compress
     ch = compressor_census(lambda m: compress(
         m, [[Signal(name=f"p{i}") for i in range(128)] + [Signal(name="c0")]] +
         [[Signal(name=f"c{i}")] for i in range(1, 32)], 32, "ch"))

@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from amaranth import Value  # noqa: E402
-from hw.cli import write_atomic  # noqa: E402
-from hw.generate import verilog  # noqa: E402
-from hw.registry import all_units  # noqa: E402
+from tcgen.cli import write_atomic  # noqa: E402
+from tcgen.generate import verilog  # noqa: E402
+from tcgen.registry import all_units  # noqa: E402
 
 
 def lint(path: Path) -> str:

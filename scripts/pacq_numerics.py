@@ -27,8 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tb")]
 
-from hw import numeric as num                       # noqa: E402
-from units.pacq import model as M                   # noqa: E402
+from tcgen.hw import numeric as num                       # noqa: E402
+from tcgen.units.pacq import model as M                   # noqa: E402
 
 FLOWS = [("dequant", "dequant + FP16 GEMM (FP16 products, FP16 accumulation)"),
          ("literal", "PacQ literal text datapath (6-bit adder, truncation), FP16"),
@@ -85,7 +85,7 @@ def fmt_cell(r):
 def rtl_sample(rng):
     """Run chained tiles through the RTL (harness, Icarus) and report their error."""
     import harness
-    from hw.registry import get_unit
+    from tcgen.registry import get_unit
     from test_pacq_rtl import pacq_tile_ops
     out = []
     for cfg in (dict(), dict(mode="offset8", acc="fp32")):

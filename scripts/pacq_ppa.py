@@ -33,7 +33,8 @@ OUT_JSON = ROOT / "build" / "pacq_ppa" / "results.json"
 
 # -- workloads ----------------------------------------------------------------------------------
 def _acts(rng, n):
-    from units.pacq import activations
+    from tcgen.units.pacq.family import baseline_tile_ops, pacq_tile_ops
+from tcgen.units.pacq.model import activations
     return activations(rng, n)
 
 
@@ -47,9 +48,9 @@ def mul_workload(unit, params, width, n, seed):
 
 
 def dp4_pacq_workload(params, width, n, seed):
-    from hw import numeric as num
-    from units.pacq import model as M
-    from units.pacq.params import lanes_of
+    from tcgen.hw import numeric as num
+    from tcgen.units.pacq import model as M
+    from tcgen.units.pacq.params import lanes_of
     rng = np.random.default_rng(seed)
     L = 16 // width
     G = L // params.D
@@ -103,9 +104,9 @@ def jobs(libs, cycles, clock_ns, dp4_libs=None):
 
 def measure_one(job):
     key, unit_name, params, width, lib, activity, cycles, clock_ns = job
-    from hw.generate import verilog
-    from hw.registry import get_unit
-    from synth.ppa import measure, measure_verilog
+    from tcgen.generate import verilog
+    from tcgen.registry import get_unit
+    from tcgen.synth.ppa import measure, measure_verilog
     unit = get_unit(unit_name)
     p = unit.params(**params)
     t0 = time.time()

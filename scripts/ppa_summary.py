@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hw.cli import write_atomic           # noqa: E402
-from hw.registry import all_units         # noqa: E402
-from synth.ppa import measure             # noqa: E402
-from synth.tools import versions          # noqa: E402
+from tcgen.cli import write_atomic           # noqa: E402
+from tcgen.registry import all_units         # noqa: E402
+from tcgen.synth.ppa import measure             # noqa: E402
+from tcgen.synth.tools import versions          # noqa: E402
 
 
 def _g(v, fmt="{:.4g}"):
@@ -31,7 +31,7 @@ def _g(v, fmt="{:.4g}"):
 
 def _measure_one(name, liberty, clock_ns, toggle_rate, max_verilog_mb):
     """One unit at defaults (in a worker process): ("skipped", MB) or ("ok", result dict)."""
-    from hw.generate import verilog
+    from tcgen.generate import verilog
     if max_verilog_mb > 0:
         mb = len(verilog(name).encode()) / 1e6
         if mb > max_verilog_mb:

@@ -48,10 +48,12 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-log "installing tcgen[dev] into $VENV (log: build/setup-pip.log)"
+log "installing tcgen-hdl[dev] into $VENV (log: build/setup-pip.log)"
 mkdir -p build
+# before 0.2.0 the distribution was called `tcgen` and put hw/units/synth at the top level
+"$VENV/bin/python" -m pip uninstall -y -q tcgen > /dev/null 2>&1 || true
 if ! "$VENV/bin/python" -m pip install -q -e '.[dev]' > build/setup-pip.log 2>&1 ||
-   ! "$VENV/bin/python" -c 'import amaranth, cocotb, numpy, pytest, xdist, hw.cli'; then
+   ! "$VENV/bin/python" -c 'import amaranth, cocotb, numpy, pytest, xdist, tcgen.cli'; then
   tail -n 30 build/setup-pip.log >&2
   echo "setup: installing the Python packages failed (full log: build/setup-pip.log)" >&2
   exit 1

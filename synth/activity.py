@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .liberty import Liberty, write_atomic
-from .tools import ToolError, run
+from .tools import FlowInputError, ToolError, run
 
 __all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key", "scalarize_ports"]
 
@@ -161,7 +161,7 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
     missing = sorted(set(data_in) - set(workload))
     extra = sorted(set(workload) - set(data_in))
     if missing or extra:
-        raise ValueError("workload does not match the netlist inputs: "
+        raise FlowInputError("workload does not match the netlist inputs: "
                          + (f"missing {', '.join(missing)}" if missing else "")
                          + ("; " if missing and extra else "")
                          + (f"unknown {', '.join(extra)}" if extra else ""))
@@ -178,7 +178,7 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
         if name in data_in:
             vals = np.asarray(workload[name])
             if vals.shape != (n,):
-                raise ValueError(f"workload port {name}: expected {n} values, got shape "
+                raise FlowInputError(f"workload port {name}: expected {n} values, got shape "
                                  f"{vals.shape}")
             write_atomic(workdir / f"stim_{name}.hex", _hex_lines(vals, w))
             decl.append(f"  reg {rng}mem_{name} [0:{n - 1}];")

@@ -24,14 +24,22 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from hw.files import locked, write_atomic  # noqa: F401  (re-exported for the flow)
+from tcgen.hw.files import locked, write_atomic  # noqa: F401  (re-exported for the flow)
+
+from .tools import FlowInputError
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "ppa"
 SHARED_LIBERTY = ROOT.parent / "shared" / "liberty"
 OSU018_DIR = Path("/usr/share/qflow/tech/osu018")
 
-__all__ = ["Liberty", "Cell", "Pin", "resolve", "KNOWN", "shared_liberty_available"]
+__all__ = ["Liberty", "LibertyError", "Cell", "Pin", "resolve", "KNOWN",
+           "shared_liberty_available"]
+
+
+class LibertyError(FlowInputError):
+    """A liberty that is unknown, missing, unreadable or does not parse; the message names it
+    as the user gave it (a known name or the path as typed), never as a resolved path."""
 
 # name -> (liberty file, Verilog cell model files in compile order, dont_use patterns)
 KNOWN = {
@@ -115,7 +123,7 @@ class Liberty:
             special = any(t in c.name.lower() for t in ("clk", "dly", "dlygate", "probe"))
             found.append((special, c.area, c.name, ins[0].capacitance * self.cap_unit_ff))
         if not found:
-            raise ValueError(f"liberty {self.name!r}: no buffer cell (one input, function = "
+            raise LibertyError(f"liberty {self.name!r}: no buffer cell (one input, function = "
                              "that input); ABC's buffering needs one")
         _, _, name, cap = min(found)
         return name, cap
@@ -127,7 +135,7 @@ class Liberty:
 
 # -- resolution ------------------------------------------------------------------------------
 def resolve(spec: str | os.PathLike | None = None) -> Liberty:
-    """A :class:`Liberty` from a known name or a path; ``ValueError`` naming the problem."""
+    """A :class:`Liberty` from a known name or a path; ``LibertyError`` naming the problem."""
     spec = "osu018" if spec is None else spec
     if isinstance(spec, Liberty):
         return spec
@@ -138,24 +146,24 @@ def resolve(spec: str | os.PathLike | None = None) -> Liberty:
             where = ("install the Debian package qflow-tech-osu018 (scripts/setup.sh)"
                      if text_spec == "osu018" else f"expected {src}; the folder ../shared/liberty/"
                      " next to the repository is not present")
-            raise ValueError(f"liberty {text_spec!r} is not available: {where}")
+            raise LibertyError(f"liberty {text_spec!r} is not available: {where}")
         name = text_spec
     else:
         src = Path(text_spec)
         looks_like_path = os.sep in text_spec or text_spec.endswith((".lib", ".lib.gz"))
         if not looks_like_path:
-            raise ValueError(f"unknown liberty {text_spec!r}; use one of "
+            raise LibertyError(f"unknown liberty {text_spec!r}; use one of "
                              f"{', '.join(KNOWN)} or a path to a .lib or .lib.gz file")
         if not text_spec.endswith((".lib", ".lib.gz")):
-            raise ValueError(f"liberty {text_spec!r}: a liberty file must end in .lib or .lib.gz")
+            raise LibertyError(f"liberty {text_spec!r}: a liberty file must end in .lib or .lib.gz")
         if not src.is_file():
-            raise ValueError(f"liberty file {text_spec} does not exist")
+            raise LibertyError(f"liberty file {text_spec} does not exist")
         src = src.resolve()
         name, models, dont_use = _stem(src), (), ()
         for kname, (kpath, kmodels, kdont) in KNOWN.items():   # a known file given by path
             if kpath.is_file() and kpath.resolve() == src:
                 name, models, dont_use = kname, kmodels, kdont
-    return _load(name, src, models, dont_use)
+    return _load(name, src, models, dont_use, shown=text_spec)
 
 
 def _stem(p: Path) -> str:
@@ -166,27 +174,28 @@ def _stem(p: Path) -> str:
     return n
 
 
-def _read_text(src: Path) -> str:
+def _read_text(src: Path, shown: str | None = None) -> str:
     try:
         raw = src.read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
         return raw.decode("utf-8", errors="replace")
     except (OSError, EOFError, gzip.BadGzipFile) as e:
-        raise ValueError(f"liberty file {src} cannot be read: {e}") from None
+        raise LibertyError(f"liberty file {shown or src} cannot be read: "
+                           f"{getattr(e, 'strerror', None) or e}") from None
 
 
 _memo: dict = {}
 
 
-def _load(name: str, src: Path, models, dont_use) -> Liberty:
+def _load(name: str, src: Path, models, dont_use, shown: str | None = None) -> Liberty:
     st = src.stat()
     memo_key = (str(src), st.st_size, st.st_mtime_ns)
     if memo_key in _memo:
         return _memo[memo_key]
-    text = _read_text(src)
+    text = _read_text(src, shown)
     sha = hashlib.sha256(text.encode()).hexdigest()
-    library, time_unit, cells, cap_unit_ff = parse(text, src)
+    library, time_unit, cells, cap_unit_ff = parse(text, shown or src)
     lib_dir = BUILD / "lib" / sha[:16]
     plain = lib_dir / f"{name}.lib"
     mapped = lib_dir / f"{name}.map.lib"
@@ -199,7 +208,7 @@ def _load(name: str, src: Path, models, dont_use) -> Liberty:
         plain_models = []
         for m in models:
             if not m.is_file():
-                raise ValueError(f"liberty {name!r}: cell model {m} is missing")
+                raise LibertyError(f"liberty {name!r}: cell model {m} is missing")
             out = lib_dir / _stem_v(m)
             if not out.is_file():
                 write_atomic(out, _read_text(m))
@@ -248,13 +257,13 @@ def parse(text: str, src: Path | str = "<liberty>"):
         if delim == "{":
             h = _HEAD.match(body)
             if not h:
-                raise ValueError(f"liberty {src}: cannot parse group header {body[:60]!r}; "
+                raise LibertyError(f"liberty {src}: cannot parse group header {body[:60]!r}; "
                                  "the file does not parse")
             kind, args = h.group(1), [_unquote(a) for a in h.group(2).split(",")]
             depth = len(stack)
             if depth == 0:
                 if kind != "library":
-                    raise ValueError(f"liberty {src}: top-level group is {kind!r}, not "
+                    raise LibertyError(f"liberty {src}: top-level group is {kind!r}, not "
                                      "'library'; not a liberty file")
                 library = args[0]
             elif depth == 1 and kind == "cell":
@@ -269,9 +278,9 @@ def parse(text: str, src: Path | str = "<liberty>"):
             stack.append(kind)
         elif delim == "}":
             if body:
-                raise ValueError(f"liberty {src}: statement {body[:60]!r} lacks a ';'")
+                raise LibertyError(f"liberty {src}: statement {body[:60]!r} lacks a ';'")
             if not stack:
-                raise ValueError(f"liberty {src}: unbalanced '}}'; the file does not parse")
+                raise LibertyError(f"liberty {src}: unbalanced '}}'; the file does not parse")
             kind = stack.pop()
             depth = len(stack)
             if depth == 1 and kind == "cell" and cur is not None:
@@ -292,7 +301,7 @@ def parse(text: str, src: Path | str = "<liberty>"):
             if not body:
                 continue
             if not stack:
-                raise ValueError(f"liberty {src}: {body[:60]!r} is outside a library group; "
+                raise LibertyError(f"liberty {src}: {body[:60]!r} is outside a library group; "
                                  "not a liberty file")
             a = _ATTR.match(body)
             if not a:
@@ -300,7 +309,7 @@ def parse(text: str, src: Path | str = "<liberty>"):
                 if u:
                     unit = u.group(2).lower()
                     if unit not in _CAP_SCALE:
-                        raise ValueError(f"liberty {src}: capacitive_load_unit {unit!r} is not "
+                        raise LibertyError(f"liberty {src}: capacitive_load_unit {unit!r} is not "
                                          "ff or pf")
                     cap_unit_ff = float(u.group(1)) * _CAP_SCALE[unit]
                 continue                      # other complex attributes: name (args) ;
@@ -313,7 +322,7 @@ def parse(text: str, src: Path | str = "<liberty>"):
                     try:
                         cur["area"] = float(val)
                     except ValueError:
-                        raise ValueError(f"liberty {src}: area {val!r} of cell {cur['name']} "
+                        raise LibertyError(f"liberty {src}: area {val!r} of cell {cur['name']} "
                                          "is not a number") from None
                 elif key == "dont_use":
                     cur["dont_use"] = val.lower() == "true"
@@ -330,15 +339,15 @@ def parse(text: str, src: Path | str = "<liberty>"):
             elif depth == 3 and seq is not None:
                 seq[key] = val
     if library is None:
-        raise ValueError(f"liberty {src}: no 'library (...) {{' group; not a liberty file")
+        raise LibertyError(f"liberty {src}: no 'library (...) {{' group; not a liberty file")
     if stack:
-        raise ValueError(f"liberty {src}: {len(stack)} group(s) not closed at end of file "
+        raise LibertyError(f"liberty {src}: {len(stack)} group(s) not closed at end of file "
                          f"(innermost: {stack[-1]}); the file does not parse")
     if text[pos:].strip():
-        raise ValueError(f"liberty {src}: text after the end of the library group; "
+        raise LibertyError(f"liberty {src}: text after the end of the library group; "
                          "the file does not parse")
     if not cells:
-        raise ValueError(f"liberty {src}: library {library} defines no cells")
+        raise LibertyError(f"liberty {src}: library {library} defines no cells")
     return library, time_unit, cells, cap_unit_ff
 
 

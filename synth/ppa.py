@@ -1,6 +1,6 @@
 """``measure()``: area, timing and power of one unit on one liberty (DESIGN.md §6).
 
-    from synth.ppa import measure
+    from tcgen.synth.ppa import measure
     r = measure("fp_mul", {"fmt": "fp16"}, liberty="osu018", clock_ns=10.0)
     r["area_um2"], r["fmax_mhz"], r["power_mw"]["total"], r["energy_pj_per_op"]
 
@@ -19,7 +19,7 @@ import hashlib
 import json
 import math
 import numbers
-import shlex
+import shutil
 import time
 from pathlib import Path
 
@@ -28,11 +28,11 @@ import numpy as np
 from . import activity as act
 from . import sta
 from .liberty import BUILD, KNOWN, Liberty, locked, resolve, write_atomic
-from .tools import ToolError, versions
+from .tools import FlowInputError, ToolError, versions
 from .yosys import SynthesisError, SynthResult, module_names, synthesize
 
-__all__ = ["measure", "measure_verilog", "ACTIVITIES", "SynthesisError", "ToolError",
-           "flow_hash"]
+__all__ = ["measure_verilog", "check_options", "require_models", "ACTIVITIES", "SynthesisError",
+           "ToolError", "flow_hash"]
 
 ACTIVITIES = ("vectorless", "sim")
 TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3-digit trace)
@@ -45,13 +45,12 @@ SYNTH_STAGE_FILES = ("liberty.py", "tools.py", "yosys.py")
 
 
 def flow_hash(stage: str = "all") -> str:
-    """Hash of the flow's sources and tool versions: ``"all"`` (every module but the CLI; keys
-    results) or ``"synth"`` (the synthesis stage's modules and Yosys; keys netlists)."""
+    """Hash of the flow's sources and tool versions: ``"all"`` (every module; keys results) or ``"synth"`` (the synthesis stage's modules and Yosys; keys netlists)."""
     if stage not in ("all", "synth"):
         raise ValueError(f"flow_hash: stage must be 'all' or 'synth', got {stage!r}")
     h = hashlib.sha256()
     for p in sorted(Path(__file__).parent.glob("*.py")):
-        if p.name in ("cli.py",) or (stage == "synth" and p.name not in SYNTH_STAGE_FILES):
+        if stage == "synth" and p.name not in SYNTH_STAGE_FILES:
             continue
         h.update(p.name.encode())
         h.update(p.read_bytes())
@@ -69,102 +68,38 @@ def _sha(obj) -> str:
 # -- argument checks -------------------------------------------------------------------------
 def _check_number(name: str, value, lo=None, hi=None, lo_open=False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"ppa: {name} must be a number, got {value!r}")
+        raise FlowInputError(f"ppa: {name} must be a number, got {value!r}")
     v = float(value)
     if not math.isfinite(v):
-        raise ValueError(f"ppa: {name} must be finite, got {value!r}")
+        raise FlowInputError(f"ppa: {name} must be finite, got {value!r}")
     if lo is not None and (v <= lo if lo_open else v < lo):
-        raise ValueError(f"ppa: {name} must be {'>' if lo_open else '>='} {lo:g}, got {value!r}")
+        raise FlowInputError(f"ppa: {name} must be {'>' if lo_open else '>='} {lo:g}, got {value!r}")
     if hi is not None and v > hi:
-        raise ValueError(f"ppa: {name} must be <= {hi:g}, got {value!r}")
+        raise FlowInputError(f"ppa: {name} must be <= {hi:g}, got {value!r}")
     return v
 
 
-def _check_options(clock_ns, activity, toggle_rate, workload_cycles, seed):
+def check_options(clock_ns, activity, toggle_rate, workload_cycles, seed):
     clock_ns = _check_number("clock_ns", clock_ns, lo=0.0, lo_open=True)
     if clock_ns > 1e6:
-        raise ValueError(f"ppa: clock_ns must be <= 1e6 ns, got {clock_ns!r}")
+        raise FlowInputError(f"ppa: clock_ns must be <= 1e6 ns, got {clock_ns!r}")
     if activity not in ACTIVITIES:
-        raise ValueError(f"ppa: activity must be one of {', '.join(ACTIVITIES)}, "
+        raise FlowInputError(f"ppa: activity must be one of {', '.join(ACTIVITIES)}, "
                          f"got {activity!r}")
     toggle_rate = _check_number("toggle_rate", toggle_rate, lo=0.0, hi=2.0)
     if isinstance(workload_cycles, bool) or not isinstance(workload_cycles, numbers.Integral) \
             or not 16 <= workload_cycles <= 1_000_000:
-        raise ValueError(f"ppa: workload_cycles must be an integer in 16..1000000, "
+        raise FlowInputError(f"ppa: workload_cycles must be an integer in 16..1000000, "
                          f"got {workload_cycles!r}")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"ppa: seed must be a non-negative integer, got {seed!r}")
+        raise FlowInputError(f"ppa: seed must be a non-negative integer, got {seed!r}")
     return clock_ns, toggle_rate, int(workload_cycles), int(seed)
 
 
-# -- the unit-level entry point --------------------------------------------------------------------
-def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
-            toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True) -> dict:
-    """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
-    strings, or the unit's Params object).  See the module doc and docs/ppa.md for every key."""
-    from hw.generate import verilog
-    from hw.registry import get_unit
-    unit = get_unit(unit_name)
-    params = _params(unit, params)
-    clock_ns, toggle_rate, workload_cycles, seed = _check_options(
-        clock_ns, activity, toggle_rate, workload_cycles, seed)
-    lib = resolve(liberty)
-    workload = None
-    if activity == "sim":
-        _require_models(lib)
-        if unit.workload is None:
-            raise ValueError(f"ppa: unit {unit.name} declares no workload; sim power needs one "
-                             "(use activity vectorless)")
-        workload = unit.workload(params, np.random.default_rng(seed), workload_cycles)
-    t0 = time.monotonic()
-    text = verilog(unit.name, params)
-    t_gen = time.monotonic() - t0
-    defaults = unit.params().as_dict()
-    changed = {k: v for k, v in params.as_dict().items() if defaults.get(k) != v}
-    cmd = ["tcgen", "ppa", unit.name]
-    for k, v in changed.items():
-        cmd += ["-p", f"{k}={_fmt(v)}"]
-    cmd += ["--liberty", lib.name if lib.name in KNOWN else str(lib.source),
-            "--clock-ns", f"{clock_ns:g}", "--activity", activity]
-    if activity == "vectorless":
-        cmd += ["--toggle-rate", f"{toggle_rate:g}"]
-    else:
-        cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
-    res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
-                          toggle_rate=toggle_rate, workload=workload,
-                          workload_cycles=workload_cycles,
-                          ops_per_cycle=float(unit.ops_per_cycle(params)),
-                          ops_unit=unit.ops_unit, cache=cache)
-    out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
-    out.update(res)
-    if activity == "sim":
-        out["workload"] = dict(out.get("workload", {}), seed=seed,
-                               source=f"{unit.name}.workload(params, "
-                                      f"numpy.random.default_rng({seed}), {workload_cycles})")
-    out["command"] = " ".join(shlex.quote(c) for c in cmd)
-    out["runtime_s"] = dict(out["runtime_s"], generate_verilog_s=round(t_gen, 3))
-    return out
-
-
-def _fmt(v):
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
-def _params(unit, params):
-    if params is None:
-        return unit.params()
-    if isinstance(params, unit.params):
-        return params
-    if isinstance(params, dict):
-        return unit.make_params({k: _fmt(v) for k, v in params.items()})
-    raise ValueError(f"ppa: params of {unit.name} must be None, a dict or "
-                     f"{unit.params.__name__}, got {type(params).__name__}")
-
-
-def _require_models(lib: Liberty):
+def require_models(lib: Liberty):
     if not lib.models:
         have = [n for n, (p, m, _) in KNOWN.items() if m and p.is_file()]
-        raise ValueError(f"ppa: activity sim needs Verilog cell models of the liberty for "
+        raise FlowInputError(f"ppa: activity sim needs Verilog cell models of the liberty for "
                          f"gate-level simulation; {lib.name} has none (libraries with models: "
                          f"{', '.join(have) or 'none available'}); use activity vectorless")
 
@@ -178,20 +113,20 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     n = workload_cycles
     if activity == "sim":
         if workload is None:
-            raise ValueError("ppa: activity sim needs a workload")
+            raise FlowInputError("ppa: activity sim needs a workload")
         lens = {len(np.asarray(v)) for v in workload.values()}
         if len(lens) != 1:
-            raise ValueError(f"ppa: workload ports have different lengths {sorted(lens)}")
+            raise FlowInputError(f"ppa: workload ports have different lengths {sorted(lens)}")
         n = lens.pop()
-    clock_ns, toggle_rate, n_checked, _ = _check_options(
+    clock_ns, toggle_rate, n_checked, _ = check_options(
         clock_ns, activity, toggle_rate, n if n is not None else 2000, 0)
     lib = resolve(liberty)
     if activity == "sim":
-        _require_models(lib)
+        require_models(lib)
     if not isinstance(verilog_text, str) or not verilog_text.strip():
-        raise ValueError("ppa: the Verilog text is empty")
+        raise FlowInputError("ppa: the Verilog text is empty")
     if top not in module_names(verilog_text):
-        raise ValueError(f"ppa: top module {top!r} is not in the Verilog")
+        raise FlowInputError(f"ppa: top module {top!r} is not in the Verilog")
     t_start = time.monotonic()
     flow = flow_hash()
     vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
@@ -216,8 +151,12 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             res = json.loads(result_file.read_text())
             res["cached"] = True
             return res
-        res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
-                   synth_key, key, cache)
+        try:
+            res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
+                       synth_key, key, cache)
+        except KeyboardInterrupt:      # Ctrl-C: no half-written run folder
+            shutil.rmtree(BUILD / "runs" / key, ignore_errors=True)
+            raise
         res.update({
             "top": top,
             "liberty": lib.describe(),
@@ -257,11 +196,13 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache) -> tuple[SynthRes
             return SynthResult(**info), True
         tmp = d.with_name(d.name + ".tmp")
         if tmp.exists():
-            import shutil
             shutil.rmtree(tmp)
-        r = synthesize(verilog_text, top, lib, clock_ns, tmp)
+        try:
+            r = synthesize(verilog_text, top, lib, clock_ns, tmp)
+        except KeyboardInterrupt:      # Ctrl-C: the entry stays absent, no .tmp left
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         if d.exists():
-            import shutil
             shutil.rmtree(d)
         tmp.rename(d)
         r.netlist = d / "netlist.v"
@@ -320,8 +261,8 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
             "nets": len(vals),
             "mean_toggle_rate": round(float(np.mean(vals)), 6) if vals else 0.0,
             "max_toggle_rate": round(float(np.max(vals)), 6) if vals else 0.0,
-            "input_toggle_rate": round(float(np.mean([v[0] for v in in_act.values()
-                                                      if True])), 6) if in_act else 0.0,
+            "input_toggle_rate": round(float(np.mean([v[0] for v in in_act.values()])), 6)
+            if in_act else 0.0,
             "trace_check_rel_err": check,
             "power_mw_opensta_propagated": propagated,
             "vcd": str(vcd),

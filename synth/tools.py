@@ -2,18 +2,25 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
+import signal
 import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["run", "versions", "ToolError", "require"]
+__all__ = ["run", "versions", "ToolError", "FlowInputError", "require"]
 
 TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp"}
 
 
 class ToolError(RuntimeError):
     """An external tool failed; the message is one line naming the tool and the reason."""
+
+
+class FlowInputError(ValueError):
+    """Bad input to the flow (an option value, a liberty, a stimulus, the Verilog): the message
+    is one line naming the input as the caller gave it."""
 
 
 def require(tool: str) -> str:
@@ -27,20 +34,38 @@ def run(tool: str, args: list[str], cwd: Path, log: Path | None = None, timeout:
         what: str = "") -> str:
     """Run ``tool args`` in ``cwd``; return stdout+stderr; ``ToolError`` on failure."""
     exe = require(tool)
+    # The tool runs in a session of its own, so that on a timeout or an interrupt (Ctrl-C) the
+    # whole process group -- Yosys and the ABC it starts -- is killed before we return.
+    proc = subprocess.Popen([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                            errors="replace", start_new_session=True)
     try:
-        p = subprocess.run([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=timeout,
-                           errors="replace")
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _kill_group(proc)
         raise ToolError(f"{tool} timed out after {timeout:.0f} s{(' ' + what) if what else ''}") \
             from None
-    out = p.stdout
+    except BaseException:
+        _kill_group(proc)
+        raise
+    p = proc
     if log is not None:
         log.write_text(out)
     if p.returncode != 0:
         raise ToolError(f"{tool} failed{(' ' + what) if what else ''}: {first_error(out)}"
                         + (f" (log: {log})" if log else ""))
     return out
+
+
+def _kill_group(proc: subprocess.Popen):
+    """SIGKILL the tool's process group and reap the tool."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def first_error(out: str) -> str:

@@ -25,7 +25,7 @@ class Context:
     @classmethod
     def from_env(cls) -> "Context":
         from harness import load_stimulus
-        from hw.registry import get_unit
+        from tcgen.registry import get_unit
         unit = get_unit(os.environ["TCGEN_UNIT"])
         params = unit.params(**json.loads(os.environ["TCGEN_PARAMS"]))
         stim_path = os.environ.get("TCGEN_STIMULUS")

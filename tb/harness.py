@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hw.files import locked
+from tcgen.hw.files import locked
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "sim"
@@ -95,7 +95,7 @@ def _config_dir(unit_name: str, params, sim: str) -> Path:
 
 def verilog_file(unit_name: str, params, top: str | None = None, directory: Path | None = None):
     """Write (once) and return the path of the unit's Verilog in the build cache."""
-    from hw.generate import verilog
+    from tcgen.generate import verilog
     d = directory or _config_dir(unit_name, params, "rtl")
     top = top or unit_name
     path = d / f"{top}.v"
@@ -161,7 +161,7 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     ``AssertionError`` if a cocotb test failed.
     """
     from cocotb_tools.runner import get_results, get_runner
-    from hw.registry import get_unit
+    from tcgen.registry import get_unit
     unit = get_unit(unit_name)
     params = params if params is not None else unit.params()
     sim = sim_name()

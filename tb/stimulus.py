@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hw import numeric as num
+from tcgen.hw import numeric as num
 
 __all__ = ["specials", "edge_values", "cross", "random_fp_pairs", "tie_pairs", "concat_pairs"]
 
@@ -101,3 +101,11 @@ def tie_pairs(fmt, rng, n) -> tuple[np.ndarray, np.ndarray]:
     b = ((e - np.uint64(man + 1) + k) << np.uint64(man)) | (k << np.uint64(man - 1))
     sign = rng.integers(0, 2, size=n, dtype=np.uint64) << np.uint64(fmt.width - 1)
     return a, b | sign
+
+
+# -- PacQ weight words --------------------------------------------------------------------------
+#: 16 INT4 words: lane j of word t holds (t + 5j) mod 16 -> every code in every lane, and the
+#: four lanes of a word always differ (a crossed lane would show)
+WORDS4 = [sum(((t + 5 * j) % 16) << (4 * j) for j in range(4)) for t in range(16)]
+#: 4 INT2 words: lane j of word t holds (t + j) mod 4
+WORDS2 = [sum(((t + j) % 4) << (2 * j) for j in range(8)) for t in range(4)]

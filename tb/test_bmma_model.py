@@ -10,13 +10,13 @@ import sys
 import numpy as np
 import pytest
 
-from hw.cli import main as tcgen_main
-from hw.registry import get_unit
-from units.bmma import model as bm
-from units.bmma import throughput as tp
-from units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
+from tcgen.cli import main as tcgen_main
+from tcgen.registry import get_unit
+from tcgen.units.bmma import model as bm
+from tcgen.units.bmma import throughput as tp
+from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
                                BnnEpilogueParams, Int8MacArrayParams)
-from units.bmma.rtl import popcount_census
+from tcgen.units.bmma.rtl import popcount_census
 
 RNG = np.random.default_rng(20240605)
 
@@ -412,7 +412,7 @@ def test_cli_bad_input_one_line_exit_2(capsys):
     assert len(err) == 1 and "bmma_array: k must be a multiple of 32" in err[0]
     assert tcgen_main(["generate", "bmma_array", "-p", "m=0"]) == 2
     assert "bmma_array: m must be an integer in 1..64, got 0" in capsys.readouterr().err
-    proc = subprocess.run([sys.executable, "-m", "hw.cli", "generate", "bnn_epilogue", "-p",
+    proc = subprocess.run([sys.executable, "-m", "tcgen.cli", "generate", "bnn_epilogue", "-p",
                            "tau_width=99"], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == \

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from harness import run, seed
-from units.bmma import model as bm
-from units.bmma import workload_requests
-from units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
+from tcgen.units.bmma import model as bm
+from tcgen.units.bmma.family import workload_requests
+from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
                                BnnEpilogueParams, Int8MacArrayParams)
 
 PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)

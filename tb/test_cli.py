@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 import harness
-from hw.generate import normalize_rtlil, verilog
-from hw.registry import all_units, get_unit
+from tcgen.generate import verilog
+from tcgen.hw.generate import normalize_rtlil
+from tcgen.registry import all_units, get_unit
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def tcgen(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hw.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tcgen.cli", *args], capture_output=True,
                           text=True, cwd=cwd or ROOT)
 
 

@@ -1,7 +1,7 @@
 """cocotb: FP adder, multiplier and converter RTL against the numeric reference (zero mismatches).
 
 Every test streams encodings through the generic fixed-latency bench; the expected values come
-from hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and
+from tcgen.hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and
 ``TCGEN_SEED`` overrides them.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import harness
-from hw import numeric as num
-from hw.registry import get_unit
+from tcgen.hw import numeric as num
+from tcgen.registry import get_unit
 from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, specials, tie_pairs
 
 MODES = num.MODES

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import harness
-from hw.library import random_words
-from hw.registry import get_unit
+from tcgen.hw.library import random_words
+from tcgen.registry import get_unit
 
 
 def _run(unit, stimulus, request, **params):
@@ -129,7 +129,7 @@ def test_waves_dump(request, monkeypatch, capsys):
 # -- adder census (hw.intarith.adder_census) ---------------------------------------------------
 def _census(build):
     from amaranth import Module
-    from hw.intarith import adder_census
+    from tcgen.hw.intarith import adder_census
     m = Module()
     m._MustUse__silence = True
     with adder_census() as c:
@@ -143,7 +143,7 @@ def test_adder_census_tiny_popcounts_by_hand(n, fa, ha):
     reduces the 3-high column to 2 with a half adder (h − d = 1), then the CPA needs two more.
     (One full adder would do: the census counts what is built, not the optimum.)"""
     from amaranth import Signal
-    from hw.intarith import popcount
+    from tcgen.hw.intarith import popcount
     c = _census(lambda m: popcount(m, Signal(n)))
     assert (c["fa"], c["ha"], c["compressors"]) == (fa, ha, 1)
 
@@ -155,7 +155,7 @@ def test_adder_census_respects_the_full_adder_bound(n):
     below it is wrong.  (For n = 2^k − 1 the top column's carry is dead and dropped, so a half
     adder there acts as an XOR and the bound does not apply: popcount(7) has 3 FA.)"""
     from amaranth import Signal
-    from hw.intarith import popcount
+    from tcgen.hw.intarith import popcount
     c = _census(lambda m: popcount(m, Signal(n)))
     assert c["fa"] >= n - n.bit_length()
     assert c["fa"] == c["tree_fa"] + c["cpa_fa"] and c["ha"] == c["tree_ha"] + c["cpa_ha"]
@@ -165,7 +165,7 @@ def test_adder_census_nests_and_array_mul_obeys_bit_count():
     """An unsigned a×b AND array has a·b product bits and an (a+b)-bit result, so it needs at
     least a·b − (a+b) full adders; a nested census sees only its own block."""
     from amaranth import Signal
-    from hw.intarith import adder_census, array_mul, popcount
+    from tcgen.hw.intarith import adder_census, array_mul, popcount
     pc = _census(lambda m: popcount(m, Signal(15)))
     mul = _census(lambda m: array_mul(m, Signal(8), Signal(8), False, False))
     assert mul["fa"] >= 8 * 8 - 16 and mul["compressors"] == 1

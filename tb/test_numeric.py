@@ -15,7 +15,7 @@ import pytest
 
 from harness import seed
 from stimulus import specials
-from hw import numeric as num
+from tcgen.hw import numeric as num
 
 F = Fraction
 

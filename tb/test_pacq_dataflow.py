@@ -3,7 +3,7 @@ speedup of n-packing vs k-packing on m16n16k16 (paper: 11/19/35 cycles, up to 54
 accesses, 1.99× speedup).  The RTL's own cycle counts are checked in test_pacq_rtl.py."""
 import pytest
 
-from units.pacq import dataflow as D
+from tcgen.units.pacq import dataflow as D
 
 
 def test_dp4_cycle_counts_match_paper():

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import harness
-from hw.registry import get_unit
-from test_pacq_rtl import WORDS2, WORDS4
+from tcgen.registry import get_unit
+from stimulus import WORDS2, WORDS4
 
 CONFIGS = [dict(), dict(rounding="rtz"), dict(mode="exact"), dict(mode="offset8"),
            dict(mode="literal", rounding="rtz")]

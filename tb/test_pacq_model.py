@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from harness import ROOT, seed
-from hw import numeric as num
-from hw.numeric import FP16, FP32
-from hw.registry import get_unit
-from units.pacq import model as M
-from units.pacq.params import Dp4PacqParams, IntDequantParams, PacqMulParams
+from tcgen.hw import numeric as num
+from tcgen.hw.numeric import FP16, FP32
+from tcgen.registry import get_unit
+from tcgen.units.pacq import model as M
+from tcgen.units.pacq.paper import NOTES_VECTORS
+from tcgen.units.pacq.params import Dp4PacqParams, IntDequantParams, PacqMulParams
 
 ALL_A = np.arange(1 << 16, dtype=np.int64)
 
@@ -96,29 +97,6 @@ def test_pacq_mul_rtz_vs_fraction_reference():
     for ai, yi, gi in zip(a, y, got):
         v = num.to_fraction(int(ai), FP16) * (1024 + int(yi))
         assert int(gi) == num.round_fraction(v, FP16, "rtz", sign_of_zero=int(ai) >> 15)
-
-
-NOTES_VECTORS = [   # (A, word, int2, rounding, expected lanes) -- ../shared/papers/004_pacq.md §8.3
-    (0x3C00, 0xF870, 0, "rne", [0x6400, 0x6407, 0x6408, 0x640F]),
-    (0x3E00, 0x0005, 0, "rne", [0x6608]),
-    (0x3E00, 0x0005, 0, "rtz", [0x6607]),
-    (0xBE00, 0x0005, 0, "rne", [0xE608]),
-    (0x3FFF, 0x01F0, 0, "rne", [0x67FF, 0x680E, 0x6800, 0x67FF]),
-    (0x3FE2, 0x000F, 0, "rne", [0x6800]),
-    (0x3C3F, 0x000F, 0, "rne", [0x644F]),
-    (0x3C3F, 0x000F, 0, "rtz", [0x644E]),
-    (0x5000, 0x000F, 0, "rne", [0x780F]),
-    (0x53FF, 0x0010, 0, "rne", [0x7BFF, 0x7C00, 0x7BFF, 0x7BFF]),
-    (0x53E2, 0x000F, 0, "rne", [0x7C00]),
-    (0x0001, 0x00F0, 0, "rne", [0x0400, 0x040F, 0x0400, 0x0400]),
-    (0x03FF, 0x000F, 0, "rne", [0x2C0E, 0x2BFE]),
-    (0x03FF, 0x000F, 0, "rtz", [0x2C0D]),
-    (0x8000, 0xFFFF, 0, "rne", [0x8000] * 4),
-    (0xFC00, 0x0000, 0, "rne", [0xFC00] * 4),
-    (0x7E00, 0x1234, 1, "rne", [0x7E00] * 8),
-    (0x3C00, 0x1BE4, 1, "rne", [0x6400, 0x6401, 0x6402, 0x6403, 0x6403, 0x6402, 0x6401,
-                                0x6400]),
-]
 
 
 @pytest.mark.parametrize("a,word,int2,rnd,lanes", NOTES_VECTORS)
@@ -338,7 +316,7 @@ def test_wbits_accepts_ints():
 ])
 def test_cli_bad_params_exit_2(args, msg, tmp_path):
     out = tmp_path / "x.v"
-    r = subprocess.run([sys.executable, "-m", "hw.cli", "generate", *args, "-o", str(out)],
+    r = subprocess.run([sys.executable, "-m", "tcgen.cli", "generate", *args, "-o", str(out)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()

@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 
 import harness
-from hw import numeric as num
-from hw.registry import get_unit
-from units.pacq import activations
-from units.pacq import model as M
-from units.pacq.params import lanes_of
+from stimulus import WORDS2, WORDS4
+from tcgen.hw import numeric as num
+from tcgen.registry import get_unit
+from tcgen.units.pacq import model as M
+from tcgen.units.pacq.family import baseline_tile_ops, pacq_tile_ops
+from tcgen.units.pacq.model import activations
+from tcgen.units.pacq.paper import NOTES_VECTORS
 
 
 # -- stimulus --------------------------------------------------------------------------------
@@ -36,11 +38,6 @@ def activation_set(rng, per_exponent_random=4):
     return np.array(out, dtype=np.uint64)
 
 
-#: 16 INT4 words: lane j of word t holds (t + 5j) mod 16 -> every code in every lane, and the
-#: four lanes of a word always differ (a crossed lane would show)
-WORDS4 = [sum(((t + 5 * j) % 16) << (4 * j) for j in range(4)) for t in range(16)]
-#: 4 INT2 words: lane j of word t holds (t + j) mod 4
-WORDS2 = [sum(((t + j) % 4) << (2 * j) for j in range(8)) for t in range(4)]
 ISOLATION = [0x0000, 0xFFFF, 0x8888, 0x7777, 0xF0F0, 0x0F0F, 0x5555, 0xAAAA,
              0x000F, 0x00F0, 0x0F00, 0xF000, 0x0003, 0xC000]
 MAX_SIG = [0x3FFF, 0x7BFF, 0xBFFF, 0x03FF, 0x53E2, 0x5000, 0x3FE2]
@@ -59,7 +56,7 @@ def pacq_mul_stimulus(p, rng):
         for word in ISOLATION:
             for sel in (0, 1):
                 a.append([av]), w.append([word]), i2.append([sel])
-    for av, word, sel, _, _ in _notes_vectors():
+    for av, word, sel, _, _ in NOTES_VECTORS:
         a.append([av]), w.append([word]), i2.append([sel])
     n = 1000
     a.append(rng.integers(0, 1 << 16, n)), w.append(rng.integers(0, 1 << 16, n))
@@ -72,11 +69,6 @@ def pacq_mul_stimulus(p, rng):
         keep = int2 == (1 if p.wbits == "2" else 0)
         stim = {k: v[keep] for k, v in stim.items()}
     return stim
-
-
-def _notes_vectors():
-    from test_pacq_model import NOTES_VECTORS
-    return NOTES_VECTORS
 
 
 PACQ_MUL_CONFIGS = [
@@ -144,52 +136,6 @@ def test_dequant_mul_matches_model():
 
 
 # -- DP-4 --------------------------------------------------------------------------------------
-def baseline_tile_ops(p, A, W16, chain=True):
-    """Operations of an m×n×k GEMM on dp4_baseline, k in steps of 4, c chained through the
-    model (operation order: k-step, then m, then n)."""
-    m, k = A.shape
-    n = W16.shape[1]
-    C = np.zeros((m, n), np.uint64)
-    ops = []
-    for k0 in range(0, k, 4):
-        a = np.repeat(A[:, k0:k0 + 4], n, axis=0)                          # [(m n), 4]
-        b = np.tile(W16[k0:k0 + 4, :].T, (m, 1))                           # [(m n), 4]
-        c = C.reshape(-1)
-        ops.append(M.pack_fields(M.op_layout_baseline(p), {"a": a, "b": b, "c": c}))
-        if chain:
-            C = M.dp4_baseline(a, b, c, acc=p.acc, rounding=p.rounding).reshape(m, n)
-    return np.concatenate(ops)
-
-
-def pacq_tile_ops(p, A, B, wbits, chain=True):
-    """Operations of an m×n×k GEMM on dp4_pacq: one op per (k-step, m, word column); c and sa
-    chained through the model."""
-    m, k = A.shape
-    words = M.pack_n(B, wbits)                                             # [k, n // L]
-    L = 16 // wbits
-    q = words.shape[1]
-    Lmax = lanes_of(p.wbits)
-    int2 = np.full(m * q, 1 if wbits == 2 else 0)
-    C = np.zeros((m, q, Lmax), np.uint64)
-    S = np.zeros(m, np.uint64)
-    ops = []
-    for k0 in range(0, k, 4):
-        a = np.repeat(A[:, k0:k0 + 4], q, axis=0)
-        w = np.tile(words[k0:k0 + 4, :].T, (m, 1))
-        c = C.reshape(m * q, Lmax)
-        sa = np.repeat(S, q)
-        ops.append(M.pack_fields(M.op_layout_pacq(p), {"a": a, "w": w, "int2": int2, "c": c,
-                                                       "sa": sa}))
-        if chain:
-            r = M.dp4_pacq(a, w, int2, c, sa, wbits=p.wbits, D=p.D, mode=p.mode, acc=p.acc,
-                           rounding=p.rounding, sum_a=p.sum_a)
-            y = r["y"].reshape(m * q, L // p.D * p.D)                    # beats in lane order
-            C = np.zeros((m, q, Lmax), np.uint64)
-            C[:, :, :L] = y.reshape(m, q, L)
-            S = r["sa"].reshape(m * q, L // p.D)[:, 0].reshape(m, q)[:, 0]
-    return np.concatenate(ops)
-
-
 def _weights16(B):
     return num.from_float(B.astype(np.float64), "fp16")
 

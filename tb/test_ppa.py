@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from hw.generate import verilog
-from hw.registry import get_unit
-from synth.liberty import resolve, shared_liberty_available
-from synth.ppa import SynthesisError, measure, measure_verilog
+from tcgen.generate import verilog
+from tcgen.registry import get_unit
+from tcgen.synth.liberty import resolve, shared_liberty_available
+from tcgen.synth.ppa import SynthesisError, measure, measure_verilog
 
 LIBS = ["osu018"] + (["nangate45", "sky130hd"] if shared_liberty_available() else [])
 SIM_LIBS = [n for n in LIBS if resolve(n).models]
@@ -187,7 +187,7 @@ def test_sim_refused_without_cell_models():
     (["ppa", "lzc", "--json", "/no/such/dir/x.json"], "does not exist"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(argv, needle):
-    p = subprocess.run([sys.executable, "-m", "hw.cli", *argv], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "tcgen.cli", *argv], capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
     assert p.stdout == ""
     lines = p.stderr.strip().splitlines()
@@ -196,7 +196,7 @@ def test_cli_bad_input_exits_2_with_one_line(argv, needle):
 
 def test_cli_table_and_json(tmp_path):
     out = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "hw.cli", "ppa", "lzc", "-p", "width=8",
+    p = subprocess.run([sys.executable, "-m", "tcgen.cli", "ppa", "lzc", "-p", "width=8",
                         "--json", str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert "area" in p.stdout and "fmax" in p.stdout and "power (mW)" in p.stdout
@@ -275,8 +275,8 @@ endmodule
 def test_scalarized_simulation_gives_identical_toggles(lib, tmp_path):
     """The simulated netlist's vector ports are split into scalar wires (for Icarus speed): the
     toggle rate and duty of every net must equal those of the netlist as written."""
-    from synth import activity as act
-    from synth.yosys import synthesize
+    from tcgen.synth import activity as act
+    from tcgen.synth.yosys import synthesize
     L = resolve(lib)
     syn = synthesize(_ACC, "acc", L, 10.0, tmp_path / "syn")
     nl = act.read_netlist(syn.netlist, "acc")
@@ -298,7 +298,7 @@ def test_scalarized_simulation_gives_identical_toggles(lib, tmp_path):
 
 def test_synthesis_key_ignores_non_synthesis_sources():
     """Netlists are keyed by the synthesis stage's sources only; results by the whole flow."""
-    from synth.ppa import flow_hash
+    from tcgen.synth.ppa import flow_hash
     assert flow_hash("synth") != flow_hash("all") and flow_hash() == flow_hash("all")
     with pytest.raises(ValueError, match="flow_hash: stage must be 'all' or 'synth', got 'sta'"):
         flow_hash("sta")

@@ -1,1 +1,3 @@
-"""Paper unit families.  Each sub-package registers its units on import (see hw.registry)."""
+"""Paper unit families (``tcgen.units.<family>``).  Each family imports only ``tcgen.hw`` and
+declares its units in ``family.py`` as a tuple ``UNITS`` of :class:`tcgen.hw.spec.UnitSpec`,
+named by an entry point of the group ``tcgen.families`` (pyproject.toml)."""

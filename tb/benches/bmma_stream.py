@@ -121,7 +121,7 @@ async def requests_match_golden_model(dut):
 
 def _emits(ctx, req):
     """Which requests produce an output (emit for arrays, last for the epilogue)."""
-    from units.bmma import model
+    from tcgen.units.bmma import model
     if ctx.unit.name == "bnn_epilogue":
         off, _ = model._layout_epilogue(ctx.params)["last"]
     else:

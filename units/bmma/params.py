@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hw.params import Params, param
+from tcgen.hw.params import Params, param
 
 __all__ = ["BmmaArrayParams", "Int8MacArrayParams", "BnnEpilogueParams", "OPS", "FOLDS",
            "SENSE_GE", "SENSE_LT", "SENSE_ZERO", "SENSE_ONE"]

@@ -19,7 +19,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.intarith import array_mul, compress
+from tcgen.hw.intarith import array_mul, compress
 
 __all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue"]
 
@@ -309,7 +309,7 @@ def compressor_census(build) -> dict:
     """Count the full adders (3:2) and half adders (2:2) that ``build(m)`` instantiates through
     hw.intarith.compress (its Dadda trees plus each final carry-propagate adder read as a
     ripple-carry adder); see :func:`hw.intarith.adder_census`."""
-    from hw.intarith import adder_census
+    from tcgen.hw.intarith import adder_census
     m = Module()
     m._MustUse__silence = True          # inspected, never elaborated
     with adder_census() as census:
@@ -319,7 +319,7 @@ def compressor_census(build) -> dict:
 
 def popcount_census(n: int = 128) -> dict:
     """Census of hw.intarith.popcount over ``n`` bits, with the lower bound n − bits(n)."""
-    from hw.intarith import popcount
+    from tcgen.hw.intarith import popcount
     census = compressor_census(lambda m: popcount(m, Signal(n, name="x")))
     census["bound"] = n - n.bit_length()
     return census

@@ -47,8 +47,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from hw import numeric as num
-from hw.numeric import FP16, FP32
+from tcgen.hw import numeric as num
+from tcgen.hw.numeric import FP16, FP32
 
 __all__ = [
     "WEIGHT_RANGE", "offset_of", "lanes_for", "to_code", "from_code",
@@ -57,11 +57,16 @@ __all__ = [
     "dp4_baseline", "dp4_pacq", "products_to_acc", "sum_tree",
     "correction_constant", "gemm", "gemm_exact", "FLOWS", "GROUPS",
     "pack_fields", "unpack_fields", "op_layout_pacq", "res_layout_pacq",
-    "op_layout_baseline", "res_layout_baseline", "acc_format",
+    "op_layout_baseline", "res_layout_baseline", "acc_format", "activations",
 ]
 
 #: closed weight ranges (the paper's "[-8,7)" is a typo for [-8, 7])
 WEIGHT_RANGE = {4: (-8, 7), 2: (-2, 1)}
+
+
+def activations(rng, n, sigma=1.0) -> np.ndarray:
+    """FP16 encodings of N(0, sigma) activations (RNE from float64): the family's stimulus."""
+    return num.from_float(rng.normal(0.0, sigma, size=n), "fp16")
 
 
 def offset_of(wbits: int) -> int:
@@ -257,13 +262,6 @@ def pacq_mul(a, w, int2=None, *, mode="paper", rounding="rne", wbits="both"):
     raise ValueError(f"pacq_mul: mode must be one of paper, exact, offset8, literal, got {mode!r}")
 
 
-def pacq_mul_exact_value(a, y, wbits: int):
-    """Exact real value A·(B + 1024 + offset) = A·(1024 + y) as a Fraction (scalar reference)."""
-    v = num.to_fraction(int(a), FP16)
-    return v * (1024 + int(y)) if not isinstance(v, str) else v
-
-
-# -- baselines ----------------------------------------------------------------------------------
 def fp16_mul(a, b, rounding="rne"):
     return num.fp_mul(a, b, FP16, rounding)
 

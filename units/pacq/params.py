@@ -1,8 +1,8 @@
-"""Validated parameters of the PacQ family (DESIGN.md §3).
+"""Validated parameters of the PacQ family (docs/architecture.md, "The unit protocol").
 
 Defaults are the paper's configuration (Yin, Li, Panda, "PacQ", §III): FP16 activations, INT4
 and INT2 weights selectable at run time on the same multiplier, RNE, FP16 accumulation, two
-duplicated adder trees per DP-4.  Every bad value raises ``ValueError`` naming unit, field,
+duplicated adder trees per DP-4.  Every bad value raises ``ParamError`` (a ``ValueError``) naming unit, field,
 value and what is allowed, e.g. ``pacq_mul: mode must be one of paper, exact, offset8, literal,
 got 'x'``.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hw.numeric import MODES
-from hw.params import Params, param
+from tcgen.hw.numeric import MODES
+from tcgen.hw.params import Params, param
 
 __all__ = ["WBITS", "PACQ_MODES", "ACC_FORMATS", "Fp16MulParams", "IntDequantParams",
            "DequantMulParams", "PacqMulParams", "Dp4BaselineParams", "Dp4PacqParams",
@@ -24,11 +24,11 @@ PACQ_MODES = ("paper", "exact", "offset8", "literal")
 ACC_FORMATS = ("fp16", "fp32")
 
 
-def _normalize_wbits(obj):
+def _wbits_text(v):
     """Accept the integers 4 and 2 from Python callers (the CLI gives strings)."""
-    v = getattr(obj, "wbits", None)
     if isinstance(v, int) and not isinstance(v, bool) and str(v) in WBITS:
-        object.__setattr__(obj, "wbits", str(v))
+        return str(v)
+    return v
 
 
 def supports_int4(wbits: str) -> bool:
@@ -58,28 +58,20 @@ class Fp16MulParams(Params):
 @dataclass(frozen=True)
 class IntDequantParams(Params):
     UNIT = "int_dequant"
-    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC)
-
-    def __post_init__(self):
-        _normalize_wbits(self)
-        super().__post_init__()
+    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC, convert=_wbits_text)
 
 
 @dataclass(frozen=True)
 class DequantMulParams(Params):
     UNIT = "dequant_mul"
-    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC)
+    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC, convert=_wbits_text)
     rounding: str = param("rne", choices=MODES, doc="rounding of the FP16 product")
-
-    def __post_init__(self):
-        _normalize_wbits(self)
-        super().__post_init__()
 
 
 @dataclass(frozen=True)
 class PacqMulParams(Params):
     UNIT = "pacq_mul"
-    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC)
+    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC, convert=_wbits_text)
     mode: str = param("paper", choices=PACQ_MODES,
                       doc="paper: FP16(A*(B+1032)) per lane, corrected datapath; exact: "
                           "unrounded A*(B+1032) lanes; offset8: A*(B+8) fixed point, no +1024; "
@@ -87,10 +79,6 @@ class PacqMulParams(Params):
                           "normalization, truncation)")
     rounding: str = param("rne", choices=MODES, doc="per-lane rounding (paper mode)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
-
-    def __post_init__(self):
-        _normalize_wbits(self)
-        super().__post_init__()
 
     def check(self):
         if self.mode == "literal" and self.rounding != "rtz":
@@ -111,13 +99,9 @@ class Dp4BaselineParams(Params):
 @dataclass(frozen=True)
 class Dp4PacqParams(Params):
     UNIT = "dp4_pacq"
-    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC)
+    wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC, convert=_wbits_text)
     D: int = param(2, choices=(1, 2, 4), doc="duplicated adder trees (outputs per cycle)")
     mode: str = param("paper", choices=PACQ_MODES, doc="pacq_mul output mode")
     acc: str = param("fp16", choices=ACC_FORMATS, doc="adder tree / accumulator format")
     rounding: str = param("rne", choices=MODES, doc="every rounding point")
     sum_a: bool = param(True, doc="include the ΣA accumulator tree")
-
-    def __post_init__(self):
-        _normalize_wbits(self)
-        super().__post_init__()

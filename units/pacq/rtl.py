@@ -31,10 +31,11 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.fparith import FPAdd, FPConvert, FPMul, Stager, round_pack, unpack
-from hw.intarith import lzc, shift_left, sum_operands
-from hw.library import FPAddParams, FPConvertParams, FPMulParams
-from hw.numeric import FP16, get_format
+from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
+                              FPMulParams, round_pack, unpack)
+from tcgen.hw.intarith import lzc, shift_left, sum_operands
+from tcgen.hw.numeric import FP16, get_format
+from tcgen.hw.pipeline import Pipeline, cuts
 
 from .params import (Dp4BaselineParams, Dp4PacqParams, PacqMulParams, lanes_of, supports_int2,
                      supports_int4)
@@ -44,10 +45,6 @@ __all__ = ["Fp16Mul", "IntDequant", "DequantMul", "PacqMul", "Dp4Baseline", "Dp4
 
 LANE_I_BITS = 15       # i_j = mA·y_j: ≤ 2047·15 (INT4); INT2 lanes use 13 of them
 LANE_P_BITS = 22       # P_j = mA·(1024 + y_j) ≤ 2047·1039 < 2^22
-
-
-def _cuts(pipeline):
-    return {1, 2}.intersection(range(1, pipeline + 1))
 
 
 class Fp16Mul(FPMul):
@@ -217,7 +214,7 @@ class PacqMul(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        st = Stager(m, _cuts(p.pipeline))
+        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
         u = unpack(m, FP16, self.a, "a")
         int2 = self.int2 if p.wbits == "both" else None
         if p.mode == "paper":            # the single normalization unit: subnormal A only
@@ -327,21 +324,7 @@ def _select(m, g, G, target, options):
             m.d.comb += target.eq(0)
 
 
-class _Pipe:
-    """Stall-able pipeline registers: every stage loads when ``adv`` (the output is empty or
-    taken); ``valid`` bits reset to 0 (synchronous reset clears a pipeline mid-operation)."""
-
-    def __init__(self, m, adv):
-        self.m, self.adv = m, adv
-
-    def reg(self, value, name):
-        r = Signal(len(value), name=name)
-        with self.m.If(self.adv):
-            self.m.d.sync += r.eq(value)
-        return r
-
-
-def _tree(m, pipe, terms, c, acc, rounding, name, valid_regs=None):
+def _tree(m, pipe, terms, c, acc, rounding, name):
     """((t0 + t1) + (t2 + t3)) + c with pipeline registers after each level of the tree.
 
     Stage 1 (after the input registers): t0 + t1 and t2 + t3; register; stage 2: their sum;
@@ -386,7 +369,7 @@ class Dp4Baseline(wiring.Component):
         m.d.comb += [adv.eq(~v3 | self.res.ready), self.op.ready.eq(adv)]
         with m.If(adv):
             m.d.sync += [v1.eq(self.op.valid), v2.eq(v1), v3.eq(v2)]
-        pipe = _Pipe(m, adv)
+        pipe = Pipeline(m, advance=adv)
         prods = []
         for k in range(4):
             mul = FPMul(FPMulParams(fmt="fp16", rounding=p.rounding, ftz=False, pipeline=0))
@@ -461,7 +444,7 @@ class Dp4Pacq(wiring.Component):
             m.d.sync += [v1.eq(self.op.valid), v2.eq(v1), v3.eq(v2)]
             with m.If(self.op.valid):
                 m.d.sync += g.eq(Mux(last, 0, g + 1))
-        pipe = _Pipe(m, adv)
+        pipe = Pipeline(m, advance=adv)
         mp = PacqMulParams(wbits=p.wbits, mode=p.mode,
                            rounding="rtz" if p.mode == "literal" else
                            (p.rounding if p.mode == "paper" else "rne"), pipeline=0)

@@ -1,0 +1,67 @@
+"""The unit spec (docs/architecture.md, "The unit protocol").
+
+A :class:`UnitSpec` ties a short name to its validated params dataclass, the Amaranth component
+built from them, the bit-exact golden model, ``ops_per_cycle`` and a default workload (random
+stimulus, used by tests and by activity-annotated power).  Specs are plain values: a family
+declares ``UNITS = (UnitSpec(...), ...)`` in its ``family.py`` with no side effect, and the
+application layer (``tcgen.registry``) finds them through the ``tcgen.families`` entry points.
+The library blocks are declared the same way, in :mod:`tcgen.hw.library`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .params import Params
+
+__all__ = ["UnitSpec"]
+
+
+def _one(p) -> float:
+    return 1.0
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """One generatable unit.
+
+    name            registry key and default Verilog top name
+    family          ``hw`` for library blocks, else the paper family (``pacq``, ``bmma`` ...)
+    summary         one line for ``tcgen list``
+    params          the frozen :class:`~tcgen.hw.params.Params` subclass (defaults = paper
+                    configuration)
+    build           params -> ``wiring.Component``
+    model           (params, **inputs as arrays) -> {output name: array}; for stream units the
+                    inputs and outputs are ``<stream>__payload`` arrays (see ``streams``)
+    ops_per_cycle   params -> work per cycle in the paper's units (see ``ops_unit``)
+    ops_unit        what one op is ("FLOP", "MAC", "bit-op", "result" ...)
+    workload        (params, rng, n) -> {input name: array}: the default stimulus
+    """
+    name: str
+    family: str
+    summary: str
+    params: type
+    build: Callable
+    model: Callable
+    ops_per_cycle: Callable = field(default=_one)
+    ops_unit: str = "op"
+    workload: Callable | None = None
+
+    def make_params(self, values: dict[str, str] | None = None) -> Params:
+        """Params from CLI text values (``ParamError`` on a bad name or value)."""
+        return self.params.from_strings(values or {})
+
+    def component(self, params: Params | None = None):
+        return self.build(params if params is not None else self.params())
+
+    def interface(self, params: Params | None = None):
+        """The component for reading its signature and ``latency`` only (never elaborated, so
+        Amaranth's unused-elaboratable warning is silenced on it)."""
+        comp = self.component(params)
+        comp._MustUse__silence = True
+        return comp
+
+    def golden(self, params: Params, **inputs) -> dict[str, np.ndarray]:
+        return self.model(params, **inputs)

@@ -1,0 +1,296 @@
+"""The ``tcgen`` command line.
+
+    tcgen list [--json]
+    tcgen generate UNIT [-p name=value ...] [-o FILE] [--top NAME]
+    tcgen generate --all -o DIR
+    tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
+                   [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
+                   [--json FILE] [--no-cache]                      (docs/ppa.md)
+
+Errors (tcgen.errors): bad input -- a usage error, a parameter (``ParamError``), a liberty or a
+flow option (``FlowInputError``) -- prints one line on stderr and exits with status 2, writing
+nothing; a failing external tool (``ToolError``) prints one line and exits with 1; Ctrl-C
+prints one line and exits with 130, leaving no temporary file or child process.  Any other
+exception is a bug: it propagates with its traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+from amaranth.hdl import UnusedElaboratable
+
+from tcgen.hw import files
+from tcgen.hw.generate import check_module_name
+from tcgen.hw.params import ParamError, describe_field, parse_value
+from tcgen.synth.ppa import ACTIVITIES
+from tcgen.synth.tools import FlowInputError, ToolError
+
+from .errors import UsageError
+from .generate import verilog
+from .measure import measure
+from .registry import all_units, get_unit
+
+__all__ = ["main", "build_parser", "parse_params", "write_atomic", "format_table"]
+
+EXIT_USAGE = 2
+EXIT_TOOL = 1
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):          # one line, exit 2 (argparse's own usage text is long)
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def parse_params(pairs: list[str]) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for item in pairs or []:
+        if "=" not in item:
+            raise UsageError(f"-p takes name=value, got {item!r}")
+        k, v = item.split("=", 1)
+        if k in values:
+            raise UsageError(f"parameter {k!r} given twice")
+        values[k] = v           # as typed: ' 3' is not an integer (ParamError)
+    return values
+
+
+def write_atomic(path: Path, text: str):
+    """Write an output file the user named: no partial files; failures are usage errors."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {path}: folder {parent} does not exist")
+    try:
+        files.write_atomic(path, text, make_parents=False)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+# -- list -----------------------------------------------------------------------------------------
+def cmd_list(args) -> int:
+    units = all_units()
+    if args.json:
+        out = []
+        for u in units:
+            out.append({"unit": u.name, "family": u.family, "summary": u.summary,
+                        "ops_unit": u.ops_unit,
+                        "params": [{"name": f.name, "type": _tname(f), "default": f.default,
+                                    "allowed": describe_field(f),
+                                    "doc": f.metadata.get("doc", "")}
+                                   for f in u.params.fields()]})
+        print(json.dumps(out, indent=2))
+        return 0
+    for u in units:
+        print(f"{u.name}  [{u.family}]  {u.summary}")
+        for f in u.params.fields():
+            default = f.default if not isinstance(f.default, bool) else str(f.default).lower()
+            doc = f.metadata.get("doc", "")
+            print(f"    {f.name}: {_tname(f)} = {default}  ({describe_field(f)})"
+                  + (f"  {doc}" if doc else ""))
+    return 0
+
+
+def _tname(f):
+    return f.type if isinstance(f.type, str) else f.type.__name__
+
+
+# -- generate ------------------------------------------------------------------------------------
+def cmd_generate(args) -> int:
+    if args.top is not None:
+        check_module_name(args.top)
+    if args.all:
+        if args.unit or args.param or args.top is not None:
+            raise UsageError("generate --all takes no UNIT, -p or --top")
+        if not args.output:
+            raise UsageError("generate --all needs -o DIR")
+        out_dir = Path(args.output)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise UsageError(f"cannot write {out_dir}: not a folder")
+        texts = {u.name: verilog(u.name) for u in all_units()}   # all first: nothing partial
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"cannot create {out_dir}: {e.strerror}") from None
+        for name, text in texts.items():
+            write_atomic(out_dir / f"{name}.v", text)
+        print(f"wrote {len(texts)} units to {out_dir}")
+        return 0
+    if not args.unit:
+        raise UsageError("generate needs a UNIT (see `tcgen list`) or --all -o DIR")
+    unit = get_unit(args.unit)
+    params = unit.make_params(parse_params(args.param))
+    text = verilog(unit.name, params, top=args.top)
+    if args.output and args.output != "-":
+        write_atomic(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# -- ppa ------------------------------------------------------------------------------------------
+
+
+def _add_ppa_parser(sub):
+    p = sub.add_parser("ppa", help="area, timing and power from Yosys + OpenSTA")
+    p.add_argument("unit", help="unit name (see `tcgen list`)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a parameter (repeatable)")
+    p.add_argument("--liberty", default="osu018", metavar="NAME|PATH",
+                   help="osu018 (default), nangate45, sky130hd, or a .lib/.lib.gz path")
+    p.add_argument("--clock-ns", type=_float, default=10.0, metavar="T",
+                   help="target clock period in ns (default 10)")
+    p.add_argument("--activity", default="vectorless", metavar="MODE",
+                   help="vectorless (default; one global toggle rate) or sim (workload "
+                        "gate-level simulation)")
+    p.add_argument("--toggle-rate", type=_float, default=0.1, metavar="R",
+                   help="vectorless toggles per cycle on every net (default 0.1)")
+    p.add_argument("--cycles", type=_int, default=2000, metavar="N",
+                   help="sim: workload cycles (default 2000)")
+    p.add_argument("--seed", type=_int, default=1, metavar="S", help="sim: workload seed")
+    p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
+    p.add_argument("--no-cache", action="store_true", help="re-run the tools")
+    p.set_defaults(func=cmd_ppa)
+    return p
+
+
+def _float(text):
+    try:
+        return parse_value(float, text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+
+
+def _int(text):
+    try:
+        return parse_value(int, text)
+    except ValueError:
+        raise ValueError(f"expected an integer, got {text!r}") from None
+
+
+_float.__name__ = "number"
+_int.__name__ = "integer"
+
+
+def cmd_ppa(args) -> int:
+    unit = get_unit(args.unit)
+    params = unit.make_params(parse_params(args.param))
+    if args.activity not in ACTIVITIES:
+        raise UsageError(f"--activity must be one of {', '.join(ACTIVITIES)}, "
+                         f"got {args.activity!r}")
+    if args.json and args.json != "-":
+        parent = Path(args.json).parent
+        if not parent.is_dir():
+            raise UsageError(f"cannot write {args.json}: folder {parent} does not exist")
+    res = measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
+                  activity=args.activity, toggle_rate=args.toggle_rate,
+                  workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache)
+    text = json.dumps(res, indent=1, sort_keys=True) + "\n"
+    if args.json == "-":
+        sys.stdout.write(text)
+        return 0
+    if args.json:
+        write_atomic(Path(args.json), text)
+    sys.stdout.write(format_table(res))
+    return 0
+
+
+    sys.stdout.write(format_table(res))
+    return 0
+
+
+def _g(v, fmt="{:.4g}"):
+    return "-" if v is None else fmt.format(v)
+
+
+def format_table(r: dict) -> str:
+    p = r["power_mw"]
+    params = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                      for k, v in r["params"].items())
+    lines = [
+        f"{r['unit']}  {params}",
+        f"  liberty     {r['liberty']['name']} ({r['liberty']['library']})   "
+        f"clock {r['clock_ns']:g} ns   activity {r['activity']}"
+        + (f" {r['toggle_rate']:g}/cycle" if r["activity"] == "vectorless"
+           else f" ({r['workload']['cycles']} cycles, mean net toggle rate "
+                f"{r['sim']['mean_toggle_rate']:.3f}/cycle)"),
+        f"  area        {r['area_um2']:.1f} um^2   {r['cell_count']} cells",
+        f"  timing      critical path {_g(r['crit_path_ns'])} ns   fmax "
+        f"{_g(r['fmax_mhz'], '{:.1f}')} MHz   slack {_g(r['slack_ns'])} ns   "
+        f"{r['startpoint']} -> {r['endpoint']}",
+        f"  power (mW)  total {p['total']:.4g}   internal {p['internal']:.4g}   switching "
+        f"{p['switching']:.4g}   leakage {p['leakage']:.3g}",
+    ]
+    if r.get("ops_per_cycle"):
+        lines.append(
+            f"  per op      {r['ops_per_cycle']:g} {r['ops_unit']}/cycle   "
+            f"{_g(r['energy_pj_per_op'])} pJ/{r['ops_unit']}   "
+            f"{_g(r['gops_per_mm2'])} GOPS/mm^2   {_g(r['gops_per_w'])} GOPS/W at clock;  "
+            f"{_g(r['gops_per_mm2_fmax'])} GOPS/mm^2   {_g(r['gops_per_w_fmax'])} GOPS/W at fmax")
+    if r["activity"] == "sim":
+        q = r["sim"]["power_mw_opensta_propagated"]
+        lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "
+                     f"{q['total']:.4g} mW)")
+    if len(r["breakdown"]) > 1:
+        lines.append("  breakdown   " + "   ".join(
+            f"{b['module']} x{b['instances']}: {b['area_um2']:.0f} um^2" for b in r["breakdown"]))
+    rt = r["runtime_s"]
+    lines.append(f"  flow        {rt.get('total_s', 0):.1f} s" + ("  (cached)" if r.get("cached")
+                                                                    else ""))
+    lines.append(f"  command     {r['command']}")
+    return "\n".join(lines) + "\n"
+
+
+# -- the parser ---------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="tcgen", description="Generate, verify and measure tensor-core arithmetic "
+                                            "units.")
+    sub = ap.add_subparsers(dest="command", parser_class=_Parser)
+    p = sub.add_parser("list", help="every unit with its parameters")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("generate", help="write synthesizable Verilog")
+    p.add_argument("unit", nargs="?", help="unit name (see `tcgen list`)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a parameter (repeatable)")
+    p.add_argument("-o", "--output", help="output file (default stdout); a folder with --all")
+    p.add_argument("--top", help="top module name (default: the unit name)")
+    p.add_argument("--all", action="store_true", help="every unit at its defaults into -o DIR")
+    p.set_defaults(func=cmd_generate)
+    _add_ppa_parser(sub)
+    return ap
+
+
+# -- entry point --------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if not getattr(args, "func", None):
+            raise UsageError("tcgen: a command is needed: list, generate, ppa")
+        return args.func(args)
+    except (UsageError, ParamError, FlowInputError) as e:
+        return _fail(e, EXIT_USAGE)
+    except ToolError as e:
+        return _fail(e, EXIT_TOOL)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        # Components built before the interrupt were never elaborated: Amaranth would warn about
+        # each at exit.  Nothing partial remains (atomic writes, .tmp folders removed, tool
+        # process groups killed).
+        warnings.filterwarnings("ignore", category=UnusedElaboratable)
+        print("tcgen: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _fail(e: Exception, status: int) -> int:
+    msg = " ".join(str(e).split())
+    print(f"tcgen: error: {msg}" if not msg.startswith("tcgen") else msg, file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Measure one unit: unit -> Verilog (+ workload for sim power) -> the PPA flow.
+
+    from tcgen.measure import measure
+    r = measure("fp_mul", {"fmt": "fp16"}, liberty="osu018", clock_ns=10.0)
+    r["area_um2"], r["fmax_mhz"], r["power_mw"]["total"], r["energy_pj_per_op"]
+
+The flow (:func:`tcgen.synth.ppa.measure_verilog`) knows nothing of units; this adds what the
+unit knows: its Verilog at the given params, its default workload (``activity="sim"``), its
+ops per cycle, and the ``tcgen ppa`` command that reproduces the result.  See docs/ppa.md for
+every key of the result.
+"""
+from __future__ import annotations
+
+import shlex
+import time
+
+import numpy as np
+
+from tcgen.hw.params import ParamError
+from tcgen.synth.liberty import KNOWN, resolve
+from tcgen.synth.ppa import check_options, measure_verilog, require_models
+
+from .generate import verilog
+from .registry import get_unit
+
+__all__ = ["measure"]
+
+
+def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
+            toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True) -> dict:
+    """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
+    strings, or the unit's Params object)."""
+    unit = get_unit(unit_name)
+    params = _params(unit, params)
+    clock_ns, toggle_rate, workload_cycles, seed = check_options(
+        clock_ns, activity, toggle_rate, workload_cycles, seed)
+    lib = resolve(liberty)
+    workload = None
+    if activity == "sim":
+        require_models(lib)
+        if unit.workload is None:
+            raise ParamError(f"ppa: unit {unit.name} declares no workload; sim power needs one "
+                             "(use activity vectorless)")
+        workload = unit.workload(params, np.random.default_rng(seed), workload_cycles)
+    t0 = time.monotonic()
+    text = verilog(unit.name, params)
+    t_gen = time.monotonic() - t0
+    defaults = unit.params().as_dict()
+    changed = {k: v for k, v in params.as_dict().items() if defaults.get(k) != v}
+    cmd = ["tcgen", "ppa", unit.name]
+    for k, v in changed.items():
+        cmd += ["-p", f"{k}={_fmt(v)}"]
+    cmd += ["--liberty", lib.name if lib.name in KNOWN else str(lib.source),
+            "--clock-ns", f"{clock_ns:g}", "--activity", activity]
+    if activity == "vectorless":
+        cmd += ["--toggle-rate", f"{toggle_rate:g}"]
+    else:
+        cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
+    res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
+                          toggle_rate=toggle_rate, workload=workload,
+                          workload_cycles=workload_cycles,
+                          ops_per_cycle=float(unit.ops_per_cycle(params)),
+                          ops_unit=unit.ops_unit, cache=cache)
+    out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
+    out.update(res)
+    if activity == "sim":
+        out["workload"] = dict(out.get("workload", {}), seed=seed,
+                               source=f"{unit.name}.workload(params, "
+                                      f"numpy.random.default_rng({seed}), {workload_cycles})")
+    out["command"] = " ".join(shlex.quote(c) for c in cmd)
+    out["runtime_s"] = dict(out["runtime_s"], generate_verilog_s=round(t_gen, 3))
+    return out
+
+
+def _fmt(v):
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def _params(unit, params):
+    if params is None:
+        return unit.params()
+    if isinstance(params, unit.params):
+        return params
+    if isinstance(params, dict):
+        return unit.make_params({k: _fmt(v) for k, v in params.items()})
+    raise ParamError(f"ppa: params of {unit.name} must be None, a dict or "
+                     f"{unit.params.__name__}, got {type(params).__name__}")
