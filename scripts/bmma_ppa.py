@@ -30,11 +30,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from tcgen.synth.ppa import measure  # noqa: E402
-from tcgen.units.bmma import throughput as tp  # noqa: E402
-from tcgen.units.bmma.rtl import compressor_census, popcount_census  # noqa: E402
+from tcgen.measure import measure
+from tcgen.units.bmma import throughput as tp
+from tcgen.units.bmma.rtl import compressor_census, popcount_census
 
 CLOCK_NS = 10.0
 CYCLES = 1000

@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from amaranth import Value  # noqa: E402
-from tcgen.cli import write_atomic  # noqa: E402
-from tcgen.generate import verilog  # noqa: E402
-from tcgen.registry import all_units  # noqa: E402
+from amaranth import Value
+from tcgen.cli import write_atomic
+from tcgen.generate import verilog
+from tcgen.registry import all_units
 
 
 def lint(path: Path) -> str:

@@ -27,8 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tb")]
 
-from tcgen.hw import numeric as num                       # noqa: E402
-from tcgen.units.pacq import model as M                   # noqa: E402
+from tcgen.hw import numeric as num
+from tcgen.units.pacq import model as M
 
 FLOWS = [("dequant", "dequant + FP16 GEMM (FP16 products, FP16 accumulation)"),
          ("literal", "PacQ literal text datapath (6-bit adder, truncation), FP16"),

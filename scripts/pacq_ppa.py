@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
 
 OUT_JSON = ROOT / "build" / "pacq_ppa" / "results.json"
 
@@ -106,7 +105,8 @@ def measure_one(job):
     key, unit_name, params, width, lib, activity, cycles, clock_ns = job
     from tcgen.generate import verilog
     from tcgen.registry import get_unit
-    from tcgen.synth.ppa import measure, measure_verilog
+    from tcgen.measure import measure
+    from tcgen.synth.ppa import measure_verilog
     unit = get_unit(unit_name)
     p = unit.params(**params)
     t0 = time.time()

@@ -17,12 +17,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from tcgen.cli import write_atomic           # noqa: E402
-from tcgen.registry import all_units         # noqa: E402
-from tcgen.synth.ppa import measure             # noqa: E402
-from tcgen.synth.tools import versions          # noqa: E402
+from tcgen.cli import write_atomic
+from tcgen.registry import all_units
+from tcgen.measure import measure
+from tcgen.synth.tools import versions
 
 
 def _g(v, fmt="{:.4g}"):

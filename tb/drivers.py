@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
+from tcgen.registry import get_unit
+
 
 @dataclass
 class Context:
@@ -25,7 +27,6 @@ class Context:
     @classmethod
     def from_env(cls) -> "Context":
         from harness import load_stimulus
-        from tcgen.registry import get_unit
         unit = get_unit(os.environ["TCGEN_UNIT"])
         params = unit.params(**json.loads(os.environ["TCGEN_PARAMS"]))
         stim_path = os.environ.get("TCGEN_STIMULUS")

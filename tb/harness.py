@@ -1,9 +1,9 @@
-"""The shared cocotb harness (DESIGN.md §5).
+"""The shared cocotb harness (docs/architecture.md, "Verification").
 
 ``run(unit, params, bench, ...)``:
 
 1. elaborates the unit and writes its Verilog into a build cache
-   ``build/sim/<unit>/<params>-<hash>/`` keyed by the params, the source hash of hw/ and units/
+   ``build/sim/<unit>/<params>-<hash>/`` keyed by the params, the source hash of hw/, units/ and tcgen/
    and the simulator;
 2. compiles it once per configuration (a file lock makes this safe under ``pytest -n auto``);
 3. runs a cocotb test module from ``tb/benches`` with Icarus (default) or ``SIM=verilator``,
@@ -27,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tcgen.generate import verilog
 from tcgen.hw.files import locked
+from tcgen.registry import get_unit
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "sim"
@@ -76,7 +78,7 @@ def seed(default: int) -> int:
 
 def source_hash() -> str:
     h = hashlib.sha256()
-    for pkg in ("hw", "units"):
+    for pkg in ("hw", "units", "tcgen"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
             h.update(str(path.relative_to(ROOT)).encode())
             h.update(path.read_bytes())
@@ -145,10 +147,10 @@ def load_stimulus(path) -> dict[str, np.ndarray]:
 
 
 def _python_path():
-    """The simulator's embedded Python must find hw/, units/ and tb/benches."""
-    for p in (str(ROOT / "tb"), str(ROOT)):     # the runner passes sys.path on as PYTHONPATH
-        if p not in sys.path:
-            sys.path.insert(0, p)
+    """The simulator's embedded Python must find tb/ (benches, drivers); tcgen is installed."""
+    p = str(ROOT / "tb")                          # the runner passes sys.path on as PYTHONPATH
+    if p not in sys.path:
+        sys.path.insert(0, p)
 
 
 def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=None,
@@ -161,7 +163,6 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     ``AssertionError`` if a cocotb test failed.
     """
     from cocotb_tools.runner import get_results, get_runner
-    from tcgen.registry import get_unit
     unit = get_unit(unit_name)
     params = params if params is not None else unit.params()
     sim = sim_name()

@@ -12,7 +12,8 @@ import pytest
 from tcgen.generate import verilog
 from tcgen.registry import get_unit
 from tcgen.synth.liberty import resolve, shared_liberty_available
-from tcgen.synth.ppa import SynthesisError, measure, measure_verilog
+from tcgen.measure import measure
+from tcgen.synth.ppa import SynthesisError, measure_verilog
 
 LIBS = ["osu018"] + (["nangate45", "sky130hd"] if shared_liberty_available() else [])
 SIM_LIBS = [n for n in LIBS if resolve(n).models]
