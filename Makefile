@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow lint clean
+.PHONY: setup run test test-slow lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
@@ -12,9 +12,15 @@ setup:
 run: setup
 	$(PY) scripts/main_job.py
 
-## make test: the whole regression (golden models, cocotb RTL-vs-model, CLI, PPA sanity)
+## make test: the layer contract (import-linter), then the whole regression (golden models,
+## cocotb RTL-vs-model, CLI, packaging, PPA sanity)
 test: setup
+	bash scripts/lint_imports.sh
 	$(PY) -m pytest -n $(JOBS) -q tb
+
+## make lint-imports: only the layer contract of docs/architecture.md (.importlinter)
+lint-imports: setup
+	bash scripts/lint_imports.sh
 
 ## make test-slow: the long sweeps marked `slow` (results go to reports/)
 test-slow: setup

@@ -162,6 +162,17 @@ def test_cli_generate_top_name(tmp_path):
     (["generate", "fp_mul", "-p", "colour=red"], "unknown parameter 'colour'"),
     (["generate", "fp_mul", "-p", "fmt"], "-p takes name=value"),
     (["generate", "fp_mul", "--top", "9bad"], "top must be a Verilog identifier"),
+    (["generate", "fp_mul", "--top", "9x"], "top must be a Verilog identifier"),
+    (["generate", "fp_mul", "--top", "a b"], "top must be a Verilog identifier"),
+    (["generate", "fp_mul", "--top", ""], "top must be a Verilog identifier"),
+    (["generate", "fp_mul", "--top", "module"], "must not be a Verilog/SystemVerilog keyword"),
+    (["generate", "fp_mul", "--top", "always"], "must not be a Verilog/SystemVerilog keyword"),
+    (["generate", "fp_mul", "--top", "logic"], "must not be a Verilog/SystemVerilog keyword"),
+    (["generate", "fp_mul", "-p", "pipeline=\u0661"], "pipeline must be an integer in 0..2"),
+    (["generate", "fp_mul", "-p", "pipeline= 1"], "pipeline must be an integer in 0..2"),
+    (["generate", "fp_mul", "-p", "pipeline=1 "], "pipeline must be an integer in 0..2"),
+    (["generate", "fp_mul", "-p", "ftz= true"], "ftz must be true or false"),
+    (["generate", "fp_mul", "-p", " fmt=fp16"], "unknown parameter ' fmt'"),
     (["generate", "--all"], "needs -o DIR"),
     (["generate"], "needs a UNIT"),
     (["frobnicate"], "invalid choice"),
@@ -176,6 +187,37 @@ def test_cli_bad_input_one_line_exit_2(args, needle, tmp_path):
     assert len(lines) == 1 and needle in lines[0], r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists()
+
+
+def test_cli_generate_all_rejects_top(tmp_path):
+    r = tcgen("generate", "--all", "-o", str(tmp_path / "v"), "--top", "")
+    assert r.returncode == 2 and "takes no UNIT, -p or --top" in r.stderr
+    assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.parametrize("liberty,needle", [
+    ("no/such.lib", "liberty file no/such.lib does not exist"),
+    ("notes.txt", "unknown liberty 'notes.txt'"),
+    ("bogus.lib", "liberty bogus.lib: top-level group is 'cell', not 'library'"),
+])
+def test_cli_bad_liberty_names_the_path_as_given(liberty, needle, tmp_path):
+    (tmp_path / "bogus.lib").write_text("cell (x) { area : 1; }\n")
+    r = tcgen("ppa", "lzc", "-p", "width=4", "--liberty", liberty, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+    assert str(tmp_path) not in r.stderr          # not an absolute path on this machine
+
+
+def test_unexpected_exception_is_a_bug_not_bad_input(monkeypatch):
+    """Only the error contract's types are bad input; any other ValueError propagates."""
+    from tcgen import cli
+
+    def broken(args):
+        raise ValueError("an internal bug")
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    with pytest.raises(ValueError, match="an internal bug"):
+        cli.main(["list"])
 
 
 def test_cli_unwritable_output_leaves_nothing(tmp_path):

@@ -100,8 +100,6 @@ def _tname(f):
 
 # -- generate ------------------------------------------------------------------------------------
 def cmd_generate(args) -> int:
-    if args.top is not None:
-        check_module_name(args.top)
     if args.all:
         if args.unit or args.param or args.top is not None:
             raise UsageError("generate --all takes no UNIT, -p or --top")
@@ -121,6 +119,8 @@ def cmd_generate(args) -> int:
         return 0
     if not args.unit:
         raise UsageError("generate needs a UNIT (see `tcgen list`) or --all -o DIR")
+    if args.top is not None:
+        check_module_name(args.top)       # before any component is built
     unit = get_unit(args.unit)
     params = unit.make_params(parse_params(args.param))
     text = verilog(unit.name, params, top=args.top)

@@ -1,0 +1,256 @@
+"""Packaging and structure: one import package `tcgen`, the layers, families by entry point,
+Ctrl-C.
+
+* a built wheel holds exactly one top-level package, ``tcgen``;
+* ``import hw`` (or ``units``, ``synth``) from outside the checkout fails;
+* importing the hardware library loads nothing above it, and golden models load no Amaranth;
+* every package folder is listed in pyproject.toml and every family has an entry point;
+* an out-of-tree family, pip-installed into a separate folder, is seen by ``tcgen list``,
+  ``generate`` and ``ppa`` with no edit to tcgen; broken or duplicate declarations fail loudly;
+* Ctrl-C leaves exit status 130, one line, no temporary folder and no tool process.
+
+The layer contract itself is checked by import-linter (scripts/lint_imports.sh, `make test`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def _py(code: str, cwd, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          cwd=cwd, env=env)
+
+
+# -- one import package ----------------------------------------------------------------------------
+def test_wheel_holds_one_top_level_package(tmp_path):
+    r = subprocess.run([PY, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                        "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (wheel,) = tmp_path.glob("tcgen_hdl-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        (top,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+        assert z.read(top).decode().split() == ["tcgen"]
+        eps = z.read(top.replace("top_level.txt", "entry_points.txt")).decode()
+    roots = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert roots == {"tcgen"}
+    for module in ("tcgen/hw/fparith.py", "tcgen/units/pacq/rtl.py", "tcgen/synth/ppa.py",
+                   "tcgen/cli.py"):
+        assert module in names
+    assert "[tcgen.families]" in eps and "tcgen = tcgen.cli:main" in eps
+
+
+@pytest.mark.parametrize("name", ["hw", "units", "synth", "tb"])
+def test_old_top_level_names_do_not_import_outside_the_checkout(name, tmp_path):
+    r = _py(f"import {name}", cwd=tmp_path)
+    assert r.returncode != 0 and "ModuleNotFoundError" in r.stderr
+
+
+def test_hardware_library_loads_nothing_above_it(tmp_path):
+    r = _py("""
+        import sys
+        import tcgen.hw.fparith, tcgen.hw.intarith, tcgen.hw.generate, tcgen.hw.library
+        print(sorted(m for m in sys.modules if m.startswith("tcgen")))
+        """, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    mods = eval(r.stdout)
+    assert mods and all(m == "tcgen" or m.startswith("tcgen.hw") for m in mods), mods
+
+
+@pytest.mark.parametrize("model", ["tcgen.units.pacq.model", "tcgen.units.bmma.model",
+                                   "tcgen.hw.numeric"])
+def test_golden_models_load_no_amaranth(model, tmp_path):
+    r = _py(f"""
+        import sys
+        import {model}
+        print([m for m in sys.modules if m.split(".")[0] == "amaranth"])
+        """, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_every_package_folder_is_listed_and_every_family_declared():
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    st = cfg["tool"]["setuptools"]
+    found = set()
+    for pkg, folder in st["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            found.add(".".join([pkg, *rel.parts]))
+    assert sorted(found) == sorted(st["packages"])
+    eps = cfg["project"]["entry-points"]["tcgen.families"]
+    families = {p.parent.name for p in (ROOT / "units").glob("*/family.py")}
+    assert families <= set(eps) and eps["hw"] == "tcgen.hw.library:UNITS"
+
+
+# -- families by entry point ---------------------------------------------------------------------
+DEMO = '''
+"""An out-of-tree tcgen family: one unit, a 4-bit XOR."""
+from dataclasses import dataclass
+
+import numpy as np
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from tcgen.hw.params import Params, param
+from tcgen.hw.spec import UnitSpec
+
+
+@dataclass(frozen=True)
+class XorParams(Params):
+    UNIT = "demo_xor"
+    width: int = param(4, range=(1, 16), doc="bits")
+
+
+class Xor(wiring.Component):
+    def __init__(self, p):
+        self.latency = 0
+        super().__init__({"a": In(p.width), "b": In(p.width), "y": Out(p.width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.y.eq(self.a ^ self.b)
+        return m
+
+
+UNITS = (UnitSpec(
+    name="demo_xor", family="demo", summary="out-of-tree demo: y = a xor b",
+    params=XorParams, build=Xor,
+    model=lambda p, a, b: {"y": np.asarray(a, np.uint64) ^ np.asarray(b, np.uint64)},
+    ops_per_cycle=lambda p: float(p.width), ops_unit="bit-op",
+    workload=lambda p, rng, n: {"a": rng.integers(0, 1 << p.width, n, dtype=np.uint64),
+                                "b": rng.integers(0, 1 << p.width, n, dtype=np.uint64)}),)
+DUPLICATE = (UNITS[0].__class__(**{**UNITS[0].__dict__, "name": "fp_add"}),)
+'''
+
+
+def _install_family(tmp_path, ep_value="tcgen_demo:UNITS", name="tcgen-demo") -> dict:
+    """pip-install a one-unit family into a folder of its own; the environment that sees it."""
+    src = tmp_path / "src"
+    (src / "tcgen_demo").mkdir(parents=True)
+    (src / "tcgen_demo" / "__init__.py").write_text(DEMO)
+    (src / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [build-system]
+        requires = ["setuptools"]
+        build-backend = "setuptools.build_meta"
+        [project]
+        name = "{name}"
+        version = "1.0"
+        [tool.setuptools]
+        packages = ["tcgen_demo"]
+        [project.entry-points."tcgen.families"]
+        demo = "{ep_value}"
+        """))
+    site = tmp_path / "site"
+    r = subprocess.run([PY, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                        "--no-index", "--target", str(site), str(src)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return dict(os.environ, PYTHONPATH=str(site))
+
+
+def _tcgen(*args, env, cwd):
+    return subprocess.run([PY, "-m", "tcgen.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+
+
+def test_out_of_tree_family_by_entry_point(tmp_path):
+    env = _install_family(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    r = _tcgen("list", "--json", env=env, cwd=work)
+    assert r.returncode == 0, r.stderr
+    units = {u["unit"]: u for u in json.loads(r.stdout)}
+    assert units["demo_xor"]["family"] == "demo" and "fp_add" in units and "dp4_pacq" in units
+    r = _tcgen("generate", "demo_xor", "-p", "width=8", "-o", str(work / "x.v"), env=env,
+               cwd=work)
+    assert r.returncode == 0, r.stderr
+    text = (work / "x.v").read_text()
+    assert "unit demo_xor; params width=8" in text and "module demo_xor(" in text
+    r = _tcgen("ppa", "demo_xor", "--json", "-", env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["unit"] == "demo_xor" and res["area_um2"] > 0 and res["ops_per_cycle"] == 4
+    # and without the folder on the path, tcgen does not know it
+    r = _tcgen("generate", "demo_xor", env=dict(os.environ, PYTHONPATH=""), cwd=work)
+    assert r.returncode == 2 and "unknown unit 'demo_xor'" in r.stderr
+
+
+@pytest.mark.parametrize("ep_value,needle", [
+    ("tcgen_demo:DUPLICATE", "unit 'fp_add' is declared twice"),
+    ("tcgen_demo:Xor", "must name a tuple of tcgen.hw.spec.UnitSpec"),
+    ("tcgen_demo_missing:UNITS", "failed to load: ModuleNotFoundError"),
+])
+def test_broken_family_declarations_fail_loudly(tmp_path, ep_value, needle):
+    env = _install_family(tmp_path, ep_value)
+    r = _tcgen("list", env=env, cwd=tmp_path)
+    assert r.returncode == 1 and "RegistryError" in r.stderr and needle in r.stderr
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------
+def _processes_in(folder: Path) -> list[str]:
+    """Processes whose working folder is inside ``folder``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if cwd.startswith(str(folder)):
+            out.append(f"{proc.name} {cwd}")
+    return out
+
+
+def _interrupt(args, wait_for, timeout=120):
+    """Start ``tcgen args``, wait until ``wait_for()`` is true, send SIGINT, collect."""
+    p = subprocess.Popen([PY, "-m", "tcgen.cli", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    t0 = time.monotonic()
+    while not wait_for():
+        assert p.poll() is None, f"finished before the interrupt: {p.communicate()}"
+        assert time.monotonic() - t0 < timeout, "the awaited state never came"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return p.returncode, out, err
+
+
+def test_ctrl_c_during_synthesis_leaves_nothing_behind():
+    synth = ROOT / "build" / "ppa" / "synth"
+    before = set(synth.glob("*")) if synth.is_dir() else set()
+
+    def yosys_running():
+        return any(".tmp" in line for line in _processes_in(synth))
+    code, _, err = _interrupt(["ppa", "fp_mul", "-p", "fmt=fp32", "--no-cache"], yosys_running)
+    assert code == 130 and err.strip() == "tcgen: interrupted", err
+    time.sleep(0.5)
+    assert not _processes_in(synth), "a tool process outlived the command"
+    assert not [p for p in synth.glob("*.tmp")], "a temporary synthesis folder remains"
+    new = set(synth.glob("*")) - before
+    assert all((p / "synth.json").is_file() for p in new), "an incomplete cache entry"
+
+
+def test_ctrl_c_during_generate_prints_one_line(tmp_path):
+    out = tmp_path / "v"
+    started = time.monotonic()
+    code, _, err = _interrupt(["generate", "--all", "-o", str(out)],
+                              lambda: time.monotonic() - started > 4)
+    assert code == 130 and err.strip() == "tcgen: interrupted", err
+    assert not out.exists()
