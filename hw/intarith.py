@@ -1,7 +1,7 @@
 """Integer arithmetic building blocks: compressor trees, array multipliers, popcount, LZC, shifters.
 
 Each builder takes the Amaranth ``Module`` it adds combinational logic to and returns a value, so
-units compose them inside their own ``elaborate`` (DESIGN.md §7: helpers return expressions).
+units compose them inside their own ``elaborate`` (docs/architecture.md, "Style": helpers return expressions).
 The components at the bottom wrap them as registered, generatable units.
 
 Structure (so that areas compare like with like):

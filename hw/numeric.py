@@ -1,4 +1,4 @@
-"""The numeric reference of tcgen (DESIGN.md §4).
+"""The numeric reference of tcgen (docs/architecture.md, "Numerics").
 
 One place that knows how to round an *exact* value to any :class:`FloatFormat`.  Every golden
 model calls it; none relies on numpy's float16 arithmetic (which goes through float32).

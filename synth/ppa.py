@@ -1,12 +1,14 @@
-"""``measure()``: area, timing and power of one unit on one liberty (DESIGN.md §6).
+"""``measure_verilog()``: area, timing and power of a Verilog design on one liberty
+(docs/ppa.md).
 
-    from tcgen.synth.ppa import measure
-    r = measure("fp_mul", {"fmt": "fp16"}, liberty="osu018", clock_ns=10.0)
+    from tcgen.synth.ppa import measure_verilog
+    r = measure_verilog(text, "top", liberty="osu018", clock_ns=10.0)
     r["area_um2"], r["fmax_mhz"], r["power_mw"]["total"], r["energy_pj_per_op"]
 
-Steps: Verilog (hw.generate) -> Yosys (synth.yosys) -> OpenSTA timing and power (synth.sta),
-with activity either ``vectorless`` (one global toggle rate per cycle) or ``sim`` (gate-level
-simulation of the unit's workload, synth.activity).  Results are cached under ``build/ppa/``
+Steps: Yosys (synth.yosys) -> OpenSTA timing and power (synth.sta), with activity either
+``vectorless`` (one global toggle rate per cycle) or ``sim`` (gate-level simulation of a
+stimulus, synth.activity).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
+unit into its Verilog, workload and ops per cycle and calls this.  Results are cached under ``build/ppa/``
 keyed by the Verilog hash, the liberty hash, the options and the flow's own source hash, so a
 measured configuration costs nothing the second time; the cache is safe under pytest-xdist
 (file locks, atomic writes).  Synthesis (``build/ppa/synth/``) is keyed by the sources of the

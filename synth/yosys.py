@@ -1,6 +1,6 @@
 """Yosys synthesis to a liberty: area, cells by type, per-module breakdown, mapped netlist.
 
-Script (DESIGN.md §6), run once flattened (the totals and the netlist OpenSTA and the gate-level
+Script (docs/ppa.md), run once flattened (the totals and the netlist OpenSTA and the gate-level
 simulation read) and, when the design has more than one module, once with hierarchy kept (the
 per-submodule breakdown)::
 

@@ -1,4 +1,4 @@
-"""Validated parameters of the BMMA family (DESIGN.md §3; paper notes 000 §1, §2, §4).
+"""Validated parameters of the BMMA family (docs/architecture.md, "The unit protocol"; paper notes 000 §1, §2, §4).
 
 Defaults are the paper's configuration: the Turing ``bmma m8n8k128`` tile (A 8×128 bits,
 B 128×8 bits, C/D 8×8 s32), unfolded (one tile per cycle).
