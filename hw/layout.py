@@ -22,12 +22,24 @@ import numpy as np
 from amaranth.hdl import Shape
 from amaranth.lib import data
 
-__all__ = ["pack", "unpack", "field_names", "width_of"]
+__all__ = ["pack", "unpack", "field_names", "width_of", "flat"]
 
 
 def width_of(layout) -> int:
     """Bits of a layout or shape."""
     return Shape.cast(layout).width
+
+
+def flat(layout):
+    """The same bits with no inner structure: a StructLayout's fields as plain unsigned vectors
+    of their widths (same names, same offsets), any other layout or shape as its plain width.
+
+    For RTL that reads a payload at the bit level (operand chunks that cut across elements):
+    the port keeps the field names of the description, and :func:`pack`/:func:`unpack` of the
+    structured layout address exactly the same bits."""
+    if isinstance(layout, data.StructLayout):
+        return data.StructLayout({name: width_of(f.shape) for name, f in layout})
+    return width_of(layout)
 
 
 def field_names(layout) -> list[str]:

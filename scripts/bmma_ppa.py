@@ -23,17 +23,17 @@ What it measures (synth.ppa.measure, one clock target, same flow for every row):
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import datetime
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
+from tcgen import study
 from tcgen.measure import measure
+from tcgen.study import compute_min, find, report_header, run_parallel, write_report
+from tcgen.units.bmma import paper
 from tcgen.units.bmma import throughput as tp
 from tcgen.units.bmma.rtl import compressor_census, popcount_census
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CLOCK_NS = 10.0
 CYCLES = 1000
@@ -88,56 +88,51 @@ def run_all(full: bool, log, jobs: int = 1):
     points = [(label, unit, params, lib, act) for label, unit, params, pts in configs(full)
               for lib, act in pts]
     results = []
-    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for (label, unit, params, lib, act), (r, secs) in zip(points,
-                                                             pool.map(_measure_point, points)):
-            log(f"{label:40s} {lib:10s} {act:10s} area {r['area_um2']:12.0f} "
-                f"fmax {r['fmax_mhz']:8.2f} P {r['power_mw']['total']:9.3f} mW "
-                f"({secs:.0f} s{' cached' if r.get('cached') else ''})")
-            results.append({"label": label, "unit": unit, "params": params, "lib": lib,
-                            "activity": act, "r": r})
+    for (label, unit, params, lib, act), (r, secs) in run_parallel(_measure_point, points, jobs):
+        log(f"{label:40s} {lib:10s} {act:10s} area {r['area_um2']:12.0f} "
+            f"fmax {r['fmax_mhz']:8.2f} P {r['power_mw']['total']:9.3f} mW "
+            f"({secs:.0f} s{' cached' if r.get('cached') else ''})")
+        results.append({"label": label, "unit": unit, "params": params, "lib": lib,
+                        "activity": act, "r": r})
     return results
 
 
 def _find(results, label, lib, act="vectorless"):
-    for x in results:
-        if x["label"] == label and x["lib"] == lib and x["activity"] == act:
-            return x["r"]
-    return None
+    x = find(results, label=label, lib=lib, activity=act)
+    return x["r"] if x else None
 
 
-def _req_field(pin, m=8, n=8, k=128, acc=32) -> str:
-    """Which request field a ``req__payload[i]`` bit of the default m8n8k128 array is."""
+def _req_field(pin, params=None) -> str:
+    """Which request field a ``req__payload[i]`` bit of the array is (default m8n8k128): the
+    payload with only bit i set, unpacked through the request layout (units/bmma/layouts.py)."""
     import re
+
+    from tcgen.hw.layout import flat, unpack, width_of
+    from tcgen.units.bmma import layouts
+    from tcgen.units.bmma.params import BmmaArrayParams
     mt = re.fullmatch(r"req__payload\[(\d+)\]", pin or "")
     if not mt:
         return "an internal register"
     i = int(mt.group(1))
-    for name, width in (("A", m * k), ("B", n * k), ("C", m * n * acc), ("op", 1),
-                        ("chain", 1), ("emit", 1)):
-        if i < width:
-            return f"request field {name}" + (f" bit {i}" if width > 1 else "")
-        i -= width
+    layout = flat(layouts.array_request(params or BmmaArrayParams()))
+    for name, value in unpack(layout, [1 << i]).items():
+        if int(value[0]):
+            label = name.upper() if name in ("a", "b", "c") else name
+            bit = f" bit {int(value[0]).bit_length() - 1}" if width_of(layout[name].shape) > 1 \
+                else ""
+            return f"request field {label}{bit}"
     return "a request bit"
 
 
-def _compute_min(results):
-    """Minutes the measurements took when first made (each cached result keeps its runtime)."""
-    seen = {x["r"]["cache_key"]: x["r"].get("runtime_s", {}).get("total_s", 0.0)
-            for x in results if x["r"].get("cache_key")}
-    return sum(seen.values()) / 60
-
-
 def report(results, full: bool, wall_s: float) -> str:
-    today = datetime.date.today().isoformat()
     tools = next((x["r"].get("tools") for x in results if x["r"].get("tools")), {})
     out = [
         "# BMMA PPA study (issue 5): bit tensor-core array, INT8 MAC array, BNN epilogue",
         "",
-        f"Regenerate: `.venv/bin/python scripts/bmma_ppa.py{'' if full else ' --no-full'}` "
-        f"(date {today}; {wall_s/60:.1f} min this run, results cached by synth/; measuring them "
-        f"from scratch took {_compute_min(results):.0f} CPU-min of synthesis, STA and "
-        f"simulation here). Flow: synth.ppa.measure — Yosys `synth -flatten`, "
+        report_header(f"python scripts/bmma_ppa.py{'' if full else ' --no-full'}",
+                      wall_s=wall_s, compute_min=compute_min(x["r"] for x in results),
+                      tools=tools),
+        "Flow: synth.ppa.measure — Yosys `synth -flatten`, "
         "`dfflibmap`, `abc -liberty -D` at the clock target with `-constr` (ABC buffers "
         "high-fanout nets and sizes gates), OpenSTA timing and power (docs/ppa.md).",
         f"Clock target {CLOCK_NS:g} ns (100 MHz) for every row. Liberties: osu018 (OSU 0.18 µm, "
@@ -146,7 +141,6 @@ def report(results, full: bool, wall_s: float) -> str:
         f"from a gate-level simulation of the unit's own registered workload ({CYCLES} cycles, "
         "seed 1: random operands and C, half the requests chained, random op where selectable). "
         "nangate45 ships no cell models, so it has vectorless only.",
-        "Tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())) + ".",
         "",
         "A *bit-op* is one binary multiply-accumulate (one XOR or AND product added into an "
         "output), so m8n8k128 = 8192 bit-ops per operation (the paper's count); an INT8 *MAC* "
@@ -162,11 +156,8 @@ def report(results, full: bool, wall_s: float) -> str:
     bxv, bxs = g(f"bmma {size} F=1 xor"), g(f"bmma {size} F=1 xor", act="sim")
     if b1v and b1s and bxv:
         def spread(pairs, key="area_um2"):
-            vals = [a[key] / b[key] for a, b in pairs if a is not None and b is not None]
-            if not vals:
-                return "–"
-            lo, hi = min(vals), max(vals)
-            return f"{lo:.2f}×" if abs(hi - lo) < 0.005 else f"{lo:.2f}–{hi:.2f}×"
+            return study.spread([a[key] / b[key] for a, b in pairs
+                                 if a is not None and b is not None], missing="–")
         both = [(lib, act) for lib in libs for act in ("vectorless", "sim")]
         i8 = [(g("int8 m2n2k16 F=1 (= bmma F=8 work)", lib, act),
                g("bmma m2n2k128 F=8 xor_and", lib, act)) for lib, act in both]
@@ -265,11 +256,8 @@ def report(results, full: bool, wall_s: float) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def ratio(a, b, key):
-        if a is None or b is None:
-            return "–"
-        va = a[key] if key != "power" else a["power_mw"]["total"]
-        vb = b[key] if key != "power" else b["power_mw"]["total"]
-        return f"{va / vb:.2f}"
+        return study.ratio(None if a is None else a[key], None if b is None else b[key],
+                           "{:.2f}", "–")
 
     for lib in ("osu018", "nangate45", "sky130hd"):
         for act in ("vectorless", "sim"):
@@ -357,19 +345,21 @@ def report(results, full: bool, wall_s: float) -> str:
             "|---|---|---|---|---|" + "---|" * len(clocks) + "---|"]
     for name in tp.NETWORKS:
         tot = tp.network_ops(name)
-        paper = tp.PAPER_2080TI["BTC-FMT"][name][1]
+        ref = paper.PAPER_2080TI["BTC-FMT"][name][1]
         ips = [tp.images_per_second(name, (8, 8, 128), 1, c) for c, _ in clocks]
         out.append(f"| {name} | {tot['ops']:,} | {tot['utilization']:.3f} | "
-                   f"{tot['bwn_addsub']:,} | {paper:,.0f} | " +
-                   " | ".join(f"{v:,.0f}" for v in ips) + f" | {paper / ips[0]:.1f} |")
+                   f"{tot['bwn_addsub']:,} | {ref:,.0f} | " +
+                   " | ".join(f"{v:,.0f}" for v in ips) + f" | {ref / ips[0]:.1f} |")
     r18 = tp.images_per_second("ResNet-18", (8, 8, 128), 1, 100.0)
     peak = tp.gpu_peak()
+    gpu_r18 = paper.PAPER_2080TI["BTC-FMT"]["ResNet-18"][1]          # images/s, Table 7
+    ops_r18 = paper.NOTES_BMMA_PER_8["ResNet-18"]                     # BMMA per 8 images
     out += ["", f"ResNet-18: one m8n8k128 F=1 array at 100 MHz gives {r18:,.0f} images/s "
-            f"(binary layers only) against the paper's 7.34K images/s on the 2080 Ti; "
-            f"{7340 / r18:.1f} such arrays match it. F = 4 (Turing-like) divides by 4. "
+            f"(binary layers only) against the paper's {gpu_r18 / 1e3:.2f}K images/s on the "
+            f"2080 Ti; {gpu_r18 / r18:.1f} such arrays match it. F = 4 (Turing-like) divides by 4. "
             f"The GPU's issue-model peak ({peak / 1e9:.0f} G BMMA/s, notes §2) would give "
-            f"{8 * peak / 2_017_252:,.0f} images/s: the measured 7.34K is "
-            f"{100 * 7340 / (8 * peak / 2_017_252):.1f} % of it. Batch 1 uses "
+            f"{8 * peak / ops_r18:,.0f} images/s: the measured {gpu_r18 / 1e3:.2f}K is "
+            f"{100 * gpu_r18 / (8 * peak / ops_r18):.1f} % of it. Batch 1 uses "
             f"{tp.network_ops('ResNet-18', batch=1)['utilization']:.3f} of the tile "
             f"(7 of 8 rows idle), so batch-1 images/s equal the batch-8 figure / 8.", ""]
     return "\n".join(out) + "\n"
@@ -387,11 +377,7 @@ def main(argv=None):
         ap.error(f"--jobs must be >= 1, got {args.jobs}")
     results = run_all(not args.no_full, lambda s: print(s, flush=True), args.jobs)
     text = report(results, not args.no_full, time.time() - t0)
-    path = Path(args.output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    path, = write_report(args.output, text)
     print(f"wrote {path}")
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from amaranth import Value
-from tcgen.cli import write_atomic
+
 from tcgen.generate import verilog
 from tcgen.registry import all_units
+from tcgen.study import write_report
 
 
 def lint(path: Path) -> str:
@@ -50,7 +51,7 @@ def main() -> int:
             failed += 1
             continue
         path = out / f"{unit.name}.v"
-        write_atomic(path, text)
+        write_report(path, text)
         comp = unit.interface(params)
         ports = ", ".join(f"{'__'.join(map(str, path))}[{Value.cast(value).shape().width}]"
                           for path, _, value in comp.signature.flatten(comp))

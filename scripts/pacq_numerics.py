@@ -9,26 +9,32 @@ correction): dequant + FP16 GEMM; PacQ literal datapath; PacQ paper (FP16 produc
 accumulation and correction); PacQ paper with FP32 accumulation/correction; exact (22-bit) lane
 products + FP32; offset8 (A·(B+8), 8·ΣA) + FP32.  Error = |out − exact| / ‖A[m,:]∘B[:,n]‖₂ per
 output, exact = integer arithmetic.  A ~ N(0, σ) rounded to FP16, B uniform INT4 (INT2 rows
-marked), scales 1 unless stated.  Then an RTL sample: dp4_pacq runs on the cocotb harness with
-zero mismatches, and the error of those (identical) outputs is reported.
+marked), scales 1 unless stated.  Then a dp4_pacq sample: chained m4n16k16 tiles run on the
+unit's golden model (the beats the RTL produces: tb/test_pacq_rtl.py::test_numerics_configs_on_rtl
+runs the same tiles on the RTL with zero mismatches, in `make test`), and the error of the
+corrected outputs is reported.
 """
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tb")]
-
 from tcgen.hw import numeric as num
+from tcgen.registry import get_unit
+from tcgen.study import report_header, tool_versions, write_report
+from tcgen.hw.layout import unpack
+from tcgen.units.pacq import layouts
 from tcgen.units.pacq import model as M
+from tcgen.units.pacq.family import pacq_tile_ops
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: dp4_pacq configurations of the sample (the same two run on the RTL by
+#: tb/test_pacq_rtl.py::test_numerics_configs_on_rtl)
+SAMPLE_CONFIGS = (dict(), dict(mode="offset8", acc="fp32"))
 
 FLOWS = [("dequant", "dequant + FP16 GEMM (FP16 products, FP16 accumulation)"),
          ("literal", "PacQ literal text datapath (6-bit adder, truncation), FP16"),
@@ -82,23 +88,19 @@ def fmt_cell(r):
     return s
 
 
-def rtl_sample(rng):
-    """Run chained tiles through the RTL (harness, Icarus) and report their error."""
-    import harness
-    from tcgen.registry import get_unit
-    from test_pacq_rtl import pacq_tile_ops
+def dp4_sample(rng):
+    """Chained tiles through dp4_pacq's golden model (bit-identical to the RTL: proven by
+    tb/test_pacq_rtl.py::test_numerics_configs_on_rtl) and the error of the corrected outputs."""
     out = []
-    for cfg in (dict(), dict(mode="offset8", acc="fp32")):
+    for cfg in SAMPLE_CONFIGS:
         unit = get_unit("dp4_pacq")
         p = unit.params(**cfg)
         m, k, n = 4, 16, 16
         A = num.from_float(rng.normal(0, 1, (m, k)), "fp16")
         B = rng.integers(-8, 8, (k, n))
         ops = pacq_tile_ops(p, A, B, 4)
-        summ = harness.run("dp4_pacq", p, bench="pacq_stream", stimulus={"op__payload": ops},
-                           testcase="back_to_back", name="numerics")
         beats = unit.golden(p, op__payload=ops)["res__payload"]
-        f = M.unpack_fields(M.res_layout_pacq(p), beats)
+        f = unpack(layouts.dp4_pacq_res(p), beats)
         q = n // 4
         last = f["y"].reshape(k // 4, m, q, 4)[-1].reshape(m, n)     # final k-step = P
         S = f["sa"].reshape(k // 4, m, q, 4 // p.D)[-1, :, 0, 0]
@@ -113,22 +115,9 @@ def rtl_sample(rng):
                                   group=(k, 1), flow="paper" if p.mode == "paper"
                                   else "offset8"), fmt)
         rel = np.abs(v - exact) / norm
-        out.append((p, summ, len(beats), float(np.median(rel)), float(rel.max()),
+        out.append((p, len(beats), float(np.median(rel)), float(rel.max()),
                     bool(np.array_equal(v, ref))))
     return out
-
-
-def tool_versions():
-    def first(cmd):
-        try:
-            return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0]
-        except Exception:
-            return "n/a"
-    import amaranth
-    import cocotb
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "amaranth": amaranth.__version__, "cocotb": cocotb.__version__,
-            "icarus": first(["iverilog", "-V"])}
 
 
 def main():
@@ -136,7 +125,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--out", default=str(ROOT / "reports" / "pacq_numerics.md"))
-    ap.add_argument("--no-rtl", action="store_true")
+    ap.add_argument("--no-rtl", action="store_true", help="skip the dp4_pacq sample")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     sizes = {16: (16, 64), 128: (16, 64), 4096: (4, 16)}
@@ -153,11 +142,11 @@ def main():
     int2 = run_case(rng, 16, 128, 64, 1.0, wbits=2)
     grouped = {g: run_case(rng, 8, 256, 16, 1.0, group=M.GROUPS[g], scales=True)
                for g in M.GROUPS}
-    rtl = [] if args.no_rtl else rtl_sample(rng)
-    write_report(args, results, int2, grouped, rtl, sizes, time.time() - t_start)
+    rtl = [] if args.no_rtl else dp4_sample(rng)
+    report(args, results, int2, grouped, rtl, sizes, time.time() - t_start)
 
 
-def write_report(args, results, int2, grouped, rtl, sizes, wall):
+def report(args, results, int2, grouped, rtl, sizes, wall):
     cmd = "python scripts/pacq_numerics.py" + (" --quick" if args.quick else "") + \
         (f" --seed {args.seed}" if args.seed != 2024 else "")
     hdr = "| flow | " + " | ".join(f"k={k}, σ={s:g}" for k, s in results) + " |"
@@ -177,17 +166,15 @@ def write_report(args, results, int2, grouped, rtl, sizes, wall):
     gr = ["| flow | " + " | ".join(grouped) + " |", "|---" * (len(grouped) + 1) + "|"] + [
         f"| {desc} | " + " | ".join(fmt_cell(grouped[g][flow]) for g in grouped) + " |"
         for flow, desc in FLOWS]
-    rt = ["| dp4_pacq params | beats (0 mismatches) | corrected-output error median (max) | "
+    rt = ["| dp4_pacq params | beats | corrected-output error median (max) | "
           "equals the model's GEMM |", "|---|---|---|---|"]
-    for p, summ, beats, med, mx, same in rtl:
-        rt.append(f"| {p.key()} | {summ['vectors']} of {beats}, {summ['mismatches']} mismatches "
-                  f"| {med:.1e} ({mx:.1e}) | {same} |")
-    tv = tool_versions()
+    for p, beats, med, mx, same in rtl:
+        rt.append(f"| {p.key()} | {beats} | {med:.1e} ({mx:.1e}) | {same} |")
+    header = report_header(cmd, seed=args.seed, wall_s=wall,
+                           tools=tool_versions(flow=False, packages=("numpy", "amaranth")))
     text = f"""# PacQ numerics study
 
-Regenerate: `.venv/bin/{cmd}` (seed {args.seed}; {wall / 60:.1f} min on this machine).
-Date {datetime.date.today().isoformat()}; python {tv['python']}, numpy {tv['numpy']}, amaranth
-{tv['amaranth']}, cocotb {tv['cocotb']}, {tv['icarus']}.  No liberty is involved (pure numerics).
+{header}  No liberty is involved (pure numerics).
 
 Every flow is `units.pacq.model.gemm`: chains of DP-4 operations with the pinned tree order
 `((p0+p1)+(p2+p3))+C` (bit-exact to the `dp4_baseline` / `dp4_pacq` RTL), then the general-core
@@ -215,8 +202,10 @@ case: {', '.join(f'k={k}: {m}×{n}' for k, (m, n) in sizes.items())}.
 
 ## The RTL's own outputs (sample)
 
-Chained m4n16k16 INT4 tiles through `dp4_pacq` on the cocotb harness (Icarus).  The RTL beats
-match the golden model bit for bit, so the corrected outputs below are the RTL's; the general-core
+Chained m4n16k16 INT4 tiles through `dp4_pacq`, result beats from the unit's golden model.  The
+RTL produces the same beats bit for bit: `tb/test_pacq_rtl.py::test_numerics_configs_on_rtl` (in
+`make test`) runs these two configurations' tiles on the RTL (cocotb, Icarus) and checks zero
+mismatches over every beat.  So the corrected outputs below are the RTL's; the general-core
 correction is applied with `hw.numeric` in the unit's accumulation format.
 
 {chr(10).join(rt) if rtl else '(skipped: --no-rtl)'}
@@ -235,7 +224,7 @@ correction is applied with `hw.numeric` in the unit's accumulation format.
 - The literal text datapath (6-bit adder with a dropped carry, no normalization, truncation) adds
   errors of up to ≈2^-5 relative per product on top (35% of (mA, y) pairs are wrong).
 """
-    Path(args.out).write_text(text)
+    write_report(args.out, text)
     print(f"wrote {args.out}")
 
 

@@ -16,14 +16,14 @@ as a real producer must.  Throughput/W = ops per cycle / power at the common clo
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+from tcgen import study
+from tcgen.study import compute_min, find, ratio, report_header, run_parallel, spread, write_json
+from tcgen.units.pacq import paper
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,8 +32,7 @@ OUT_JSON = ROOT / "build" / "pacq_ppa" / "results.json"
 
 # -- workloads ----------------------------------------------------------------------------------
 def _acts(rng, n):
-    from tcgen.units.pacq.family import baseline_tile_ops, pacq_tile_ops
-from tcgen.units.pacq.model import activations
+    from tcgen.units.pacq.model import activations
     return activations(rng, n)
 
 
@@ -48,7 +47,8 @@ def mul_workload(unit, params, width, n, seed):
 
 def dp4_pacq_workload(params, width, n, seed):
     from tcgen.hw import numeric as num
-    from tcgen.units.pacq import model as M
+    from tcgen.hw.layout import field_names, pack
+    from tcgen.units.pacq import layouts
     from tcgen.units.pacq.params import lanes_of
     rng = np.random.default_rng(seed)
     L = 16 // width
@@ -60,7 +60,8 @@ def dp4_pacq_workload(params, width, n, seed):
               "int2": np.full(n_ops, 1 if width == 2 else 0, np.uint64),
               "c": num.from_float(rng.normal(0, 4, (n_ops, Lmax)), params.acc),
               "sa": num.from_float(rng.normal(0, 4, n_ops), params.acc)}
-    pl = M.pack_fields(M.op_layout_pacq(params), fields)
+    layout = layouts.dp4_pacq_op(params)
+    pl = pack(layout, {k: v for k, v in fields.items() if k in field_names(layout)})
     pl = np.repeat(pl, G)[:n]                           # held for the operation's G beats
     return {"op__payload": pl, "op__valid": np.ones(n, np.uint64),
             "res__ready": np.ones(n, np.uint64)}
@@ -147,43 +148,24 @@ def measure_one(job):
 
 # -- report -------------------------------------------------------------------------------------
 def _get(res, key, lib, activity, width=None):
-    for r in res:
-        if r["key"] == key and r["lib"] == lib and r["activity"] == activity and \
-                r["width"] == width and "error" not in r:
-            return r
-    return None
+    return find(res, key=key, lib=lib, activity=activity, width=width)
 
 
 def _tpw(r):
     return r["ops_per_cycle"] / r["power_mw"]["total"] if r else None
 
 
-def _ratio(a, b):
-    return f"{a / b:.2f}×" if a and b else "n/a"
-
-
-def _compute_min(res):
-    """Minutes the measurements took when first made (each cached result keeps its runtime)."""
-    seen = {}
-    for r in res:
-        if r.get("cache_key") and r.get("runtime_s"):
-            seen[r["cache_key"]] = r["runtime_s"].get("total_s", 0.0)
-    return sum(seen.values()) / 60
-
-
 def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
     tools = next((r["tools"] for r in res if r.get("tools")), {})
     L = []
     L.append("# PacQ PPA study\n")
-    L.append(f"Regenerate: `.venv/bin/python scripts/pacq_ppa.py --libs {','.join(libs)} "
-             + (f"--dp4-libs {dp4_libs} " if dp4_libs else "")
-             + f"--clock-ns {clock_ns:g} --cycles {cycles}` ({wall / 60:.0f} min this run; "
-             f"results cached in build/ppa/; measuring them from scratch took "
-             f"{_compute_min(res):.0f} CPU-min of synthesis, STA and simulation here).  Date {datetime.date.today().isoformat()}.  Tools: "
-             + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())) + ".\n")
+    cmd = (f"python scripts/pacq_ppa.py --libs {','.join(libs)} "
+           + (f"--dp4-libs {dp4_libs} " if dp4_libs else "")
+           + f"--clock-ns {clock_ns:g} --cycles {cycles}")
+    L.append(report_header(cmd, wall_s=wall, compute_min=compute_min(res), tools=tools) + "\n")
     L.append(f"Flow: synth.ppa (Yosys `synth -flatten`, `abc -liberty -D -constr` (ABC buffers "
              f"and sizes gates), OpenSTA timing and power; docs/ppa.md).  Same clock target for every unit and library: **{clock_ns:g} "
-             f"ns** (the paper used 400 MHz in a 32 nm DC library, unavailable here).  Power is "
+             f"ns** (the paper used {paper.CLOCK_MHZ} MHz in a {paper.NODE} DC library, unavailable here).  Power is "
              f"labelled: `vectorless` = every net toggles 0.1/cycle; `sim` = toggles from a "
              f"{cycles}-cycle zero-delay gate-level simulation of the workload (A ~ N(0,1) FP16, "
              f"random codes; INT4 and INT2 streams measured separately on the INT4+INT2 "
@@ -218,30 +200,32 @@ def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
             L.append(f"| {name} | {paper} | " + " | ".join(f(a) for a in acts) + " |")
 
         fp = lambda a: _get(res, "fp16_mul", lib, a)                     # noqa: E731
-        for w, paper in ((4, "3.38×"), (2, "6.75×")):
-            row(f"pacq_mul paper INT{w} throughput/W vs fp16_mul", paper,
-                lambda a, w=w: _ratio(_tpw(_get(res, "pacq_mul paper", lib, a, w)),
-                                      _tpw(fp(a))))
+        for w, tpw in paper.MUL_THROUGHPUT_PER_W.items():
+            row(f"pacq_mul paper INT{w} throughput/W vs fp16_mul", f"{tpw:.2f}×",
+                lambda a, w=w: ratio(_tpw(_get(res, "pacq_mul paper", lib, a, w)),
+                                     _tpw(fp(a))))
         for w in (4, 2):
             row(f"pacq_mul offset8 INT{w} throughput/W vs fp16_mul", "—",
-                lambda a, w=w: _ratio(_tpw(_get(res, "pacq_mul offset8", lib, a, w)),
-                                      _tpw(fp(a))))
+                lambda a, w=w: ratio(_tpw(_get(res, "pacq_mul offset8", lib, a, w)),
+                                     _tpw(fp(a))))
             row(f"pacq_mul paper INT{w} throughput/W vs dequant_mul", "—",
-                lambda a, w=w: _ratio(_tpw(_get(res, "pacq_mul paper", lib, a, w)),
-                                      _tpw(_get(res, "dequant_mul", lib, a))))
-        row("pacq_mul paper power / fp16_mul power (INT4 stream)", "≈1.18× (implied)",
-            lambda a: _ratio((_get(res, "pacq_mul paper", lib, a, 4) or {}).get(
+                lambda a, w=w: ratio(_tpw(_get(res, "pacq_mul paper", lib, a, w)),
+                                     _tpw(_get(res, "dequant_mul", lib, a))))
+        row("pacq_mul paper power / fp16_mul power (INT4 stream)",
+            f"≈{paper.MUL_POWER_VS_FP16:.2f}× (implied)",
+            lambda a: ratio((_get(res, "pacq_mul paper", lib, a, 4) or {}).get(
                 "power_mw", {}).get("total"), (fp(a) or {}).get("power_mw", {}).get("total")))
-        for w, p21, p42 in ((4, "1.33×", "1.11×"), (2, "1.38×", "1.18×")):
-            row(f"dp4_pacq D2/D1 throughput/W, INT{w}", p21,
-                lambda a, w=w: _ratio(_tpw(_get(res, "dp4_pacq D2", lib, a, w)),
-                                      _tpw(_get(res, "dp4_pacq D1", lib, a, w))))
-            row(f"dp4_pacq D4/D2 throughput/W, INT{w}", p42,
-                lambda a, w=w: _ratio(_tpw(_get(res, "dp4_pacq D4", lib, a, w)),
-                                      _tpw(_get(res, "dp4_pacq D2", lib, a, w))))
+        dup = paper.DUP_THROUGHPUT_PER_W
+        for w in (4, 2):
+            row(f"dp4_pacq D2/D1 throughput/W, INT{w}", f"{dup[2, 1][w]:.2f}×",
+                lambda a, w=w: ratio(_tpw(_get(res, "dp4_pacq D2", lib, a, w)),
+                                     _tpw(_get(res, "dp4_pacq D1", lib, a, w))))
+            row(f"dp4_pacq D4/D2 throughput/W, INT{w}", f"{dup[4, 2][w]:.2f}×",
+                lambda a, w=w: ratio(_tpw(_get(res, "dp4_pacq D4", lib, a, w)),
+                                     _tpw(_get(res, "dp4_pacq D2", lib, a, w))))
             row(f"dp4_pacq D2 vs dp4_baseline throughput/W, INT{w}", "—",
-                lambda a, w=w: _ratio(_tpw(_get(res, "dp4_pacq D2", lib, a, w)),
-                                      _tpw(_get(res, "dp4_baseline", lib, a))))
+                lambda a, w=w: ratio(_tpw(_get(res, "dp4_pacq D2", lib, a, w)),
+                                     _tpw(_get(res, "dp4_baseline", lib, a))))
         # reuse (area based, vectorless row is area so activity-independent)
         r16 = _get(res, "fp16_mul", lib, "vectorless")
         rim = _get(res, "int_mul_11x11", lib, "vectorless")
@@ -258,7 +242,8 @@ def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
                      f"hidden-bit adds/normalize/8 rounders ≈ {ap - ao8:.0f}.  Blocks of the "
                      f"FP16 multiplier that the parallel multiplier contains: "
                      f"Σ min = {shared:.0f} µm² = **{100 * shared / ap:.0f}% of pacq_mul** "
-                     f"(paper: ~73–75% of the hardware comes from the FP16 multiplier); "
+                     f"(paper: ~{paper.MUL_REUSE_PCT[0]}–{paper.MUL_REUSE_PCT[1]}% of the "
+                     f"hardware comes from the FP16 multiplier); "
                      f"area ratio pacq_mul/fp16_mul = {ap / a16:.2f}×, offset8/fp16_mul = "
                      f"{ao8 / a16:.2f}×, literal/fp16_mul = "
                      + (f"{_get(res, 'pacq_mul literal', lib, 'vectorless', 4)['area_um2'] / a16:.2f}×"
@@ -269,15 +254,7 @@ def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
         for r in errs:
             L.append(f"- {r['key']} INT{r['width']} {r['lib']} {r['activity']}: {r['error']}")
     L.append(why(res, libs))
-    (ROOT / "reports" / "pacq_ppa.md").write_text("\n".join(L) + "\n")
-
-
-def _spread(vals):
-    vals = [v for v in vals if v is not None]
-    if not vals:
-        return "n/a"
-    lo, hi = min(vals), max(vals)
-    return f"{lo:.2f}×" if hi - lo < 0.005 else f"{lo:.2f}–{hi:.2f}×"
+    study.write_report(ROOT / "reports" / "pacq_ppa.md", "\n".join(L) + "\n")
 
 
 def why(res, libs):
@@ -301,11 +278,15 @@ def why(res, libs):
             if r]
     clock_mhz = next((1e3 / r["clock_ns"] for r in res if r.get("clock_ns")), 100.0)
     slow = [f"{k} {lib} {f:.0f} MHz" for lib, k, f in fmax if f < clock_mhz]
+    tpw, dup = paper.MUL_THROUGHPUT_PER_W, paper.DUP_THROUGHPUT_PER_W
+    p_tpw, p_pow = f"{tpw[4]:.2f}× / {tpw[2]:.2f}×", f"{paper.MUL_POWER_VS_FP16:.2f}×"
+    p_dup = f"{spread(dup[2, 1].values())} / {spread(dup[4, 2].values())}"
+    p_flow, p_21 = f"{paper.NODE} at {paper.CLOCK_MHZ} MHz", f"{tpw[2]:.2f}/{tpw[4]:.2f}"
     text = f"""
 ## Why our ratios differ from the paper's
 
-- **Our pacq_mul is correct, the paper's text is not.**  The paper's throughput/W (3.38× / 6.75×,
-  i.e. ≈1.18× the FP16 multiplier's power) counts 4 rounding units and no per-lane normalization.
+- **Our pacq_mul is correct, the paper's text is not.**  The paper's throughput/W ({p_tpw},
+  i.e. ≈{p_pow} the FP16 multiplier's power) counts 4 rounding units and no per-lane normalization.
   A datapath that gives the right FP16 product needs, per lane, the 12-bit hidden-bit add, a
   1-bit normalization and a rounder (8 of them for INT2), plus the shared subnormal normalizer;
   `literal` (the text bit for bit, 35% of (mA, y) pairs wrong, reports/pacq_numerics.md) shows
@@ -316,19 +297,19 @@ def why(res, libs):
 - Multiplier throughput counts every lane every cycle; in the DP-4 only D lanes per cycle are
   consumed (50% / 25% utilization at D = 2), which is why the DP-4 ratios are far smaller.
 - **D2/D1 and D4/D2 depend on the activity model.**  With one global toggle rate (vectorless,
-  what the paper presumably used) our ratios are {_spread(d21v)} / {_spread(d42v)} over
-  {", ".join(dp4_libs)}, INT4 and INT2 (paper: 1.33–1.38× / 1.11–1.18×): an idle multiplier still
+  what the paper presumably used) our ratios are {spread(d21v)} / {spread(d42v)} over
+  {", ".join(dp4_libs)}, INT4 and INT2 (paper: {p_dup}): an idle multiplier still
   "burns" power, so more trees amortize it.  With simulated activity the multipliers only toggle
   when a new operation arrives (every G = L/D cycles), so doubling D doubles the multiplier
-  activity too and the gain shrinks or vanishes ({_spread(d21s)} / {_spread(d42s)}).
+  activity too and the gain shrinks or vanishes ({spread(d21s)} / {spread(d42s)}).
 - DP-4 fmax against the {clock_mhz:.0f} MHz target: """ + (
         "every DP-4 meets it." if not slow else
         "below it: " + ", ".join(slow) + " (one unpipelined FP16 adder per stage); power is "
         "compared at the common clock.") + f"""
 - Absolute numbers are 180 nm / 130 nm / 45 nm open libraries at a {1e3 / clock_mhz:g} ns target,
-  not TSMC/DC 32 nm at 400 MHz; our sim power excludes glitches (zero-delay), vectorless uses one
+  not TSMC/DC {p_flow}; our sim power excludes glitches (zero-delay), vectorless uses one
   global toggle rate (what the paper likely did).  vectorless power of one unit does not depend on
-  the stream, so its INT2/INT4 throughput/W ratio is exactly 2 (as the paper's 6.75/3.38 is).
+  the stream, so its INT2/INT4 throughput/W ratio is exactly 2 (as the paper's {p_21} is).
 """
     return text
 
@@ -349,14 +330,12 @@ def main():
         todo = [j for j in todo if j[0] in args.only.split(",")]
     t0 = time.time()
     res = []
-    with ProcessPoolExecutor(args.jobs) as ex:
-        for r in ex.map(measure_one, todo):
-            res.append(r)
-            print(f"{r['key']:28s} {str(r['width']):5s} {r['lib']:9s} {r['activity']:10s} "
-                  + (r.get("error", "") or f"area {r['area_um2']:.0f} P {r['power_mw']['total']:.3f}"
-                     f" fmax {r['fmax_mhz']:.0f} ({r['seconds']} s)"), flush=True)
-    OUT_JSON.parent.mkdir(parents=True, exist_ok=True)
-    OUT_JSON.write_text(json.dumps(res, indent=1, default=str))
+    for _, r in run_parallel(measure_one, todo, args.jobs):
+        res.append(r)
+        print(f"{r['key']:28s} {str(r['width']):5s} {r['lib']:9s} {r['activity']:10s} "
+              + (r.get("error", "") or f"area {r['area_um2']:.0f} P {r['power_mw']['total']:.3f}"
+                 f" fmax {r['fmax_mhz']:.0f} ({r['seconds']} s)"), flush=True)
+    write_json(OUT_JSON, res, sort_keys=False)
     write_report(res, libs, args.clock_ns, args.cycles, time.time() - t0, args.dp4_libs)
     print("wrote reports/pacq_ppa.md")
 

@@ -9,19 +9,16 @@ Re-running is cheap: synth.ppa caches every measured configuration under build/p
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import datetime
-import json
+import functools
 import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from tcgen.cli import write_atomic
-from tcgen.registry import all_units
 from tcgen.measure import measure
-from tcgen.synth.tools import versions
+from tcgen.registry import all_units
+from tcgen.study import report_header, run_parallel, today, tool_versions, write_report
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _g(v, fmt="{:.4g}"):
@@ -58,46 +55,38 @@ def main(argv=None) -> int:
                                                     ("toggle_rate", args.toggle_rate)))
     results, skipped = [], []
     names = [u.name for u in all_units()]
-    jobs = max(1, min(args.jobs, len(names)))
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_measure_one, n, args.liberty, args.clock_ns, args.toggle_rate,
-                               args.max_verilog_mb) for n in names]
-        for name, fut in zip(names, futures):
-            kind, r = fut.result()
-            if kind == "skipped":
-                skipped.append((name, r))
-                print(f"  {name:14s} skipped: Verilog {r:.1f} MB > {args.max_verilog_mb:g} MB",
-                      file=sys.stderr)
-                continue
-            results.append(r)
-            print(f"  {name:14s} {r['area_um2']:10.1f} um^2  fmax {_g(r['fmax_mhz'], '{:.1f}')} "
-                  f"MHz  {r['power_mw']['total']:.4g} mW  ({r['runtime_s'].get('total_s', 0):.1f}"
-                  f" s{', cached' if r.get('cached') else ''})", file=sys.stderr)
-    date = datetime.date.today().isoformat()
-    tools = versions()
+    one = functools.partial(_measure_one, liberty=args.liberty, clock_ns=args.clock_ns,
+                            toggle_rate=args.toggle_rate, max_verilog_mb=args.max_verilog_mb)
+    for name, (kind, r) in run_parallel(one, names, args.jobs):
+        if kind == "skipped":
+            skipped.append((name, r))
+            print(f"  {name:14s} skipped: Verilog {r:.1f} MB > {args.max_verilog_mb:g} MB",
+                  file=sys.stderr)
+            continue
+        results.append(r)
+        print(f"  {name:14s} {r['area_um2']:10.1f} um^2  fmax {_g(r['fmax_mhz'], '{:.1f}')} "
+              f"MHz  {r['power_mw']['total']:.4g} mW  ({r['runtime_s'].get('total_s', 0):.1f}"
+              f" s{', cached' if r.get('cached') else ''})", file=sys.stderr)
+    tools = tool_versions()
+    header = report_header(cmd, notes=["also run by `make run`"], tools=tools,
+                           liberties=[results[0]["liberty"]] if results else ())
+    date = today()
     lib = results[0]["liberty"] if results else {}
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     doc = {"command": cmd, "date": date, "liberty": lib, "clock_ns": args.clock_ns,
            "activity": "vectorless", "toggle_rate": args.toggle_rate, "tools": tools,
            "skipped": [{"unit": n, "verilog_mb": round(mb, 1)} for n, mb in skipped],
            "units": [{k: v for k, v in r.items()
                       if k not in ("netlist", "runtime_s", "cached", "cache_key", "tools",
                                    "liberty", "flow_hash")} for r in results]}
-    text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    text = text.replace(str(ROOT) + "/", "")           # no machine paths in reports
-    write_atomic(out / "ppa_summary.json", text)
     lines = [
         "# PPA summary: every registered unit at its defaults",
         "",
-        f"- regenerate: `.venv/bin/{cmd}` (also run by `make run`)",
-        f"- date: {date}",
-        f"- liberty: {lib.get('name')} ({lib.get('library')}), `{lib.get('path')}`, "
-        f"sha256 {lib.get('sha256', '')[:16]}…",
+        header,
+        "",
         f"- clock target: {args.clock_ns:g} ns (Yosys `abc -D` with ABC buffering and sizing, OpenSTA clock; input/output "
         "delays 0); power: vectorless, "
         f"{args.toggle_rate:g} toggles per cycle on every net (clock pins 2)",
-        f"- tools: {tools['yosys']}; {tools['sta']}; {tools['iverilog']}",
         "- method and caveats: docs/ppa.md. Absolute numbers from an open 0.18 µm library are not "
         "comparable with a paper's 28 nm figures; compare ratios measured the same way.",
         "",
@@ -120,7 +109,8 @@ def main(argv=None) -> int:
                      + "| " * 9 + "|")
     lines += ["", "Per-unit figures (cells by type, critical path end points, GOPS at the target "
               "clock and at fmax, the equivalent `tcgen ppa` command) are in ppa_summary.json.", ""]
-    write_atomic(out / "ppa_summary.md", "\n".join(lines))
+    write_report(out / "ppa_summary.md", "\n".join(lines), doc,
+                 strip=ROOT)                    # no machine paths in reports
     print(f"wrote {out / 'ppa_summary.md'} and {out / 'ppa_summary.json'}", file=sys.stderr)
     return 0
 

@@ -6,12 +6,12 @@ and prints a Markdown table; ``--out FILE`` also writes it (e.g. reports/regress
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from tcgen.study import report_header, tool_versions, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,13 +34,11 @@ def main() -> int:
     if not runs:
         print("no simulation results under build/sim: run `make test` first", file=sys.stderr)
         return 1
-    iverilog = subprocess.run(["iverilog", "-V"], capture_output=True, text=True).stdout
-    lines = ["# Regression: cocotb vectors per unit", "",
-             f"- command: `make test`, then `.venv/bin/python scripts/regression_summary.py "
-             f"--out reports/regression.md`",
-             f"- date: {datetime.date.today().isoformat()}; simulator: "
-             f"{iverilog.splitlines()[0] if iverilog else 'iverilog ?'}",
-             ] + ([f"- regression wall time: {args.wall}"] if args.wall else []) + [
+    header = report_header(
+        "python scripts/regression_summary.py --out reports/regression.md",
+        notes=["after `make test`"] + ([f"regression wall time {args.wall}"] if args.wall else []),
+        tools={"iverilog": tool_versions()["iverilog"]})
+    lines = ["# Regression: cocotb vectors per unit", "", header, "",
              "- counts are the vectors (or bench-defined items) every simulation scored against "
              "the golden model; a run dir per pytest test",
              "", "| unit | configurations | runs | vectors | mismatches |", "|---|---:|---:|---:|---:|"]
@@ -53,7 +51,7 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
-        Path(args.out).write_text(text)
+        write_report(args.out, text)
     return 0
 
 

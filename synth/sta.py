@@ -7,7 +7,7 @@ transitions.  So ``crit_path_ns = clock_ns - worst slack`` is the shortest clock
 netlist meets: an input-to-output delay for a combinational unit, a register-to-register
 (clock-to-Q + logic + setup) or port-to-register delay for a pipelined one.
 
-Power (DESIGN.md §6) in the 2019 OpenSTA (Debian ``opensta 0~20191111``; see docs/ppa.md):
+Power (docs/ppa.md) in the 2019 OpenSTA (Debian ``opensta 0~20191111``; see docs/ppa.md):
 
 - ``vectorless``: ``set_power_activity -global -activity R`` (R toggles per clock cycle on
   every non-clock pin; clock pins toggle twice per cycle), then ``report_power``.
@@ -78,8 +78,6 @@ class Timing:
     slack_ns: float | None
     startpoint: str | None
     endpoint: str | None
-    startpoint_cell: str | None
-    endpoint_cell: str | None
 
 
 def _parse_power(out: str, tag: str) -> dict:
@@ -104,11 +102,10 @@ def _parse_timing(out: str, clock_ns: float) -> Timing:
         if m:
             vals[m.group(1)] = m.group(2).strip()
     if "NOPATH" in vals or "SLACK" not in vals:
-        return Timing(None, None, None, None, None, None)
+        return Timing(None, None, None, None)
     slack = float(vals["SLACK"])
     return Timing(crit_path_ns=round(clock_ns - slack, 6), slack_ns=round(slack, 6),
-                  startpoint=vals.get("START"), endpoint=vals.get("END"),
-                  startpoint_cell=vals.get("START_CELL"), endpoint_cell=vals.get("END_CELL"))
+                  startpoint=vals.get("START"), endpoint=vals.get("END"))
 
 
 def _sta(script: str, workdir: Path, name: str) -> str:

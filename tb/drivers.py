@@ -80,16 +80,68 @@ class PortMonitor:
                 for k, v in self.samples.items()}
 
 
-class Scoreboard:
-    """Compares observed outputs with the golden model's, vector by vector."""
+def flatten_fields(layout, payload: int, prefix: str = "") -> dict[str, int]:
+    """``{"y[2]": value, "group": value, ...}``: one payload decoded through its data layout
+    (``tcgen.hw.layout.unpack``), array elements and nested structs flattened into names.  A
+    plain shape gives ``{prefix or "value": payload}``."""
+    from tcgen.hw.layout import unpack
+    out: dict[str, int] = {}
 
-    def __init__(self, expected: dict, inputs: dict, log, max_report: int = 10):
+    def walk(name, v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(f"{name}.{k}" if name else k, x)
+        else:
+            a = np.asarray(v)
+            if a.ndim <= 1:                       # [1] for one payload
+                out[name or "value"] = int(a.reshape(-1)[0])
+            else:
+                for i in range(a.shape[1]):
+                    walk(f"{name}[{i}]", a[:, i])
+
+    walk(prefix, unpack(layout, [int(payload)]))
+    return out
+
+
+def describe_mismatch(layout, got: int, exp: int, max_fields: int = 8) -> str:
+    """The fields of a payload that differ, by name (``y[1]: got 0x3c00 expected 0x3c01``)."""
+    if got < 0:
+        return f"got X/Z bits, expected 0x{exp:x}"
+    if layout is None:
+        return f"got 0x{got:x} expected 0x{exp:x}"
+    g, e = flatten_fields(layout, got), flatten_fields(layout, exp)
+    diff = [k for k in e if g[k] != e[k]]
+    text = ", ".join(f"{k}: got {g[k]:#x} expected {e[k]:#x}" for k in diff[:max_fields])
+    if len(diff) > max_fields:
+        text += f", ... ({len(diff)} of {len(e)} fields differ)"
+    return text or f"got 0x{got:x} expected 0x{exp:x}"
+
+
+class Scoreboard:
+    """Compares observed outputs with the golden model's, vector by vector (in order).
+
+    ``expected`` / ``observed``: {output: sequence}.  ``inputs``: {name: sequence} aligned with
+    the outputs, printed with each mismatch (optional).  ``layouts``: {output: amaranth data
+    layout} -- mismatches are then reported field by field, by name.  The first ``max_report``
+    mismatch messages are logged and kept in ``reports``; a length difference counts every
+    missing or extra item as a mismatch."""
+
+    def __init__(self, expected: dict, inputs: dict | None = None, log=None,
+                 max_report: int = 10, layouts: dict | None = None):
         self.expected = {k: np.asarray(v).astype(object) for k, v in expected.items()}
-        self.inputs = inputs
+        self.inputs = inputs or {}
         self.log = log
         self.max_report = max_report
+        self.layouts = layouts or {}
         self.mismatches = 0
         self.vectors = 0
+        self.reports: list[str] = []
+
+    def _report(self, msg: str):
+        if len(self.reports) < self.max_report:
+            self.reports.append(msg)
+            if self.log is not None:
+                self.log.error(msg)
 
     def compare(self, observed: dict) -> int:
         bad = None
@@ -98,18 +150,34 @@ class Scoreboard:
             n = min(len(got), len(exp))
             ne = np.array([int(got[i]) != int(exp[i]) for i in range(n)], dtype=bool)
             if len(got) != len(exp):
-                self.log.error(f"output {k}: {len(got)} samples, expected {len(exp)}")
+                self._report(f"output {k}: {len(got)} items, expected {len(exp)}")
                 ne = np.concatenate([ne, np.ones(abs(len(got) - len(exp)), bool)])
-            bad = ne if bad is None else (bad | ne)
+            bad = ne if bad is None else _or_padded(bad, ne)
         idx = np.flatnonzero(bad) if bad is not None else []
         self.vectors += len(bad) if bad is not None else 0
         self.mismatches += len(idx)
         for i in idx[:self.max_report]:
-            ins = ", ".join(f"{k}=0x{int(v[i]):x}" for k, v in self.inputs.items())
-            outs = ", ".join(f"{k}: got 0x{int(observed[k][i]) & (2**64 - 1):x} expected "
-                             f"0x{int(self.expected[k][i]):x}" for k in self.expected)
-            self.log.error(f"mismatch at vector {i}: {ins} -> {outs}")
+            ins = ", ".join(f"{k}=0x{int(v[i]):x}" for k, v in self.inputs.items()
+                            if i < len(v))
+            outs = []
+            for k in self.expected:
+                got, exp = observed[k], self.expected[k]
+                if i >= len(exp):
+                    outs.append(f"{k}: extra item 0x{int(got[i]) & (2**64 - 1):x}")
+                elif i >= len(got):
+                    outs.append(f"{k}: missing (expected 0x{int(exp[i]):x})")
+                elif int(got[i]) != int(exp[i]):
+                    outs.append(f"{k}: " + describe_mismatch(self.layouts.get(k), int(got[i]),
+                                                             int(exp[i])))
+            self._report(f"mismatch at vector {i}" + (f" ({ins})" if ins else "") + ": " +
+                         "; ".join(outs))
         return len(idx)
+
+
+def _or_padded(a, b):
+    n = max(len(a), len(b))
+    return np.pad(a, (0, n - len(a)), constant_values=True) | \
+        np.pad(b, (0, n - len(b)), constant_values=True)
 
 
 async def stream_fixed_latency(dut, stimulus: dict, outputs, latency: int, clk=None):
@@ -138,63 +206,174 @@ async def stream_fixed_latency(dut, stimulus: dict, outputs, latency: int, clk=N
     return mon.arrays()
 
 
-class StreamDriver:
-    """Drives an amaranth.lib.stream input (``name__payload/__valid/__ready``).
+# -- streams (amaranth.lib.stream: ``name__payload/__valid/__ready``) ---------------------------
+#
+# Timing rule of every stream piece below: payload/valid/ready change only just after a falling
+# edge; everything is sampled once the half cycle has settled (ReadOnly), so a beat counts exactly
+# when valid & ready hold at the rising edge that follows.  Cycle numbers count falling edges
+# from the moment a piece is started (start the pieces of one run together).
 
-    Timing: payload/valid change only just after a falling edge; ``ready`` is sampled once the
-    half cycle has settled (ReadOnly), so a beat counts exactly when valid & ready hold at the
-    rising edge that follows.  ``idle_prob`` inserts random bubbles (valid low).
+def stream_ports(comp):
+    """``(inputs, outputs)``: {stream name: payload shape/layout} of a component's
+    ``amaranth.lib.stream`` members (In streams are driven, Out streams monitored)."""
+    from amaranth.lib import stream, wiring
+    ins, outs = {}, {}
+    for name, m in comp.signature.members.items():
+        if not m.is_signature:
+            continue
+        sig = m.signature
+        unflipped = sig.flip() if isinstance(sig, wiring.FlippedSignature) else sig
+        if not isinstance(unflipped, stream.Signature):
+            continue
+        shape = unflipped.members["payload"].shape
+        (ins if m.flow.name == "In" else outs)[name] = shape
+    return ins, outs
+
+
+def model_outputs(unit, params, inputs: dict) -> dict:
+    """The golden model on stream payloads: ``inputs`` {stream: payloads} -> {stream: payloads}.
+    Models take ``<stream>__payload`` keyword arguments (the UnitSpec convention); a model whose
+    parameters name the bare stream is called that way."""
+    import inspect
+    names = inspect.signature(unit.model).parameters
+    kwargs = {}
+    for k, v in inputs.items():
+        key = f"{k}__payload" if f"{k}__payload" in names or k not in names else k
+        kwargs[key] = np.array([int(x) for x in v], dtype=object)
+    res = unit.golden(params, **kwargs)
+    out = {}
+    for k, v in res.items():
+        base = k[:-len("__payload")] if k.endswith("__payload") else k
+        out[base] = list(v)
+    return out
+
+
+class Pattern:
+    """When a stream may move: a random probability of holding back (``prob``) and/or a scripted
+    0/1 string indexed by cycle and repeated (``script``; ``1`` allows).  ``go(cycle)``."""
+
+    def __init__(self, prob: float = 0.0, script: str | None = None, rng=None):
+        self.prob = prob
+        self.script = [c == "1" for c in (script or "").replace("_", "").replace(" ", "")]
+        self.rng = rng or np.random.default_rng(0)
+
+    def go(self, cycle: int) -> bool:
+        if self.script and not self.script[cycle % len(self.script)]:
+            return False
+        return not (self.prob and self.rng.random() < self.prob)
+
+    def duty(self) -> float:
+        """Expected fraction of cycles allowed."""
+        s = (sum(self.script) / len(self.script)) if self.script else 1.0
+        return s * (1.0 - self.prob)
+
+
+class StreamDriver:
+    """Drives an ``In`` stream: offers ``items`` in order; a new item is offered only in a cycle
+    the :class:`Pattern` allows (else valid stays low: an idle cycle); once offered, valid and
+    payload hold until the DUT takes it.  ``idle_prob`` is a shorthand for ``Pattern(idle_prob)``.
     """
 
-    def __init__(self, dut, name: str, clk, rng=None, idle_prob: float = 0.0):
+    def __init__(self, dut, name: str, clk, rng=None, idle_prob: float = 0.0,
+                 pattern: Pattern | None = None):
+        self.name = name
         self.payload = getattr(dut, f"{name}__payload")
         self.valid = getattr(dut, f"{name}__valid")
         self.ready = getattr(dut, f"{name}__ready")
         self.clk = clk
-        self.rng = rng or np.random.default_rng(0)
-        self.idle_prob = idle_prob
+        self.pattern = pattern or Pattern(idle_prob, None, rng or np.random.default_rng(0))
         self.sent = 0
 
     async def send(self, items):
-        await FallingEdge(self.clk)
-        for item in items:
-            while self.idle_prob and self.rng.random() < self.idle_prob:
-                self.valid.value = 0
-                await FallingEdge(self.clk)
-            self.payload.value = int(item)
-            self.valid.value = 1
-            while True:
-                await ReadOnly()
-                accepted = int(self.ready.value) == 1
-                await FallingEdge(self.clk)       # the rising edge in between took the beat
-                if accepted:
-                    self.sent += 1
-                    break
+        fall = FallingEdge(self.clk)
+        items = [int(x) for x in items]
+        await fall
+        cycle, pending = 0, False
+        while self.sent < len(items):
+            if not pending:
+                if self.pattern.go(cycle):
+                    self.payload.value = items[self.sent]
+                    self.valid.value = 1
+                    pending = True
+                else:
+                    self.valid.value = 0
+            await ReadOnly()
+            if pending and int(self.ready.value) == 1:
+                self.sent += 1
+                pending = False
+            await fall                   # the rising edge in between took the beat
+            cycle += 1
         self.valid.value = 0
 
 
-class StreamMonitor:
-    """Collects payloads of an amaranth.lib.stream output; ``stall_prob`` drops ready randomly
-    (backpressure).  Same timing rule as :class:`StreamDriver`: ready changes just after a
-    falling edge, valid/payload are sampled when settled before the next rising edge."""
+class StreamSink:
+    """Drives the ``ready`` of an ``Out`` stream from a :class:`Pattern` (backpressure); the
+    payloads are taken by a passive :class:`StreamMonitor`."""
 
-    def __init__(self, dut, name: str, clk, rng=None, stall_prob: float = 0.0):
+    def __init__(self, dut, name: str, clk, pattern: Pattern | None = None):
+        self.ready = getattr(dut, f"{name}__ready")
+        self.clk = clk
+        self.pattern = pattern or Pattern()
+
+    async def run(self):
+        fall = FallingEdge(self.clk)
+        cycle = 0
+        while True:
+            await fall
+            self.ready.value = 1 if self.pattern.go(cycle) else 0
+            cycle += 1
+
+
+class StreamMonitor:
+    """Passive: logs ``(cycle, payload)`` of every valid & ready handshake of a stream in
+    ``transfers``, and in ``offers`` the cycle each item was first offered (valid rising, or
+    staying high after a handshake) -- ``offers[i]`` belongs to ``transfers[i]``."""
+
+    def __init__(self, dut, name: str, clk):
+        self.name = name
         self.payload = getattr(dut, f"{name}__payload")
         self.valid = getattr(dut, f"{name}__valid")
         self.ready = getattr(dut, f"{name}__ready")
         self.clk = clk
-        self.rng = rng or np.random.default_rng(1)
-        self.stall_prob = stall_prob
-        self.items: list[int] = []
+        self.transfers: list[tuple[int, int]] = []
+        self.offers: list[int] = []
+        self.cycle = 0
 
-    async def collect(self, count: int):
-        await FallingEdge(self.clk)
-        while len(self.items) < count:
-            ready = 0 if (self.stall_prob and self.rng.random() < self.stall_prob) else 1
-            self.ready.value = ready
+    @property
+    def payloads(self) -> list[int]:
+        return [p for _, p in self.transfers]
+
+    @property
+    def cycles(self) -> list[int]:
+        return [c for c, _ in self.transfers]
+
+    async def run(self):
+        fall = FallingEdge(self.clk)
+        pending = False
+        while True:
+            await fall
             await ReadOnly()
-            if ready and int(self.valid.value) == 1:
-                self.items.append(_read(self.payload))
-            await FallingEdge(self.clk)
-        self.ready.value = 0
-        return self.items
+            valid = int(self.valid.value) == 1 if self.valid.value.is_resolvable else False
+            ready = int(self.ready.value) == 1 if self.ready.value.is_resolvable else False
+            if valid and not pending:
+                self.offers.append(self.cycle)
+            if valid and ready:
+                self.transfers.append((self.cycle, _read(self.payload)))
+            pending = valid and not ready
+            self.cycle += 1
+
+
+async def start_clock_and_reset(dut, ins=(), outs=(), cycles: int = 2, period_ns: int = 10):
+    """Start ``dut.clk``, hold every input valid and output ready low, and ``dut.rst`` high for
+    ``cycles`` cycles; returns just after a falling edge with reset released."""
+    from cocotb.clock import Clock
+    import cocotb
+    cocotb.start_soon(Clock(dut.clk, period_ns, unit="ns").start())   # ends with the test
+    for n in ins:
+        getattr(dut, f"{n}__valid").value = 0
+    for n in outs:
+        getattr(dut, f"{n}__ready").value = 0
+    dut.rst.value = 1
+    for _ in range(cycles):
+        await FallingEdge(dut.clk)
+    dut.rst.value = 0

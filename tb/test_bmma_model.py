@@ -12,6 +12,7 @@ import pytest
 
 from tcgen.cli import main as tcgen_main
 from tcgen.registry import get_unit
+from tcgen.units.bmma import family as bf
 from tcgen.units.bmma import model as bm
 from tcgen.units.bmma import throughput as tp
 from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
@@ -164,20 +165,27 @@ def test_k_chaining_matches_float(k):
     assert np.array_equal(bm.fixup(bm.bmm_tiled(a, b), k), bm.dot_pm1_reference(a, b))
 
 
+def _golden(p, req):
+    """The unit's payload-level model: request payloads -> output payloads (the family unpacks
+    them through units/bmma/layouts.py, runs the field-level golden model and packs the result)."""
+    out = get_unit(p.UNIT).golden(p, req=np.array(req, dtype=object))
+    return out["out" if p.UNIT == "bnn_epilogue" else "d"]
+
+
 def test_array_transaction_model_chain_and_emit():
     """chain/emit semantics: chained requests equal the tiled BMM, only emitted D come out."""
     p = BmmaArrayParams(m=3, n=2, k=64)
     a = RNG.integers(0, 2, (3, 256))
     b = RNG.integers(0, 2, (256, 2))
     c = RNG.integers(-50, 50, (3, 2))
-    req = [bm.array_request(p, a[:, 64 * t:64 * t + 64], b[64 * t:64 * t + 64], c,
+    req = [bf.array_request(p, a[:, 64 * t:64 * t + 64], b[64 * t:64 * t + 64], c,
                             chain=t > 0, emit=t == 3) for t in range(4)]
-    out = bm.bmma_array_model(p, req)["d"]
+    out = _golden(p, req)
     assert len(out) == 1
-    assert np.array_equal(bm.array_result(p, out[0]), c + bm.bmm_tiled(a, b, tile_k=64))
+    assert np.array_equal(bf.array_result(p, out[0]), c + bm.bmm_tiled(a, b, tile_k=64))
     p_and = BmmaArrayParams(m=3, n=2, k=64, ops="and")      # op field ignored when fixed
-    r = bm.array_request(p_and, a[:, :64], b[:64], c, op="xor")
-    assert np.array_equal(bm.array_result(p_and, bm.bmma_array_model(p_and, [r])["d"][0]),
+    r = bf.array_request(p_and, a[:, :64], b[:64], c, op="xor")
+    assert np.array_equal(bf.array_result(p_and, _golden(p_and, [r])[0]),
                           c + a[:, :64] @ b[:64])
 
 
@@ -186,7 +194,7 @@ def test_int8_transaction_model():
     a = RNG.integers(-128, 128, (2, 4))
     b = RNG.integers(-128, 128, (4, 3))
     c = RNG.integers(-1000, 1000, (2, 3))
-    d = bm.array_result(p, bm.int8_mac_model(p, [bm.int8_request(p, a, b, c)])["d"][0])
+    d = bf.array_result(p, _golden(p, [bf.int8_request(p, a, b, c)])[0])
     assert np.array_equal(d, c + a.astype(float) @ b.astype(float))
 
 
@@ -265,7 +273,7 @@ def test_paper_faithful_threshold_is_wrong_for_negative_gamma():
     assert np.array_equal(bm.threshold(np.broadcast_to(v, (257, 3)), tau, sense), ref)
     p = BnnEpilogueParams(n=3, sense=False)
     with pytest.raises(ValueError, match="sense must be GE"):
-        bm.epilogue_request(p, [0, 0, 0], 128, tau, sense)
+        bf.epilogue_request(p, [0, 0, 0], 128, tau, sense)
 
 
 def test_threshold_ties_and_extremes():
@@ -314,14 +322,15 @@ def test_residual_and_last_layer():
 
 def test_epilogue_transaction_model():
     p = BnnEpilogueParams(n=4)
-    req = [bm.epilogue_request(p, [10, 0, 64, 64], 128, [108, 0, 0, 1],
+    req = [bf.epilogue_request(p, [10, 0, 64, 64], 128, [108, 0, 0, 1],
                                [SENSE_GE, SENSE_GE, SENSE_LT, SENSE_ONE], [0, 0, 0, 0],
                                last=False),
-           bm.epilogue_request(p, [0, 64, 64, 128], 128, [300, 0, 0, 1],
+           bf.epilogue_request(p, [0, 64, 64, 128], 128, [300, 0, 0, 1],
                                [SENSE_GE, SENSE_GE, SENSE_LT, SENSE_ZERO], [0, 0, 0, 0])]
     # item 0 v = [108, 128, 0, 0] -> [1, 1, 0, 1]; item 1 v = [128, 0, 0, -128] -> [0, 1, 0, 0]
-    out = bm.bnn_epilogue_model(p, req)["out"]
+    out = _golden(p, req)
     assert [int(x) for x in out] == [0b1101]
+    assert bf.epilogue_result(p, out[0]).tolist() == [1, 1, 0, 1]
 
 
 # -- layer-level golden checks (notes §4.1) ---------------------------------------------------
@@ -401,7 +410,7 @@ def test_bad_params(unit, kw, msg):
 def test_tau_format_errors(tau, sense, msg):
     p = BnnEpilogueParams(n=4)
     with pytest.raises(ValueError, match=msg):
-        bm.epilogue_request(p, [0, 0, 0, 0], 128, np.array(tau, dtype=object
+        bf.epilogue_request(p, [0, 0, 0, 0], 128, np.array(tau, dtype=object
                                                             if isinstance(tau[0], str)
                                                             else None), sense)
 

@@ -1,5 +1,6 @@
 """cocotb regressions of bmma_array, int8_mac_array and bnn_epilogue against the golden model
-(paper 000 notes §4.1), through the shared harness and tb/benches/bmma_stream.py.
+(paper 000 notes §4.1), through the shared harness and the generic stream bench
+tb/benches/stream.py.
 
 The default 8×8×128 array is simulated on directed tiles, a few hundred random tiles, the
 back-to-back timing check and the layer slices; the fold factors, op builds, narrow
@@ -7,12 +8,16 @@ accumulators and long K chains run on small M×N (the same generator).  The ≥ 
 run at full size and the full layer slices are ``slow`` (results in reports/bmma_verification.md).
 Seeds are printed; TCGEN_SEED overrides them.
 """
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness import run, seed
+from bench_config import run_stream
+from harness import seed
+from tcgen.registry import get_unit
+from tcgen.units.bmma import family as bf
 from tcgen.units.bmma import model as bm
 from tcgen.units.bmma.family import workload_requests
 from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
@@ -21,17 +26,42 @@ from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, 
 PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
 
 
+def golden(p, requests):
+    """Output payloads of the unit's golden model for request payloads (unpacked and packed
+    through units/bmma/layouts.py by the family)."""
+    out = get_unit(p.UNIT).golden(p, req=np.array(requests, dtype=object))
+    return out["out" if p.UNIT == "bnn_epilogue" else "d"]
+
+
 def simulate(unit, params, requests, name, idle=0.0, stall=0.0, timing=False, reset_at=None,
              bench_seed=1):
-    env = {"TCGEN_IDLE": str(idle), "TCGEN_STALL": str(stall),
-           "TCGEN_CHECK_TIMING": "1" if timing else "0", "TCGEN_BENCH_SEED": str(bench_seed)}
+    """One scenario of tb/benches/stream.py: ``reset_at`` -> reset_mid_operation (4 requests,
+    the result stream mostly stalled (scripted ready) so results are pending, reset
+    ``reset_at`` cycles in); idle/stall -> backpressure; else back_to_back, with ``timing``
+    checking the documented latency and one request per ``fold`` cycles."""
     if reset_at is not None:
-        env["TCGEN_RESET_AT"] = str(reset_at)
-    summary = run(unit, params, bench="bmma_stream",
-                  stimulus={"req": np.array(requests, dtype=object)}, name=name, extra_env=env)
-    assert summary["mismatches"] == 0 and summary["requests"] == len(requests)
-    observed = [int(x) for x in Path(summary["observed"]).read_text().split()]
-    return summary, observed
+        scenario = "reset_mid_operation"
+        cfg = dict(reset_ops=4, reset_at=reset_at, ready_pattern="00000001")
+    elif idle or stall:
+        scenario, cfg = "backpressure", {}
+    else:
+        scenario, cfg = "back_to_back", {}
+    summary = run_stream(unit, params, {"req__payload": np.array(requests, dtype=object)},
+                         name=name, scenarios=(scenario,), idle=idle, stall=stall,
+                         seed=bench_seed, **cfg)
+    assert summary["mismatches"] == 0 and summary[f"{scenario}_inputs"] == len(requests)
+    if reset_at is not None:
+        assert summary["reset_leaked"] == 0
+    if timing:
+        latency = get_unit(unit).interface(params).latency
+        step = getattr(params, "fold", 1)
+        assert summary["back_to_back_latency"] == latency, summary
+        assert summary["back_to_back_issue_intervals"] == [step], \
+            f"input issue gaps {summary['back_to_back_issue_intervals']}, expected every " \
+            f"{step} cycles (back to back)"
+    observed = json.loads(Path(summary[f"{scenario}_observed"]).read_text())
+    (out,) = observed.values()
+    return summary, [int(x) for x in out]
 
 
 def rand_bits(rng, shape):
@@ -47,7 +77,7 @@ def directed_requests(p, rng):
         for k in PROBE_K:
             a = zero_a.copy()
             a[i, k] = 1
-            reqs.append(bm.array_request(p, a, zero_b))
+            reqs.append(bf.array_request(p, a, zero_b))
             e = np.zeros((p.m, p.n), np.int64)
             e[i] = 1
             expect_shape.append(e)
@@ -55,7 +85,7 @@ def directed_requests(p, rng):
         for k in PROBE_K:
             b = zero_b.copy()
             b[k, j] = 1
-            reqs.append(bm.array_request(p, zero_a, b))
+            reqs.append(bf.array_request(p, zero_a, b))
             e = np.zeros((p.m, p.n), np.int64)
             e[:, j] = 1
             expect_shape.append(e)
@@ -64,19 +94,19 @@ def directed_requests(p, rng):
     anti = bm.unpack_bits(np.full((p.n, p.k // 32), 0x55555555, np.uint32), p.k).T
     for op in ("xor", "and"):
         for a, b in ((zero_a, zero_b), (ones_a, ones_b), (ones_a, zero_b), (checker, anti)):
-            reqs.append(bm.array_request(p, a, b, op=op))
+            reqs.append(bf.array_request(p, a, b, op=op))
     big = np.full((p.m, p.n), 2**31 - 1 - 5)                 # wraps: + popc 128
-    reqs.append(bm.array_request(p, ones_a, zero_b, big))
-    reqs.append(bm.array_request(p, ones_a, zero_b, np.full((p.m, p.n), -2**31)))
-    reqs.append(bm.array_request(p, rand_bits(rng, (p.m, p.k)), rand_bits(rng, (p.k, p.n)),
+    reqs.append(bf.array_request(p, ones_a, zero_b, big))
+    reqs.append(bf.array_request(p, ones_a, zero_b, np.full((p.m, p.n), -2**31)))
+    reqs.append(bf.array_request(p, rand_bits(rng, (p.m, p.k)), rand_bits(rng, (p.k, p.n)),
                                  rng.integers(-2**31, 2**31, (p.m, p.n))))
-    reqs.append(bm.array_request(p, ones_a, zero_b, big, chain=False, emit=False))
-    reqs.append(bm.array_request(p, ones_a, zero_b, chain=True))        # chain through wrap
+    reqs.append(bf.array_request(p, ones_a, zero_b, big, chain=False, emit=False))
+    reqs.append(bf.array_request(p, ones_a, zero_b, chain=True))        # chain through wrap
     for k_total in (256, 4608):               # output-stationary K chains, mixed ops
         a, b = rand_bits(rng, (p.m, k_total)), rand_bits(rng, (k_total, p.n))
         steps = k_total // p.k
         for t in range(steps):
-            reqs.append(bm.array_request(p, a[:, t * p.k:(t + 1) * p.k],
+            reqs.append(bf.array_request(p, a[:, t * p.k:(t + 1) * p.k],
                                          b[t * p.k:(t + 1) * p.k], rng.integers(-9, 9, (p.m, p.n)),
                                          chain=t > 0, emit=t == steps - 1))
     return reqs, expect_shape
@@ -86,11 +116,11 @@ def test_bmma_array_default_directed():
     p = BmmaArrayParams()
     rng = np.random.default_rng(seed(501))
     reqs, shapes = directed_requests(p, rng)
-    exp = bm.bmma_array_model(p, reqs)["d"]
+    exp = golden(p, reqs)
     # the probes are meaningful: the model puts the single 1 where the notes say
     for i, e in enumerate(shapes):
-        assert np.array_equal(bm.array_result(p, exp[i]), e)
-    assert np.all(bm.array_result(p, exp[len(shapes) + 8]) == 2**31 - 1 - 5 + 128 - 2**32)
+        assert np.array_equal(bf.array_result(p, exp[i]), e)
+    assert np.all(bf.array_result(p, exp[len(shapes) + 8]) == 2**31 - 1 - 5 + 128 - 2**32)
     simulate("bmma_array", p, reqs, "directed", idle=0.05, stall=0.1)
 
 
@@ -100,7 +130,7 @@ def test_bmma_array_default_random_back_to_back():
     rng = np.random.default_rng(seed(502))
     reqs = workload_requests("bmma_array", p, rng, 64)
     s, _ = simulate("bmma_array", p, reqs, "random_b2b", timing=True)
-    assert s["measured_latency"] == 1 and s["issue_interval"] == 1
+    assert s["back_to_back_latency"] == 1 and s["back_to_back_issue_intervals"] == [1]
 
 
 # -- every fold factor, protocol, op builds -------------------------------------------------------
@@ -111,7 +141,7 @@ def test_bmma_array_fold_random_with_stalls(fold):
     reqs = workload_requests("bmma_array", p, rng, 150)
     simulate("bmma_array", p, reqs, "fold_stalls", idle=0.2, stall=0.3, bench_seed=fold)
     s, _ = simulate("bmma_array", p, reqs[:30], "fold_timing", timing=True)
-    assert s["measured_latency"] == fold and s["issue_interval"] == fold
+    assert s["back_to_back_latency"] == fold and s["back_to_back_issue_intervals"] == [fold]
 
 
 def test_bmma_array_reset_mid_operation():
@@ -139,14 +169,14 @@ def test_bmma_array_long_chains_and_narrow_accumulator():
         a, b = rand_bits(rng, (2, k_total)), rand_bits(rng, (k_total, 2))
         steps = k_total // 128
         for t in range(steps):
-            reqs.append(bm.array_request(p, a[:, t * 128:(t + 1) * 128],
+            reqs.append(bf.array_request(p, a[:, t * 128:(t + 1) * 128],
                                          b[t * 128:(t + 1) * 128], chain=t > 0,
                                          emit=t == steps - 1))
-        d = bm.array_result(p, bm.bmma_array_model(p, reqs)["d"][-1])
+        d = bf.array_result(p, golden(p, reqs)[-1])
         assert np.array_equal(128 * steps - 2 * d, bm.dot_pm1_reference(a, b))   # fits s17
     ones, zeros = np.ones((2, 128), np.uint8), np.zeros((128, 2), np.uint8)
-    reqs.append(bm.array_request(p, ones, zeros, np.full((2, 2), 2**16 - 100)))
-    assert np.all(bm.array_result(p, bm.bmma_array_model(p, reqs)["d"][-1]) ==
+    reqs.append(bf.array_request(p, ones, zeros, np.full((2, 2), 2**16 - 100)))
+    assert np.all(bf.array_result(p, golden(p, reqs)[-1]) ==
                   2**16 + 28 - 2**17)
     simulate("bmma_array", p, reqs, "chains", timing=True)
 
@@ -158,7 +188,7 @@ def test_int8_mac_array():
     extremes = [np.full((2, 4), -128), np.full((2, 4), 127)]
     for a in extremes:
         for b in extremes:
-            reqs.append(bm.int8_request(p, a, b.reshape(4, 2), np.full((2, 2), 2**31 - 1)))
+            reqs.append(bf.int8_request(p, a, b.reshape(4, 2), np.full((2, 2), 2**31 - 1)))
     simulate("int8_mac_array", p, reqs, "int8", idle=0.2, stall=0.2)
 
 
@@ -173,21 +203,21 @@ def epilogue_directed(p, rng):
         acc = rng.integers(0, k + 1, n)
         v = k - 2 * acc
         for delta in (0, 1, -1):                         # tie, above, below
-            reqs.append(bm.epilogue_request(p, acc, k, v + delta, np.full(n, sense)))
+            reqs.append(bf.epilogue_request(p, acc, k, v + delta, np.full(n, sense)))
     acc = rng.integers(0, k + 1, n)
-    reqs.append(bm.epilogue_request(p, acc, k, np.full(n, -2**(p.tau_width - 1)),
+    reqs.append(bf.epilogue_request(p, acc, k, np.full(n, -2**(p.tau_width - 1)),
                                     np.full(n, SENSE_GE)))            # always 1
-    reqs.append(bm.epilogue_request(p, acc, k, np.full(n, 2**(p.tau_width - 1) - 1),
+    reqs.append(bf.epilogue_request(p, acc, k, np.full(n, 2**(p.tau_width - 1) - 1),
                                     np.full(n, SENSE_GE)))            # 0 unless v hits max
     if p.sense:
-        reqs.append(bm.epilogue_request(p, acc, k, np.zeros(n, np.int64),
+        reqs.append(bf.epilogue_request(p, acc, k, np.zeros(n, np.int64),
                                         np.array([SENSE_ZERO, SENSE_ONE] * (n // 2) +
                                                  [SENSE_ONE] * (n % 2))))
     lim = 2**(p.res_width - 1) - 1 if p.res_width else 0       # extreme operands: exact v
     res = (lambda x: np.full(n, x)) if p.res_width else (lambda x: None)
-    reqs.append(bm.epilogue_request(p, np.full(n, -2**(p.acc_width - 1)), 2**p.k_width - 1,
+    reqs.append(bf.epilogue_request(p, np.full(n, -2**(p.acc_width - 1)), 2**p.k_width - 1,
                                     np.full(n, lim), np.full(n, SENSE_GE), res(lim)))
-    reqs.append(bm.epilogue_request(p, np.full(n, 2**(p.acc_width - 1) - 1), 0,
+    reqs.append(bf.epilogue_request(p, np.full(n, 2**(p.acc_width - 1) - 1), 0,
                                     np.full(n, -lim - 1), np.full(n, SENSE_LT if p.sense
                                                                   else SENSE_GE), res(-lim - 1)))
     for size in (1, 2, 3, 4, 4):                          # pool windows, all-zero/single-one
@@ -195,7 +225,7 @@ def epilogue_directed(p, rng):
             acc = np.full(n, k)                           # v = −k: below τ = 0 -> 0
             if size == 4 and len(reqs) % 2 and t == 2:
                 acc[rng.integers(n)] = 0                  # a single one in the window
-            reqs.append(bm.epilogue_request(p, acc, k, np.zeros(n, np.int64),
+            reqs.append(bf.epilogue_request(p, acc, k, np.zeros(n, np.int64),
                                             np.full(n, SENSE_GE),
                                             rng.integers(-3, 4, n) if p.res_width else None,
                                             last=t == size - 1))
@@ -208,11 +238,11 @@ def test_bnn_epilogue(n, res_width, sense):
     p = BnnEpilogueParams(n=n, res_width=res_width, sense=sense)
     rng = np.random.default_rng(seed(560 + n))
     reqs = epilogue_directed(p, rng) + workload_requests("bnn_epilogue", p, rng, 300)
-    out = bm.bnn_epilogue_model(p, reqs)["out"]
+    out = golden(p, reqs)
     assert 0 < sum(bin(int(x)).count("1") for x in out) < len(out) * n   # not constant
     simulate("bnn_epilogue", p, reqs, "epilogue", idle=0.2, stall=0.3)
     s, _ = simulate("bnn_epilogue", p, reqs[:40], "epilogue_timing", timing=True)
-    assert s["measured_latency"] == 1 and s["issue_interval"] == 1
+    assert s["back_to_back_latency"] == 1 and s["back_to_back_issue_intervals"] == [1]
 
 
 # -- layer-level slices through bmma_array + bnn_epilogue (notes §4.1) ----------------------------
@@ -249,11 +279,11 @@ def conv_slice(pixels, pool_windows, rng_seed, o_tiles=1):
                 a[:, :c] = x[py + dy - 1, px + dx - 1]
                 b = np.zeros((128, 8), np.uint8)
                 b[:c] = w[dy, dx][:, 8 * ot:8 * ot + 8]
-                reqs.append(bm.array_request(pa, a, b, chain=t > 0, emit=t == len(taps) - 1))
+                reqs.append(bf.array_request(pa, a, b, chain=t > 0, emit=t == len(taps) - 1))
     _, got = simulate("bmma_array", pa, reqs, "conv_slice")
     acc = {}
     for idx, (py, px) in enumerate(order):
-        acc[(py, px)] = np.concatenate([bm.array_result(pa, got[idx * o_tiles + ot])
+        acc[(py, px)] = np.concatenate([bf.array_result(pa, got[idx * o_tiles + ot])
                                         for ot in range(o_tiles)], axis=1)     # (8 images, o)
         v = c * (9 - excl[py, px]) - 2 * acc[(py, px)]
         assert np.array_equal(v, ref[py, px]), (py, px)        # RTL popcounts vs float conv
@@ -266,7 +296,7 @@ def conv_slice(pixels, pool_windows, rng_seed, o_tiles=1):
             for ot in range(o_tiles):
                 sl = slice(8 * ot, 8 * ot + 8)
                 for t, px in enumerate(group):
-                    items.append(bm.epilogue_request(
+                    items.append(bf.epilogue_request(
                         pe, acc[px][img, sl], c * (9 - excl[px]), tau[sl], sense[sl],
                         residual[px][img, sl], last=t == len(group) - 1))
                 bits = np.max([sign[px][img, sl] for px in group], axis=0)   # OR-pool
@@ -302,18 +332,18 @@ def fc_slice(n_tiles, rng_seed, k=784, n_out=1024):
     reqs = []
     for t in range(n_tiles):
         for s in range(kp // 128):
-            reqs.append(bm.array_request(pa, xp[:, 128 * s:128 * s + 128],
+            reqs.append(bf.array_request(pa, xp[:, 128 * s:128 * s + 128],
                                          wp[128 * s:128 * s + 128, 8 * t:8 * t + 8],
                                          chain=s > 0, emit=s == kp // 128 - 1))
     _, got = simulate("bmma_array", pa, reqs, "fc_slice")
     items, expect = [], []
     sign = bm.bn_sign_reference(ref, **bn)
     for t in range(n_tiles):
-        acc = bm.array_result(pa, got[t])
+        acc = bf.array_result(pa, got[t])
         sl = slice(8 * t, 8 * t + 8)
         assert np.array_equal(k - 2 * acc, ref[:, sl])
         for img in range(8):
-            items.append(bm.epilogue_request(pe, acc[img], k, tau[sl], sense[sl]))
+            items.append(bf.epilogue_request(pe, acc[img], k, tau[sl], sense[sl]))
             expect.append(int(bm.pack_channels(sign[img, sl])))
     _, out = simulate("bnn_epilogue", pe, items, "fc_slice_epilogue")
     assert out == expect
@@ -342,7 +372,7 @@ def test_slow_bmma_array_full_size_folds(fold):
     reqs = workload_requests("bmma_array", p, rng, 300)
     simulate("bmma_array", p, reqs, "full_fold", idle=0.2, stall=0.2)
     s, _ = simulate("bmma_array", p, reqs[:40], "full_fold_timing", timing=True)
-    assert s["measured_latency"] == fold
+    assert s["back_to_back_latency"] == fold
 
 
 @pytest.mark.slow

@@ -17,9 +17,12 @@ import numpy as np
 import pytest
 
 import harness
+from bench_config import BenchConfig
 from stimulus import WORDS2, WORDS4
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
+from tcgen.hw.layout import pack, unpack
+from tcgen.units.pacq import layouts
 from tcgen.units.pacq import model as M
 from tcgen.units.pacq.family import baseline_tile_ops, pacq_tile_ops
 from tcgen.units.pacq.model import activations
@@ -177,19 +180,19 @@ def test_dp4_matches_model(name, cfg, tiles):
             lo, hi = M.WEIGHT_RANGE[wb]
             parts.append(pacq_tile_ops(p, A, rng.integers(lo, hi + 1, (16, 16)), wb))
     raw = unit.workload(p, rng, 40)["op__payload"]                      # random ops ...
-    layout = M.op_layout_baseline(p) if name == "dp4_baseline" else M.op_layout_pacq(p)
-    f = M.unpack_fields(layout, raw)
+    layout = layouts.dp4_baseline_op(p) if name == "dp4_baseline" else layouts.dp4_pacq_op(p)
+    f = unpack(layout, raw)
     f["a"] = rng.integers(0, 1 << 16, f["a"].shape, dtype=np.uint64)    # ... any bits in A
     if name == "dp4_pacq" and p.wbits == "both":
         f["int2"] = rng.integers(0, 2, len(raw), dtype=np.uint64)
-    parts.insert(0, M.pack_fields(layout, f))                          # stress runs use these
+    parts.insert(0, pack(layout, f))                          # stress runs use these
     ops = np.concatenate(parts)
-    s = harness.run(name, p, bench="pacq_stream", stimulus={"op__payload": ops}, name="tiles",
-                    extra_env={"TCGEN_PACQ_STRESS_OPS": str(STRESS_OPS)})
+    s = harness.run(name, p, bench="stream", stimulus={"op__payload": ops}, name="tiles",
+                    extra_env=BenchConfig(stress_ops=STRESS_OPS).env())
     beats = len(unit.golden(p, op__payload=ops)["res__payload"])
     stress = len(unit.golden(p, op__payload=ops[:STRESS_OPS])["res__payload"])
     assert s["back_to_back_vectors"] == beats
-    assert s["backpressure_vectors"] == stress and s["reset_vectors"] == stress
+    assert s["backpressure_vectors"] == stress and s["reset_mid_operation_vectors"] == stress
     assert s["reset_leaked"] == 0
     assert s["mismatches"] == 0
     assert s["back_to_back_cycles"] == beats + 3          # one beat per cycle, 3-cycle pipeline
@@ -212,9 +215,28 @@ def test_dp4_m2n4k4_cycle_counts(name, cfg, wbits, paper_cycles, outputs):
     else:
         lo, hi = M.WEIGHT_RANGE[wbits]
         ops = pacq_tile_ops(p, A, rng.integers(lo, hi + 1, (4, 4 * (16 // wbits))), wbits)
-    s = harness.run(name, p, bench="pacq_stream", stimulus={"op__payload": ops},
+    s = harness.run(name, p, bench="stream", stimulus={"op__payload": ops},
                     name=f"m2n4k4-{wbits}")
     assert s["mismatches"] == 0
-    outs = s["back_to_back_beats"] * (1 if name == "dp4_baseline" else p.D)
+    outs = s["back_to_back_vectors"] * (1 if name == "dp4_baseline" else p.D)
     assert outs == outputs
     assert s["back_to_back_cycles"] == paper_cycles
+
+
+@pytest.mark.parametrize("cfg", [dict(), dict(mode="offset8", acc="fp32")],
+                         ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()) or "default")
+def test_numerics_configs_on_rtl(cfg):
+    """The dp4_pacq sample of scripts/pacq_numerics.py (which reads the golden model's beats):
+    chained m4n16k16 INT4 tiles of its two configurations give the same beats on the RTL."""
+    unit = get_unit("dp4_pacq")
+    p = unit.params(**cfg)
+    rng = np.random.default_rng(harness.seed(106))
+    m, k, n = 4, 16, 16
+    A = activations(rng, (m, k))
+    ops = pacq_tile_ops(p, A, rng.integers(-8, 8, (k, n)), 4)
+    s = harness.run("dp4_pacq", p, bench="stream", stimulus={"op__payload": ops},
+                    name="numerics")
+    beats = len(unit.golden(p, op__payload=ops)["res__payload"])
+    assert beats == k // 4 * m * (n // 4) * (4 // p.D)
+    assert s["back_to_back_vectors"] == beats
+    assert s["mismatches"] == 0

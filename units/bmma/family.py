@@ -1,16 +1,137 @@
 """The BMMA family's units: ``UNITS``, the target of the ``bmma`` entry point of the group
-``tcgen.families`` (no side effect on import), and the random workloads of the three units."""
+``tcgen.families`` (no side effect on import), the random workloads of the three units, and the
+payload builders of their streams (:func:`array_request`, :func:`int8_request`,
+:func:`epilogue_request`, :func:`array_result`, :func:`epilogue_result`), packed and unpacked
+through the layouts of :mod:`.layouts` (the golden models in :mod:`.model` speak field arrays).
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
-from . import model
-from .params import BmmaArrayParams, BnnEpilogueParams, Int8MacArrayParams
+from . import layouts, model
+from .params import SENSE_GE, BmmaArrayParams, BnnEpilogueParams, Int8MacArrayParams
 from .rtl import BmmaArray, BnnEpilogue, Int8MacArray
 
-__all__ = ["UNITS", "workload_requests"]
+__all__ = ["UNITS", "workload_requests", "array_request", "array_result", "int8_request",
+           "epilogue_request", "epilogue_result"]
+
+
+# -- payloads ---------------------------------------------------------------------------------
+def _one(fields: dict) -> dict:
+    """Fields of a single request -> a batch of one (axis 0)."""
+    return {k: np.asarray(v)[None] for k, v in fields.items()}
+
+
+def array_request(p, a_bits, b_bits, c=None, op: str = "xor", chain: bool = False,
+                  emit: bool = True, order: str = "msb") -> int:
+    """Payload of one ``bmma_array`` request (layout :func:`.layouts.array_request`).
+
+    a: A (M, K) row-major bits, packed as the A operand memory image: row i is K/32 MSB-first
+    words at payload bits [i·K, (i+1)·K) (word w of the row at [32w, 32w + 32)).  b: B (K, N),
+    column j packed the same way at [j·K, (j+1)·K) of the b field.  c: C (M, N) row-major,
+    ``acc_width`` bits each.  op: xor | and.  chain: add onto the accumulator (the previous
+    operation's D) instead of C.  emit: send D out.
+    """
+    if op not in ("xor", "and"):
+        raise ValueError(f"{p.UNIT}: op must be one of xor, and, got {op!r}")
+    fields = {"a": model.pack_bits(np.asarray(a_bits).reshape(p.m, p.k), order),
+              "b": model.pack_bits(np.asarray(b_bits).reshape(p.k, p.n).T, order),
+              "c": np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c),
+              "op": int(op == "and"), "chain": int(bool(chain)), "emit": int(bool(emit))}
+    return int(pack(layouts.array_request(p), _one(fields))[0])
+
+
+def int8_request(p, a, b, c=None, chain: bool = False, emit: bool = True) -> int:
+    """Payload of one ``int8_mac_array`` request: A (M, K) int8 row-major (element k of row i at
+    a-field bits [(i·K + k)·8, +8)), B (K, N) int8 with column j contiguous, C (M, N)."""
+    fields = {"a": np.asarray(a).reshape(p.m, p.k), "b": np.asarray(b).reshape(p.k, p.n).T,
+              "c": np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c),
+              "op": 0, "chain": int(bool(chain)), "emit": int(bool(emit))}
+    return int(pack(layouts.array_request(p), _one(fields))[0])
+
+
+def array_result(p, payload: int) -> np.ndarray:
+    """D (M, N) int64 from one output payload of ``bmma_array`` / ``int8_mac_array``."""
+    return unpack(layouts.array_result(p), [int(payload)])[0]
+
+
+def _check_int_field(p, name, values, lo, hi, shape):
+    arr = np.asarray(values)
+    if arr.shape != shape:
+        raise ValueError(f"{p.UNIT}: {name} must have shape {shape}, got shape {arr.shape}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            bad = arr[~np.isfinite(arr) | (arr != np.round(arr))].reshape(-1)[0]
+            raise ValueError(f"{p.UNIT}: {name} must be integers (apply ceil/floor as "
+                             f"bn_threshold does), got {bad!r}")
+    elif arr.dtype.kind not in "iu" and not (arr.dtype == object and
+                                            all(isinstance(x, (int, np.integer))
+                                                for x in arr.reshape(-1))):
+        raise ValueError(f"{p.UNIT}: {name} must be integers, got dtype {arr.dtype}")
+    ints = [int(x) for x in arr.reshape(-1)]
+    for x in ints:
+        if not lo <= x <= hi:
+            raise ValueError(f"{p.UNIT}: {name} must be in {lo}..{hi}, got {x}")
+    return np.array(ints, dtype=np.int64).reshape(shape)
+
+
+def epilogue_request(p, acc, k_eff: int, tau, sense=None, residual=None,
+                     last: bool = True) -> int:
+    """Payload of one ``bnn_epilogue`` item (layout :func:`.layouts.epilogue_request`): one D
+    row (n accumulators), its K_eff, the residual (n signed integers), the per-channel threshold
+    τ (``tau_width``-bit signed) and sense (GE/LT/ZERO/ONE), and ``last`` (closes the OR-pool
+    window: emit the packed bits).
+
+    Raises ValueError naming the field for τ/sense/residual/k_eff values that the port format
+    cannot carry (non-integer τ, out of range, wrong shape).
+    """
+    shape = (p.n,)
+    tw = p.tau_width
+    tau = _check_int_field(p, "tau", tau, -(1 << (tw - 1)), (1 << (tw - 1)) - 1, shape)
+    sense = _check_int_field(p, "sense", np.zeros(shape, np.int64) if sense is None else sense,
+                             0, 3, shape)
+    if not p.sense and np.any(sense != SENSE_GE):
+        raise ValueError(f"{p.UNIT}: sense must be GE (0) for every channel when the unit is "
+                         f"built with sense=false (v ≥ τ only), got {sense.tolist()}")
+    acc = _check_int_field(p, "acc", acc, -(1 << (p.acc_width - 1)),
+                           (1 << (p.acc_width - 1)) - 1, shape)
+    fields = {"acc": acc, "tau": tau}
+    if p.res_width:
+        fields["res"] = _check_int_field(p, "residual", np.zeros(shape, np.int64)
+                                         if residual is None else residual,
+                                         -(1 << (p.res_width - 1)),
+                                         (1 << (p.res_width - 1)) - 1, shape)
+    elif residual is not None and np.any(np.asarray(residual) != 0):
+        raise ValueError(f"{p.UNIT}: residual must be absent when res_width = 0")
+    if p.sense:
+        fields["sense"] = sense
+    fields["k_eff"] = int(_check_int_field(p, "k_eff", np.array([k_eff]), 0,
+                                           (1 << p.k_width) - 1, (1,))[0])
+    fields["last"] = int(bool(last))
+    return int(pack(layouts.epilogue_request(p), _one(fields))[0])
+
+
+def epilogue_result(p, payload: int) -> np.ndarray:
+    """Bits (n,) of one output payload, channel 0 first (it is the payload's MSB)."""
+    return unpack(layouts.epilogue_result(p), [int(payload)])[0, ::-1].astype(np.uint8)
+
+
+# -- the units' models at payload level ---------------------------------------------------------
+def _array_model(golden):
+    def run(p, req):
+        fields = unpack(layouts.array_request(p), np.asarray(list(req), dtype=object))
+        d = golden(p, fields)["d"]
+        return {"d": pack(layouts.array_result(p), d, n=len(d))}
+    return run
+
+
+def _epilogue_model(p, req):
+    fields = unpack(layouts.epilogue_request(p), np.asarray(list(req), dtype=object))
+    bits = model.bnn_epilogue_model(p, fields)["out"]
+    return {"out": pack(layouts.epilogue_result(p), bits[:, ::-1], n=len(bits))}
 
 
 def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
@@ -24,14 +145,14 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
             a = rng.integers(0, 2, (p.m, p.k), dtype=np.uint8)
             b = rng.integers(0, 2, (p.k, p.n), dtype=np.uint8)
             c = rng.integers(-(1 << 20), 1 << 20, (p.m, p.n))
-            out.append(model.array_request(p, a, b, c, op=ops[rng.integers(len(ops))],
+            out.append(array_request(p, a, b, c, op=ops[rng.integers(len(ops))],
                                            chain=bool(rng.integers(2)), emit=True))
     elif unit_name == "int8_mac_array":
         for _ in range(n):
             a = rng.integers(-128, 128, (p.m, p.k))
             b = rng.integers(-128, 128, (p.k, p.n))
             c = rng.integers(-(1 << 20), 1 << 20, (p.m, p.n))
-            out.append(model.int8_request(p, a, b, c, chain=bool(rng.integers(2))))
+            out.append(int8_request(p, a, b, c, chain=bool(rng.integers(2))))
     else:
         k_eff = min(128, (1 << p.k_width) - 1)
         for i in range(n):
@@ -39,7 +160,7 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
             tau = rng.integers(-8, 9, p.n)
             res = rng.integers(-16, 17, p.n) if p.res_width >= 6 else None
             sense = rng.integers(0, 4, p.n) if p.sense else None
-            out.append(model.epilogue_request(p, acc, k_eff, tau, sense,
+            out.append(epilogue_request(p, acc, k_eff, tau, sense,
                                               res, last=(i % 4 == 3)))
     return out
 
@@ -57,7 +178,7 @@ BMMA_ARRAY = UnitSpec(
     summary="M×N×K bit tensor-core array: D = C + popc(A xor/and B), fold F, chained s32 "
             "accumulators, streams (BTC-BNN bmma m8n8k128)",
     params=BmmaArrayParams, build=BmmaArray,
-    model=lambda p, req: model.bmma_array_model(p, req),
+    model=_array_model(model.bmma_array_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="bit-op",
     workload=_stream_workload("bmma_array", "d"))
 
@@ -66,7 +187,7 @@ INT8_MAC_ARRAY = UnitSpec(
     summary="M×N×K INT8 MAC array (structural multipliers, same sequencer) for cost comparison "
             "with bmma_array",
     params=Int8MacArrayParams, build=Int8MacArray,
-    model=lambda p, req: model.int8_mac_model(p, req),
+    model=_array_model(model.int8_mac_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="MAC",
     workload=_stream_workload("int8_mac_array", "d"))
 
@@ -75,7 +196,7 @@ BNN_EPILOGUE = UnitSpec(
     summary="fused BNN epilogue: K_eff − 2·acc + residual ≥ τ (per-channel flip), OR-pool, "
             "MSB-first packing",
     params=BnnEpilogueParams, build=BnnEpilogue,
-    model=lambda p, req: model.bnn_epilogue_model(p, req),
+    model=_epilogue_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="result",
     workload=_stream_workload("bnn_epilogue", "out"))
 

@@ -33,8 +33,7 @@ __all__ = [
     "bn_threshold", "bn_sign_reference", "epilogue_v", "threshold", "or_pool", "max_pool",
     "pack_channels", "residual_maxpool2x2", "last_layer_affine",
     # hardware transaction models
-    "array_request", "array_result", "bmma_array_model", "int8_request", "int8_mac_model",
-    "epilogue_request", "epilogue_result", "bnn_epilogue_model",
+    "bmma_array_model", "int8_mac_model", "bnn_epilogue_model",
 ]
 
 
@@ -408,230 +407,77 @@ def last_layer_affine(v, scale, bias) -> np.ndarray:
 
 
 # =============================================================================================
-# Transaction models of the RTL units (see units/bmma/rtl.py for the port layout)
+# Transaction models of the RTL units (payload layouts: units/bmma/layouts.py)
 # =============================================================================================
-def _field(value: int, offset: int, width: int) -> int:
-    return (value >> offset) & ((1 << width) - 1)
-
-
-def _layout_array(p):
-    """(name, offset, width) of the bmma_array / int8_mac_array request payload fields."""
-    eb = 8 if p.UNIT == "int8_mac_array" else 1
-    fields, off = {}, 0
-    for name, w in (("a", p.m * p.k * eb), ("b", p.n * p.k * eb),
-                    ("c", p.m * p.n * p.acc_width), ("op", 1), ("chain", 1), ("emit", 1)):
-        fields[name] = (off, w)
-        off += w
-    return fields
-
-
-def _words_to_int(words) -> int:
-    v = 0
-    for i, w in enumerate(np.asarray(words, dtype=np.uint64).reshape(-1)):
-        v |= int(w) << (32 * i)
-    return v
-
-
-def _int_to_words(v: int, n: int) -> np.ndarray:
-    return np.array([(v >> (32 * i)) & 0xFFFFFFFF for i in range(n)], dtype=np.uint32)
-
-
-def _pack_tile(values, width: int) -> int:
-    out = 0
-    for i, x in enumerate(np.asarray(values).reshape(-1)):
-        out |= (int(x) & ((1 << width) - 1)) << (i * width)
-    return out
-
-
-def _unpack_tile(v: int, count: int, width: int, signed: bool = True) -> np.ndarray:
-    out = np.zeros(count, dtype=np.int64)
-    for i in range(count):
-        x = _field(v, i * width, width)
-        if signed and x >> (width - 1):
-            x -= 1 << width
-        out[i] = x
-    return out
-
-
-def array_request(p, a_bits, b_bits, c=None, op: str = "xor", chain: bool = False,
-                  emit: bool = True, order: str = "msb") -> int:
-    """Payload of one ``bmma_array`` request.
-
-    a: A (M, K) row-major bits, packed as the A operand memory image: row i is K/32 MSB-first
-    words at payload bits [i·K, (i+1)·K) (word w of the row at [32w, 32w + 32)).  b: B (K, N),
-    column j packed the same way at [j·K, (j+1)·K) of the b field.  c: C (M, N) row-major,
-    ``acc_width`` bits each.  op: xor | and.  chain: add onto the accumulator (the previous
-    operation's D) instead of C.  emit: send D out.
-    """
-    f = _layout_array(p)
-    a = pack_bits(np.asarray(a_bits).reshape(p.m, p.k), order)
-    b = pack_bits(np.asarray(b_bits).reshape(p.k, p.n).T, order)
-    c = np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c)
-    if op not in ("xor", "and"):
-        raise ValueError(f"{p.UNIT}: op must be one of xor, and, got {op!r}")
-    return (_words_to_int(a) << f["a"][0]) | (_words_to_int(b) << f["b"][0]) | \
-        (_pack_tile(c, p.acc_width) << f["c"][0]) | (int(op == "and") << f["op"][0]) | \
-        (int(bool(chain)) << f["chain"][0]) | (int(bool(emit)) << f["emit"][0])
-
-
-def array_result(p, payload: int) -> np.ndarray:
-    """D (M, N) int64 from one output payload."""
-    return _unpack_tile(int(payload), p.m * p.n, p.acc_width).reshape(p.m, p.n)
-
-
-def _decode_array_request(p, payload: int, order="msb"):
-    f = _layout_array(p)
-    payload = int(payload)
-    a = unpack_bits(_int_to_words(_field(payload, *f["a"]), p.m * p.k // 32).reshape(p.m, -1),
-                    p.k, order)
-    b = unpack_bits(_int_to_words(_field(payload, *f["b"]), p.n * p.k // 32).reshape(p.n, -1),
-                    p.k, order).T
-    c = _unpack_tile(_field(payload, *f["c"]), p.m * p.n, p.acc_width).reshape(p.m, p.n)
-    return a, b, c, _field(payload, *f["op"]), _field(payload, *f["chain"]), \
-        _field(payload, *f["emit"])
-
-
+# The models speak field arrays: one dict per transaction stream, each field an array with the
+# requests on axis 0 (the field names and shapes of units/bmma/layouts.py; the family packs
+# them into payload integers through that description).
 def _array_ops(p, op_bit: int) -> str:
     if p.ops == "xor_and":
         return "and" if op_bit else "xor"
     return p.ops                   # single-op builds ignore the op field
 
 
-def bmma_array_model(p, req) -> dict:
-    """Transaction model of ``bmma_array``: requests (payload ints, in order) -> emitted D
-    payloads.  The accumulator starts at 0 after reset; ``chain`` adds onto it, otherwise onto
-    C; every request updates it; ``emit`` sends it out."""
+def _empty_tiles(p):
+    return np.zeros((0, p.m, p.n), np.int64)
+
+
+def bmma_array_model(p, req: dict, order: str = "msb") -> dict:
+    """Transaction model of ``bmma_array``.
+
+    ``req``: a [R, M, K/32] (row i of A as K/32 words, :func:`pack_bits`), b [R, N, K/32]
+    (column j of B likewise), c [R, M, N] (signed), op [R] (1 = and), chain [R], emit [R].
+    Returns {"d": [E, M, N] int64}, the D tile of every emitting request in order.  The
+    accumulator starts at 0 after reset; ``chain`` adds onto it, otherwise onto C; every request
+    updates it; ``emit`` sends it out."""
     acc = np.zeros((p.m, p.n), np.int64)
     out = []
-    for payload in req:
-        a, b, c, op_bit, chain, emit = _decode_array_request(p, payload)
-        acc, _ = bmma(a, b, acc if chain else c, _array_ops(p, op_bit), p.acc_width)
-        if emit:
-            out.append(_pack_tile(acc, p.acc_width))
-    return {"d": np.array(out, dtype=object)}
+    for r in range(len(req["op"])):
+        a = unpack_bits(np.asarray(req["a"][r]), p.k, order)
+        b = unpack_bits(np.asarray(req["b"][r]), p.k, order).T
+        c = np.asarray(req["c"][r], np.int64)
+        acc, _ = bmma(a, b, acc if int(req["chain"][r]) else c, _array_ops(p, int(req["op"][r])),
+                      p.acc_width)
+        if int(req["emit"][r]):
+            out.append(acc)
+    return {"d": np.array(out, np.int64) if out else _empty_tiles(p)}
 
 
-def int8_request(p, a, b, c=None, chain: bool = False, emit: bool = True) -> int:
-    """Payload of one ``int8_mac_array`` request: A (M, K) int8 row-major (element k of row i at
-    a-field bits [(i·K + k)·8, +8)), B (K, N) int8 with column j contiguous, C (M, N)."""
-    f = _layout_array(p)
-    a = np.asarray(a).reshape(p.m, p.k)
-    b = np.asarray(b).reshape(p.k, p.n)
-    c = np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c)
-    return (_pack_tile(a, 8) << f["a"][0]) | (_pack_tile(b.T, 8) << f["b"][0]) | \
-        (_pack_tile(c, p.acc_width) << f["c"][0]) | (int(bool(chain)) << f["chain"][0]) | \
-        (int(bool(emit)) << f["emit"][0])
+def int8_mac_model(p, req: dict) -> dict:
+    """Transaction model of ``int8_mac_array``: D = (chain ? acc : C) + A·B, wrapping.
 
-
-def int8_mac_model(p, req) -> dict:
-    """Transaction model of ``int8_mac_array``: D = (chain ? acc : C) + A·B, wrapping."""
-    f = _layout_array(p)
+    ``req``: a [R, M, K] signed INT8 (A row-major), b [R, N, K] (B column j contiguous, i.e.
+    B transposed), c [R, M, N], chain [R], emit [R] (op is unused).  Returns {"d": [E, M, N]}."""
     acc = np.zeros((p.m, p.n), np.int64)
     out = []
-    for payload in req:
-        payload = int(payload)
-        a = _unpack_tile(_field(payload, *f["a"]), p.m * p.k, 8).reshape(p.m, p.k)
-        b = _unpack_tile(_field(payload, *f["b"]), p.n * p.k, 8).reshape(p.n, p.k).T
-        c = _unpack_tile(_field(payload, *f["c"]), p.m * p.n, p.acc_width).reshape(p.m, p.n)
-        base = acc if _field(payload, *f["chain"]) else c
-        acc = wrap(base + a @ b, p.acc_width)
-        if _field(payload, *f["emit"]):
-            out.append(_pack_tile(acc, p.acc_width))
-    return {"d": np.array(out, dtype=object)}
+    for r in range(len(req["chain"])):
+        a = np.asarray(req["a"][r], np.int64)
+        b = np.asarray(req["b"][r], np.int64).T
+        c = np.asarray(req["c"][r], np.int64)
+        acc = wrap((acc if int(req["chain"][r]) else c) + a @ b, p.acc_width)
+        if int(req["emit"][r]):
+            out.append(acc)
+    return {"d": np.array(out, np.int64) if out else _empty_tiles(p)}
 
 
-def _layout_epilogue(p):
-    fields, off = {}, 0
-    for name, w in (("acc", p.n * p.acc_width), ("res", p.n * p.res_width),
-                    ("tau", p.n * p.tau_width), ("sense", 2 * p.n if p.sense else 0),
-                    ("k_eff", p.k_width), ("last", 1)):
-        fields[name] = (off, w)
-        off += w
-    return fields
-
-
-def _check_int_field(p, name, values, lo, hi, shape):
-    arr = np.asarray(values)
-    if arr.shape != shape:
-        raise ValueError(f"{p.UNIT}: {name} must have shape {shape}, got shape {arr.shape}")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            bad = arr[~np.isfinite(arr) | (arr != np.round(arr))].reshape(-1)[0]
-            raise ValueError(f"{p.UNIT}: {name} must be integers (apply ceil/floor as "
-                             f"bn_threshold does), got {bad!r}")
-    elif arr.dtype.kind not in "iu" and not (arr.dtype == object and
-                                            all(isinstance(x, (int, np.integer))
-                                                for x in arr.reshape(-1))):
-        raise ValueError(f"{p.UNIT}: {name} must be integers, got dtype {arr.dtype}")
-    ints = [int(x) for x in arr.reshape(-1)]
-    for x in ints:
-        if not lo <= x <= hi:
-            raise ValueError(f"{p.UNIT}: {name} must be in {lo}..{hi}, got {x}")
-    return np.array(ints, dtype=np.int64).reshape(shape)
-
-
-def epilogue_request(p, acc, k_eff: int, tau, sense=None, residual=None,
-                     last: bool = True) -> int:
-    """Payload of one ``bnn_epilogue`` item: one D row (n accumulators), its K_eff, the
-    residual (n signed integers), the per-channel threshold τ (``tau_width``-bit signed) and
-    sense (GE/LT/ZERO/ONE), and ``last`` (closes the OR-pool window: emit the packed bits).
-
-    Raises ValueError naming the field for τ/sense/residual/k_eff values that the port format
-    cannot carry (non-integer τ, out of range, wrong shape).
-    """
-    f = _layout_epilogue(p)
-    shape = (p.n,)
-    tw = p.tau_width
-    tau = _check_int_field(p, "tau", tau, -(1 << (tw - 1)), (1 << (tw - 1)) - 1, shape)
-    sense = _check_int_field(p, "sense", np.zeros(shape, np.int64) if sense is None else sense,
-                             0, 3, shape)
-    if not p.sense and np.any(sense != SENSE_GE):
-        raise ValueError(f"{p.UNIT}: sense must be GE (0) for every channel when the unit is "
-                         f"built with sense=false (v ≥ τ only), got {sense.tolist()}")
-    acc = _check_int_field(p, "acc", acc, -(1 << (p.acc_width - 1)),
-                           (1 << (p.acc_width - 1)) - 1, shape)
-    if p.res_width:
-        res = _check_int_field(p, "residual", np.zeros(shape, np.int64) if residual is None
-                               else residual, -(1 << (p.res_width - 1)),
-                               (1 << (p.res_width - 1)) - 1, shape)
-    elif residual is not None and np.any(np.asarray(residual) != 0):
-        raise ValueError(f"{p.UNIT}: residual must be absent when res_width = 0")
-    else:
-        res = np.zeros(shape, np.int64)
-    k_eff = int(_check_int_field(p, "k_eff", np.array([k_eff]), 0, (1 << p.k_width) - 1,
-                                 (1,))[0])
-    v = _pack_tile(acc, p.acc_width) << f["acc"][0]
-    if p.res_width:
-        v |= _pack_tile(res, p.res_width) << f["res"][0]
-    if p.sense:
-        v |= _pack_tile(sense, 2) << f["sense"][0]
-    return v | (_pack_tile(tau, tw) << f["tau"][0]) | (k_eff << f["k_eff"][0]) | \
-        (int(bool(last)) << f["last"][0])
-
-
-def epilogue_result(p, payload: int) -> np.ndarray:
-    """Bits (n,) of one output payload (channel 0 is the MSB)."""
-    payload = int(payload)
-    return np.array([(payload >> (p.n - 1 - i)) & 1 for i in range(p.n)], dtype=np.uint8)
-
-
-def bnn_epilogue_model(p, req) -> dict:
+def bnn_epilogue_model(p, req: dict) -> dict:
     """Transaction model of ``bnn_epilogue``: bits = threshold(K_eff − 2·acc + res, τ, sense),
-    ORed over the items of a window (closed by ``last``), packed MSB-first."""
-    f = _layout_epilogue(p)
+    ORed over the items of a window (closed by ``last``).
+
+    ``req``: acc [R, n], res [R, n] (optional: 0), tau [R, n], sense [R, n] (optional: GE),
+    k_eff [R], last [R].  Returns {"out": [E, n] uint8}: the pooled bits of every closed window,
+    channel 0 first."""
     pool = np.zeros(p.n, np.uint8)
     out = []
-    for payload in req:
-        payload = int(payload)
-        acc = _unpack_tile(_field(payload, *f["acc"]), p.n, p.acc_width)
-        res = _unpack_tile(_field(payload, *f["res"]), p.n, p.res_width) if p.res_width else 0
-        tau = _unpack_tile(_field(payload, *f["tau"]), p.n, p.tau_width)
-        sense = _unpack_tile(_field(payload, *f["sense"]), p.n, 2, signed=False) if p.sense \
+    for r in range(len(req["last"])):
+        acc = np.asarray(req["acc"][r], np.int64)
+        res = np.asarray(req["res"][r], np.int64) if "res" in req else 0
+        tau = np.asarray(req["tau"][r], np.int64)
+        sense = np.asarray(req["sense"][r], np.int64) if "sense" in req \
             else np.zeros(p.n, np.int64)
-        v = epilogue_v(acc, _field(payload, *f["k_eff"]), res)
+        v = epilogue_v(acc, int(req["k_eff"][r]), res)
         pool |= threshold(v, tau, sense)
-        if _field(payload, *f["last"]):
-            out.append(int(pack_channels(pool)))
+        if int(req["last"][r]):
+            out.append(pool)
             pool = np.zeros(p.n, np.uint8)
-    return {"out": np.array(out, dtype=object)}
-
+    return {"out": np.array(out, np.uint8) if out else np.zeros((0, p.n), np.uint8)}

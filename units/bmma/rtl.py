@@ -16,10 +16,13 @@ Deviations from the paper, all deliberate and named:
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.intarith import array_mul, compress
+from tcgen.hw.layout import flat
+
+from . import layouts
 
 __all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue"]
 
@@ -30,7 +33,8 @@ class _FoldedArray(wiring.Component):
     Interface (streams, valid/ready)::
 
         req  In(stream)  payload = {a, b, c, op, chain, emit}   (field order = bit order, a at
-                         the LSBs; see :func:`units.bmma.model.array_request`)
+                         the LSBs; described in :func:`.layouts.array_request`, the port is
+                         its flat view)
         d    Out(stream) payload = D (M·N accumulators of acc_width bits, row-major, (0,0) at
                          the LSBs)
 
@@ -52,13 +56,10 @@ class _FoldedArray(wiring.Component):
 
     def __init__(self, params):
         p = self.params = params
-        eb = self.ELEM_BITS
-        self.req_layout = data.StructLayout({
-            "a": p.m * p.k * eb, "b": p.n * p.k * eb, "c": p.m * p.n * p.acc_width,
-            "op": 1, "chain": 1, "emit": 1})
+        self.req_layout = flat(layouts.array_request(p))
         self.latency = p.fold
         super().__init__({"req": In(stream.Signature(self.req_layout)),
-                          "d": Out(stream.Signature(p.m * p.n * p.acc_width))})
+                          "d": Out(stream.Signature(flat(layouts.array_result(p))))})
 
     # subclasses: the bit columns (weights 2**i) of one output's K/F-element partial sum
     def partial_columns(self, m, a_row, b_col, op, name):
@@ -225,17 +226,10 @@ class BnnEpilogue(wiring.Component):
 
     def __init__(self, params):
         p = self.params = params
-        fields = {"acc": p.n * p.acc_width}
-        if p.res_width:
-            fields["res"] = p.n * p.res_width
-        fields["tau"] = p.n * p.tau_width
-        if p.sense:
-            fields["sense"] = 2 * p.n
-        fields.update({"k_eff": p.k_width, "last": 1})
-        self.req_layout = data.StructLayout(fields)
+        self.req_layout = flat(layouts.epilogue_request(p))
         self.latency = 1
         super().__init__({"req": In(stream.Signature(self.req_layout)),
-                          "out": Out(stream.Signature(p.n))})
+                          "out": Out(stream.Signature(flat(layouts.epilogue_result(p))))})
 
     def elaborate(self, platform):
         m = Module()

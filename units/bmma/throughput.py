@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-
 from .model import conv_out_size, exclude_counts
+from .paper import (BMMA_CHAIN_INDEPENDENT, BMMA_CHAIN_SAME_ACC, BMMA_LATENCY_CYCLES,
+                    GPU_BOOST_GHZ, GPU_SMS, NOTES_BMMA_PER_8, PAPER_2080TI)
 
-__all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "PAPER_2080", "NOTES_BMMA_PER_8",
+__all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8",
            "layer_ops", "network_ops", "images_per_second", "gpu_peak", "gpu_chain_cycles"]
 
 
@@ -82,22 +82,6 @@ NETWORKS: dict[str, list[Layer]] = {
                   _fc(25088, 512), _fc(512, 1000)],
 }
 
-#: the notes' BMMA totals per 8 images (§3.4), which :func:`network_ops` must reproduce
-NOTES_BMMA_PER_8 = {"MNIST-MLP": 2_960, "Cifar-VGG": 539_600, "Cifar-ResNet14": 1_498_280,
-                    "AlexNet": 911_104, "VGG-16": 17_222_848, "ResNet-18": 2_017_252}
-
-#: Table 7 (RTX 2080 Ti) and Table 6 (RTX 2080): (8-image latency ms, throughput images/s)
-PAPER_2080TI = {"BTC": {"MNIST-MLP": (0.057, 4.38e6), "Cifar-VGG": (0.317, 4.69e4),
-                        "Cifar-ResNet14": (0.728, 2.06e4), "AlexNet": (1.878, 4.87e3),
-                        "VGG-16": (5.840, 1.62e3), "ResNet-18": (1.538, 7.23e3)},
-                "BTC-FMT": {"MNIST-MLP": (0.053, 6.78e6), "Cifar-VGG": (0.276, 5.06e4),
-                            "Cifar-ResNet14": (0.618, 2.24e4), "AlexNet": (1.862, 4.87e3),
-                            "VGG-16": (5.466, 1.76e3), "ResNet-18": (1.438, 7.34e3)}}
-PAPER_2080 = {"BTC-FMT": {"MNIST-MLP": (0.055, 5.48e6), "Cifar-VGG": (0.338, 3.85e4),
-                          "Cifar-ResNet14": (0.724, 1.71e4), "AlexNet": (2.326, 3.77e3),
-                          "VGG-16": (7.021, 1.34e3), "ResNet-18": (1.833, 5.55e3)}}
-
-
 def _ceil(a, b):
     return -(-a // b)
 
@@ -146,7 +130,7 @@ def images_per_second(name: str, tile=(8, 8, 128), fold: int = 1, clock_mhz: flo
     return batch * clock_mhz * 1e6 / cycles
 
 
-def gpu_peak(clock_ghz: float = 1.545, sms: int = 68) -> float:
+def gpu_peak(clock_ghz: float = GPU_BOOST_GHZ, sms: int = GPU_SMS) -> float:
     """BMMA/s of the RTX 2080 Ti by the notes' issue model: 4 sub-cores per SM, one BMMA per
     4 cycles each (notes §2 [D]; the boost clock is an assumption, the paper gives none)."""
     return sms * 4 * 0.25 * clock_ghz * 1e9
@@ -157,7 +141,8 @@ def gpu_chain_cycles(length: int, same_accumulator: bool = True) -> int:
     +10 per extra when C/D is the same tile, +4 when independent)."""
     if length <= 0:
         return 0
-    return 201 + (length - 1) * (10 if same_accumulator else 4)
+    return BMMA_LATENCY_CYCLES + (length - 1) * (BMMA_CHAIN_SAME_ACC if same_accumulator
+                                                 else BMMA_CHAIN_INDEPENDENT)
 
 
 def _check_notes():
@@ -177,11 +162,6 @@ def summary_table(clock_mhz: float, tiles=((8, 8, 128, 1), (8, 8, 128, 4)), batc
             row[f"m{m}n{n}k{k}F{f}"] = images_per_second(name, (m, n, k), f, clock_mhz, batch)
         rows.append(row)
     return rows
-
-
-def batch1_waste(name: str, tile=(8, 8, 128)) -> float:
-    """Utilization at batch 1 (7/8 of the rows idle on the 8-row tile)."""
-    return network_ops(name, 1, tile)["utilization"]
 
 
 if __name__ == "__main__":        # quick look: python -m units.bmma.throughput

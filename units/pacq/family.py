@@ -10,28 +10,20 @@ from __future__ import annotations
 import numpy as np
 
 from tcgen.hw import numeric as num
+from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
-from . import model
+from . import layouts, model
 from .model import activations
 from .params import (DequantMulParams, Dp4BaselineParams, Dp4PacqParams, Fp16MulParams,
                      IntDequantParams, PacqMulParams, lanes_of)
 from .rtl import (LANE_I_BITS, LANE_P_BITS, DequantMul, Dp4Baseline, Dp4Pacq, Fp16Mul,
                   IntDequant, PacqMul)
 
-__all__ = ["UNITS", "join_lanes", "baseline_tile_ops", "pacq_tile_ops"]
+__all__ = ["UNITS", "dp4_pacq_fields", "baseline_tile_ops", "pacq_tile_ops"]
 
 
 # -- helpers shared by models, workloads and tests ----------------------------------------------
-def join_lanes(lanes, width: int) -> np.ndarray:
-    """[n, L] lane values -> one integer per row (lane j at bits [width·j +: width])."""
-    lanes = np.asarray(lanes).astype(object)
-    out = np.zeros(lanes.shape[0], dtype=object)
-    for j in range(lanes.shape[1]):
-        out = out + ((lanes[:, j] & ((1 << width) - 1)) << (width * j))
-    return out
-
-
 def _int2_input(p, int2, n):
     if p.wbits == "both":
         return np.asarray(int2, dtype=np.int64)
@@ -94,11 +86,12 @@ def _pacq_mul_model(p, a, w, int2=None):
     r = model.pacq_mul(np.asarray(a, dtype=np.int64), np.asarray(w, dtype=np.int64),
                    _int2_input(p, int2, n), mode=p.mode, rounding=p.rounding, wbits=p.wbits)
     if p.mode in ("paper", "literal"):
-        return {"y": join_lanes(r["y"], 16)}
+        return {"y": pack(layouts.pacq_mul_lanes(16, lanes_of(p.wbits)), r["y"])}
     lanes = r["p"] if p.mode == "exact" else r["i"]
     width = LANE_P_BITS if p.mode == "exact" else LANE_I_BITS
+    lane_port = pack(layouts.pacq_mul_lanes(width, lanes_of(p.wbits)), lanes)
     return {"sign": r["sign"].astype(np.uint64), "exp": r["exp"].astype(np.uint64),
-            "p_lanes" if p.mode == "exact" else "i_lanes": join_lanes(lanes, width),
+            "p_lanes" if p.mode == "exact" else "i_lanes": lane_port,
             "is_inf": r["is_inf"].astype(np.uint64), "is_nan": r["is_nan"].astype(np.uint64)}
 
 
@@ -124,16 +117,16 @@ def _acc_values(acc, rng, n, sigma=4.0):
 
 
 def _dp4_baseline_model(p, op__payload, **_ignored):
-    f = model.unpack_fields(model.op_layout_baseline(p), op__payload)
+    f = unpack(layouts.dp4_baseline_op(p), op__payload)
     y = model.dp4_baseline(f["a"], f["b"], f["c"], acc=p.acc, rounding=p.rounding)
-    return {"res__payload": model.pack_fields(model.res_layout_baseline(p), {"y": y})}
+    return {"res__payload": pack(layouts.dp4_baseline_res(p), {"y": y})}
 
 
 def _dp4_baseline_workload(p, rng, n):
     fields = {"a": activations(rng, 4 * n).reshape(n, 4),
               "b": _dequantized_weights(rng, 4 * n).reshape(n, 4),
               "c": _acc_values(p.acc, rng, n)}
-    return {"op__payload": model.pack_fields(model.op_layout_baseline(p), fields),
+    return {"op__payload": pack(layouts.dp4_baseline_op(p), fields),
             "op__valid": np.ones(n, np.uint64), "res__ready": np.ones(n, np.uint64)}
 
 
@@ -146,12 +139,12 @@ DP4_BASELINE = UnitSpec(
 
 
 def dp4_pacq_fields(p, op__payload):
-    f = model.unpack_fields(model.op_layout_pacq(p), op__payload)
-    n = len(np.asarray(op__payload))
+    """The fields of dp4_pacq operation payloads, with the optional ones filled in (int2 from
+    wbits, sa = +0)."""
+    f = unpack(layouts.dp4_pacq_op(p), op__payload)
+    n = len(f["a"])
     f.setdefault("int2", np.full(n, 1 if p.wbits == "2" else 0, np.uint64))
     f.setdefault("sa", np.zeros(n, np.uint64))
-    if f["c"].ndim == 1:
-        f["c"] = f["c"][:, None]
     return f
 
 
@@ -162,7 +155,7 @@ def _dp4_pacq_model(p, op__payload, **_ignored):
     fields = {"y": r["y"], "group": r["group"]}
     if p.sum_a:
         fields["sa"] = r["sa"]
-    return {"res__payload": model.pack_fields(model.res_layout_pacq(p), fields)}
+    return {"res__payload": pack(layouts.dp4_pacq_res(p), fields)}
 
 
 def _dp4_pacq_workload(p, rng, n, sigma=1.0):
@@ -172,8 +165,15 @@ def _dp4_pacq_workload(p, rng, n, sigma=1.0):
               "int2": rng.integers(0, 2, n, dtype=np.uint64),
               "c": _acc_values(p.acc, rng, n * L).reshape(n, L),
               "sa": _acc_values(p.acc, rng, n)}
-    return {"op__payload": model.pack_fields(model.op_layout_pacq(p), fields),
+    return {"op__payload": pack(layouts.dp4_pacq_op(p), _op_fields(p, fields)),
             "op__valid": np.ones(n, np.uint64), "res__ready": np.ones(n, np.uint64)}
+
+
+def _op_fields(p, fields):
+    """The fields of dp4_pacq's op layout among ``fields`` (int2 and sa only when the build has
+    them)."""
+    names = {name for name, _ in layouts.dp4_pacq_op(p)}
+    return {k: v for k, v in fields.items() if k in names}
 
 
 def _dp4_pacq_ops(p):
@@ -203,7 +203,7 @@ def baseline_tile_ops(p, A, W16, chain=True):
         a = np.repeat(A[:, k0:k0 + 4], n, axis=0)                          # [(m n), 4]
         b = np.tile(W16[k0:k0 + 4, :].T, (m, 1))                           # [(m n), 4]
         c = C.reshape(-1)
-        ops.append(model.pack_fields(model.op_layout_baseline(p), {"a": a, "b": b, "c": c}))
+        ops.append(pack(layouts.dp4_baseline_op(p), {"a": a, "b": b, "c": c}))
         if chain:
             C = model.dp4_baseline(a, b, c, acc=p.acc, rounding=p.rounding).reshape(m, n)
     return np.concatenate(ops)
@@ -226,8 +226,8 @@ def pacq_tile_ops(p, A, B, wbits, chain=True):
         w = np.tile(words[k0:k0 + 4, :].T, (m, 1))
         c = C.reshape(m * q, Lmax)
         sa = np.repeat(S, q)
-        ops.append(model.pack_fields(model.op_layout_pacq(p), {"a": a, "w": w, "int2": int2, "c": c,
-                                                       "sa": sa}))
+        ops.append(pack(layouts.dp4_pacq_op(p), _op_fields(p, {"a": a, "w": w, "int2": int2,
+                                                               "c": c, "sa": sa})))
         if chain:
             r = model.dp4_pacq(a, w, int2, c, sa, wbits=p.wbits, D=p.D, mode=p.mode, acc=p.acc,
                            rounding=p.rounding, sum_a=p.sum_a)

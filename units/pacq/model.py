@@ -56,8 +56,7 @@ __all__ = [
     "unpack_fp16", "pacq_mul", "int_dequant", "dequant_mul", "fp16_mul",
     "dp4_baseline", "dp4_pacq", "products_to_acc", "sum_tree",
     "correction_constant", "gemm", "gemm_exact", "FLOWS", "GROUPS",
-    "pack_fields", "unpack_fields", "op_layout_pacq", "res_layout_pacq",
-    "op_layout_baseline", "res_layout_baseline", "acc_format", "activations",
+    "acc_format", "activations",
 ]
 
 #: closed weight ranges (the paper's "[-8,7)" is a typo for [-8, 7])
@@ -365,72 +364,6 @@ def dp4_pacq(a, w, int2, c, sa_in, *, wbits="both", D=2, mode="paper", acc="fp16
     return {"y": np.array(beats_y, dtype=np.uint64).reshape(-1, D),
             "group": np.array(beats_g, dtype=np.uint64),
             "sa": np.array(beats_sa, dtype=np.uint64)}
-
-
-# -- stream payload layouts (must match the StructLayouts in rtl.py: first field at the LSB) ---
-def _acc_w(acc):
-    return acc_format(acc).width
-
-
-def op_layout_baseline(p):
-    w = _acc_w(p.acc)
-    return [("a", 16, 4), ("b", 16, 4), ("c", w, 1)]
-
-
-def res_layout_baseline(p):
-    return [("y", _acc_w(p.acc), 1)]
-
-
-def group_bits(p) -> int:
-    return max(1, (_L(p.wbits) // p.D - 1).bit_length())
-
-
-def op_layout_pacq(p):
-    w = _acc_w(p.acc)
-    lay = [("a", 16, 4), ("w", 16, 4)]
-    if p.wbits == "both":
-        lay.append(("int2", 1, 1))
-    lay.append(("c", w, _L(p.wbits)))
-    if p.sum_a:
-        lay.append(("sa", w, 1))
-    return lay
-
-
-def res_layout_pacq(p):
-    w = _acc_w(p.acc)
-    lay = [("y", w, p.D), ("group", group_bits(p), 1)]
-    if p.sum_a:
-        lay.append(("sa", w, 1))
-    return lay
-
-
-def pack_fields(layout, fields: dict) -> np.ndarray:
-    """Pack field arrays (shape [n] or [n, count]) into payload ints (object array)."""
-    n = None
-    out = None
-    off = 0
-    for name, width, count in layout:
-        v = np.asarray(fields[name]).astype(object).reshape(-1, count) if count > 1 else \
-            np.asarray(fields[name]).astype(object).reshape(-1, 1)
-        n = v.shape[0]
-        if out is None:
-            out = np.zeros(n, dtype=object)
-        for j in range(count):
-            out = out + ((v[:, j] & ((1 << width) - 1)) << off)
-            off += width
-    return out
-
-
-def unpack_fields(layout, payload) -> dict:
-    pl = np.asarray(payload).astype(object)
-    out, off = {}, 0
-    for name, width, count in layout:
-        cols = []
-        for _ in range(count):
-            cols.append(((pl >> off) & ((1 << width) - 1)).astype(np.uint64))
-            off += width
-        out[name] = np.stack(cols, axis=-1) if count > 1 else cols[0]
-    return out
 
 
 # -- GEMM with per-group offset correction -----------------------------------------------------

@@ -28,7 +28,7 @@ Deviations from the paper's text (all are the notes' §3.3 cases; ``mode=literal
 from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
@@ -37,6 +37,7 @@ from tcgen.hw.intarith import lzc, shift_left, sum_operands
 from tcgen.hw.numeric import FP16, get_format
 from tcgen.hw.pipeline import Pipeline, cuts
 
+from . import layouts
 from .params import (Dp4BaselineParams, Dp4PacqParams, PacqMulParams, lanes_of, supports_int2,
                      supports_int4)
 
@@ -355,10 +356,7 @@ class Dp4Baseline(wiring.Component):
     def __init__(self, params: Dp4BaselineParams):
         self.params = params
         self.latency = 3
-        w = _acc(params.acc).width
-        op = data.StructLayout({"a": data.ArrayLayout(16, 4), "b": data.ArrayLayout(16, 4),
-                                "c": w})
-        res = data.StructLayout({"y": w})
+        op, res = layouts.dp4_baseline_op(params), layouts.dp4_baseline_res(params)
         super().__init__({"op": In(stream.Signature(op)), "res": Out(stream.Signature(res))})
 
     def elaborate(self, platform):
@@ -410,21 +408,11 @@ class Dp4Pacq(wiring.Component):
         self.params = params
         self.latency = 3
         p = params
-        w = _acc(p.acc).width
         self.L = lanes_of(p.wbits)
         self.G = self.L // p.D
-        self.group_bits = max(1, (self.G - 1).bit_length())
-        op = {"a": data.ArrayLayout(16, 4), "w": data.ArrayLayout(16, 4)}
-        if p.wbits == "both":
-            op["int2"] = 1
-        op["c"] = data.ArrayLayout(w, self.L)
-        if p.sum_a:
-            op["sa"] = w
-        res = {"y": data.ArrayLayout(w, p.D), "group": self.group_bits}
-        if p.sum_a:
-            res["sa"] = w
-        super().__init__({"op": In(stream.Signature(data.StructLayout(op))),
-                          "res": Out(stream.Signature(data.StructLayout(res)))})
+        self.group_bits = layouts.group_bits(p)
+        super().__init__({"op": In(stream.Signature(layouts.dp4_pacq_op(p))),
+                          "res": Out(stream.Signature(layouts.dp4_pacq_res(p)))})
 
     def elaborate(self, platform):
         m = Module()

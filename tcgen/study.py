@@ -1,0 +1,156 @@
+"""What the study scripts (scripts/*_ppa.py, pacq_numerics.py, ppa_summary.py, ...) share, one
+copy each: the report header (command, date, wall and compute time, liberties, tool versions),
+the derived figures (``ratio``, ``spread``, ``compute_min``), the result look-up (``find``), the
+parallel run loop (``run_parallel``) and the atomic report writer (``write_report``).
+
+Pure helpers: no unit, no liberty and no paper figure is named here (paper figures live in each
+family's ``paper`` module).
+"""
+from __future__ import annotations
+
+import datetime
+import importlib
+import json
+import platform
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from tcgen.hw.files import write_atomic
+from tcgen.synth.tools import versions
+
+__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "report_header", "ratio",
+           "spread", "compute_min", "find", "run_parallel", "write_report", "write_json"]
+
+
+# -- header -------------------------------------------------------------------------------------
+def today() -> str:
+    """The report date (ISO)."""
+    return datetime.date.today().isoformat()
+
+
+def tool_versions(*, flow: bool = True, packages: Iterable[str] = ()) -> dict[str, str]:
+    """Versions to record: the PPA flow's tools (Yosys, OpenSTA, Icarus; ``flow``), Python and
+    the Python ``packages`` named (e.g. numpy, amaranth)."""
+    out = dict(versions()) if flow else {}
+    pk = list(packages)
+    if pk:
+        out["python"] = platform.python_version()
+    for name in pk:
+        try:
+            out[name] = importlib.import_module(name).__version__
+        except Exception:                   # a missing package is recorded, not an error
+            out[name] = "n/a"
+    return out
+
+
+def tools_text(tools: dict[str, str]) -> str:
+    """``name version, ...`` sorted by name."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(tools.items()))
+
+
+def liberty_text(lib) -> str:
+    """A liberty as the reports name it: a name, or a :meth:`Liberty.describe` dict."""
+    if isinstance(lib, dict):
+        return (f"{lib.get('name')} ({lib.get('library')}), `{lib.get('path')}`, "
+                f"sha256 {(lib.get('sha256') or '')[:16]}…")
+    return str(lib)
+
+
+def report_header(command: str, *, wall_s: float | None = None,
+                  compute_min: float | None = None, liberties: Iterable = (),
+                  tools: dict[str, str] | None = None, seed: int | None = None,
+                  notes: Iterable[str] = ()) -> str:
+    """The opening paragraph of a study report: how to regenerate it and with what.
+
+    ``command`` is the command line after ``.venv/bin/`` (``python scripts/x.py --opt``);
+    ``compute_min``: minutes the measurements took when first made (:func:`compute_min`);
+    ``tools``: versions (default :func:`tool_versions`); ``notes``: more remarks on the run."""
+    run = list(notes)
+    if seed is not None:
+        run.append(f"seed {seed}")
+    if wall_s is not None:
+        run.append(f"{wall_s / 60:.1f} min this run")
+    if compute_min is not None:
+        run.append(f"results cached by synth/ under build/ppa/; measuring them from scratch took "
+                   f"{compute_min:.0f} CPU-min of synthesis, STA and simulation here")
+    text = f"Regenerate: `.venv/bin/{command}`" + (f" ({'; '.join(run)})" if run else "") + "."
+    text += f"  Date {today()}."
+    libs = [liberty_text(x) for x in liberties]
+    if libs:
+        text += "  Liberties: " + "; ".join(libs) + "."
+    text += "  Tools: " + tools_text(tool_versions() if tools is None else tools) + "."
+    return text
+
+
+# -- derived figures ----------------------------------------------------------------------------
+def ratio(a: float | None, b: float | None, fmt: str = "{:.2f}×", missing: str = "n/a") -> str:
+    """``a / b`` formatted, or ``missing`` when either is absent (or ``b`` is 0)."""
+    if a is None or b is None or b == 0:
+        return missing
+    return fmt.format(a / b)
+
+
+def spread(values: Iterable[float | None], missing: str = "n/a") -> str:
+    """``lo×`` or ``lo–hi×`` over the present values (equal to 2 decimals: one value)."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return missing
+    lo, hi = min(vals), max(vals)
+    return f"{lo:.2f}×" if hi - lo < 0.005 else f"{lo:.2f}–{hi:.2f}×"
+
+
+def compute_min(results: Iterable[dict]) -> float:
+    """Minutes the measurements took when first made: each result of ``measure`` keeps its
+    ``runtime_s``, cached or not; counted once per ``cache_key``."""
+    seen = {}
+    for r in results:
+        if r and r.get("cache_key"):
+            seen[r["cache_key"]] = (r.get("runtime_s") or {}).get("total_s", 0.0)
+    return sum(seen.values()) / 60
+
+
+def find(rows: Iterable[dict], **fields) -> dict | None:
+    """The first row whose ``fields`` all equal the given values and that has no ``error``."""
+    for r in rows:
+        if "error" not in r and all(r.get(k) == v for k, v in fields.items()):
+            return r
+    return None
+
+
+# -- running ------------------------------------------------------------------------------------
+def run_parallel(fn: Callable, items: Iterable, jobs: int = 1) -> Iterator[tuple]:
+    """``(item, fn(item))`` in the order of ``items``, ``jobs`` processes at a time (``fn``
+    must be picklable: a module-level function).  synth/ caches each measurement under a lock,
+    so concurrent studies share work."""
+    items = list(items)
+    if not items:
+        return
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(items)))) as pool:
+        yield from zip(items, pool.map(fn, items))
+
+
+# -- writing ------------------------------------------------------------------------------------
+def write_json(path, obj, *, sort_keys: bool = True, strip: str | Path | None = None) -> Path:
+    """``obj`` as indented JSON (``default=str``), atomically; ``strip``: a folder whose
+    ``path/`` prefix is removed from the text (no machine paths in reports)."""
+    text = json.dumps(obj, indent=1, sort_keys=sort_keys, default=str) + "\n"
+    if strip is not None:
+        text = text.replace(str(strip) + "/", "")
+    path = Path(path)
+    write_atomic(path, text)
+    return path
+
+
+def write_report(path, text: str, json_obj=None, *, json_path=None, sort_keys: bool = True,
+                 strip: str | Path | None = None) -> list[Path]:
+    """Write the report ``text`` atomically (readers never see a partial file; folders are
+    made), and ``json_obj`` beside it (``json_path``, default ``path`` with suffix .json).
+    Returns the paths written."""
+    path = Path(path)
+    written = []
+    if json_obj is not None:
+        written.append(write_json(json_path or path.with_suffix(".json"), json_obj,
+                                  sort_keys=sort_keys, strip=strip))
+    write_atomic(path, text)
+    return [path, *written]

@@ -1,0 +1,61 @@
+"""Stream payload layouts of the BMMA family, described once (``amaranth.lib.data``).
+
+Each function returns the *structured* layout of a payload: operand tiles as nested
+``ArrayLayout``s of their elements (signed where the value is two's complement), so
+:func:`tcgen.hw.layout.pack` / :func:`~tcgen.hw.layout.unpack` turn payload integers into numpy
+tiles and back.  The RTL (:mod:`.rtl`) reads operands at the bit level (fold chunks cut across
+elements), so its ports use :func:`tcgen.hw.layout.flat` of the same layout: the same fields at
+the same bits, each a plain unsigned vector.  Fields are in bit order, the first at the LSB.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import signed
+from amaranth.lib import data
+
+__all__ = ["WORD_BITS", "array_request", "array_result", "epilogue_request", "epilogue_result"]
+
+#: operand bits are carried as 32-bit words (the memory image of a K-contiguous row)
+WORD_BITS = 32
+
+
+def array_request(p) -> data.StructLayout:
+    """Request of ``bmma_array`` / ``int8_mac_array``: {a, b, c, op, chain, emit}.
+
+    bmma_array: a = M rows of K/32 MSB-first 32-bit words (the A tile's memory image); b = N
+    columns of B, likewise.  int8_mac_array: a = M rows of K signed INT8; b = N columns of K
+    signed INT8 (column j contiguous).  c = M rows of N signed ``acc_width``-bit values.
+    op (1 = AND, bmma_array with ops = xor_and only; ignored otherwise), chain, emit: 1 bit.
+    """
+    if p.UNIT == "int8_mac_array":
+        row = data.ArrayLayout(signed(8), p.k)
+    else:
+        row = data.ArrayLayout(WORD_BITS, p.k // WORD_BITS)
+    return data.StructLayout({
+        "a": data.ArrayLayout(row, p.m), "b": data.ArrayLayout(row, p.n),
+        "c": array_result(p), "op": 1, "chain": 1, "emit": 1})
+
+
+def array_result(p) -> data.ArrayLayout:
+    """D of the arrays: M rows of N signed ``acc_width``-bit accumulators, (0, 0) at the LSBs."""
+    return data.ArrayLayout(data.ArrayLayout(signed(p.acc_width), p.n), p.m)
+
+
+def epilogue_request(p) -> data.StructLayout:
+    """Item of ``bnn_epilogue``: {acc, [res], tau, [sense], k_eff, last}: n signed accumulators,
+    n signed residuals (absent if res_width = 0), n signed thresholds, n 2-bit senses (absent
+    if sense = false), k_eff (unsigned), last (1 bit)."""
+    fields = {"acc": data.ArrayLayout(signed(p.acc_width), p.n)}
+    if p.res_width:
+        fields["res"] = data.ArrayLayout(signed(p.res_width), p.n)
+    fields["tau"] = data.ArrayLayout(signed(p.tau_width), p.n)
+    if p.sense:
+        fields["sense"] = data.ArrayLayout(2, p.n)
+    fields.update({"k_eff": p.k_width, "last": 1})
+    return data.StructLayout(fields)
+
+
+def epilogue_result(p) -> data.ArrayLayout:
+    """Output of ``bnn_epilogue``: the n thresholded (pooled) bits, MSB-first: element i (bits
+    [i]) is channel n − 1 − i, so channel 0 is the MSB."""
+    return data.ArrayLayout(1, p.n)
+
