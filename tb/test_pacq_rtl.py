@@ -240,3 +240,22 @@ def test_numerics_configs_on_rtl(cfg):
     assert beats == k // 4 * m * (n // 4) * (4 // p.D)
     assert s["back_to_back_vectors"] == beats
     assert s["mismatches"] == 0
+
+
+def test_dp4_scripted_valid_ready_patterns():
+    """The stream bench's scripted patterns: valid may rise every other cycle, ready is low one
+    cycle in three; the baseline DP-4 (one op per cycle) then issues exactly every 2 cycles with
+    no stall on its output, and matches the model."""
+    unit = get_unit("dp4_baseline")
+    p = unit.params()
+    ops = unit.workload(p, np.random.default_rng(harness.seed(107)), 24)["op__payload"]
+    cfg = BenchConfig(scenarios=("backpressure",), idle=0.0, valid_pattern="10", stall=0.0)
+    s = harness.run("dp4_baseline", p, bench="stream", stimulus={"op__payload": ops},
+                    name="scripted", extra_env=cfg.env())
+    assert s["backpressure_issue_intervals"] == [2]
+    assert s["backpressure_vectors"] == 24 and s["mismatches"] == 0
+    cfg = BenchConfig(scenarios=("backpressure",), idle=0.0, stall=0.0, ready_pattern="110")
+    s = harness.run("dp4_baseline", p, bench="stream", stimulus={"op__payload": ops},
+                    name="scripted_ready", extra_env=cfg.env())
+    assert s["backpressure_vectors"] == 24 and s["mismatches"] == 0
+    assert s["backpressure_cycles"] >= 24 * 3 // 2        # results leave on 2 cycles of 3
