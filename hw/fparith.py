@@ -1,9 +1,10 @@
 """Floating-point datapaths: unpack/classify, normalize-round-pack, adder, multiplier, converter.
 
-Any :class:`hw.numeric.FloatFormat` (FP32, FP16, BF16, OCP FP8 E4M3/E5M2), RNE or RTZ,
-subnormals in and out (optionally DAZ/FTZ), canonical NaN, overflow per :mod:`hw.numeric`.
-The golden models are :func:`hw.numeric.fp_add`, :func:`~hw.numeric.fp_mul` and
-:func:`~hw.numeric.fp_convert`; the RTL has exactly one rounding point per operation, as they do.
+Any :class:`tcgen.hw.numeric.FloatFormat` (FP32, FP16, BF16, OCP FP8 E4M3/E5M2), RNE or RTZ,
+subnormals in and out (optionally DAZ/FTZ), canonical NaN, overflow per :mod:`tcgen.hw.numeric`.
+The golden models are :func:`tcgen.hw.numeric.fp_add`, :func:`~tcgen.hw.numeric.fp_mul` and
+:func:`~tcgen.hw.numeric.fp_convert`; the RTL has exactly one rounding point per operation, as
+they do.
 
 Datapath (both ops)::
 
@@ -193,8 +194,9 @@ class _FPBinary(wiring.Component):
 class FPMul(_FPBinary):
     """IEEE-754 multiplier ``y = round(a × b)`` for any :class:`FloatFormat`.
 
-    Significands are multiplied by the structural array multiplier (:func:`hw.intarith.array_mul`)
-    so PPA compares like with like.  Golden model: :func:`hw.numeric.fp_mul`.
+    Significands are multiplied by the structural array multiplier
+    (:func:`tcgen.hw.intarith.array_mul`)
+    so PPA compares like with like.  Golden model: :func:`tcgen.hw.numeric.fp_mul`.
 
     Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline).
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
@@ -228,7 +230,7 @@ class FPAdd(_FPBinary):
 
     Swap by magnitude, align the smaller significand with 3 guard bits and a sticky bit (p+3
     bits), add or subtract, then one normalize-round-pack.  x + (−x) = +0 in both modes;
-    (−0) + (−0) = −0; inf − inf = NaN.  Golden model: :func:`hw.numeric.fp_add`.
+    (−0) + (−0) = −0; inf − inf = NaN.  Golden model: :func:`tcgen.hw.numeric.fp_add`.
 
     Parameters: ``FPAddParams`` (fmt, rounding, ftz, pipeline).
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
@@ -289,7 +291,7 @@ class FPConvert(wiring.Component):
     """Format conversion ``y = round_dst(a)`` (exact when the destination is wider).
 
     Infinities map to infinities (E4M3: NaN, or ±448 with ``saturate``); NaN -> canonical NaN.
-    Golden model: :func:`hw.numeric.fp_convert`.
+    Golden model: :func:`tcgen.hw.numeric.fp_convert`.
 
     Parameters: ``FPConvertParams`` (src, dst, rounding, saturate, ftz, pipeline).
     Attributes: a ``In(src.width)``, y ``Out(dst.width)``; ``latency`` = pipeline (0 or 1).

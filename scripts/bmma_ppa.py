@@ -4,7 +4,7 @@
     .venv/bin/python scripts/bmma_ppa.py -j 2       # every configuration below (cached by synth/)
     .venv/bin/python scripts/bmma_ppa.py --no-full  # skip the full-size m8n8k128 syntheses
 
-What it measures (synth.ppa.measure, one clock target, same flow for every row):
+What it measures (tcgen.synth.ppa.measure, one clock target, same flow for every row):
 
 * ``bmma_array`` m8n8k128 (the paper's size): F = 1, 2, 4 with the run-time xor/and select,
   and xor-only / and-only at F = 1; vectorless on the three libraries, sim on osu018 (and
@@ -132,7 +132,7 @@ def report(results, full: bool, wall_s: float) -> str:
         report_header(f"python scripts/bmma_ppa.py{'' if full else ' --no-full'}",
                       wall_s=wall_s, compute_min=compute_min(x["r"] for x in results),
                       tools=tools),
-        "Flow: synth.ppa.measure — Yosys `synth -flatten`, "
+        "Flow: tcgen.synth.ppa.measure — Yosys `synth -flatten`, "
         "`dfflibmap`, `abc -liberty -D` at the clock target with `-constr` (ABC buffers "
         "high-fanout nets and sizes gates), OpenSTA timing and power (docs/ppa.md).",
         f"Clock target {CLOCK_NS:g} ns (100 MHz) for every row. Liberties: osu018 (OSU 0.18 µm, "
@@ -202,9 +202,10 @@ def report(results, full: bool, wall_s: float) -> str:
     out += ["## Popcount-128 full-adder count against the bound", "",
             "Each full adder turns 3 bits into 2 (removes one bit), a half adder removes none; "
             "128 input bits must end as the 8 bits of the count, so any FA/HA network needs "
-            "≥ 128 − 8 = 120 full adders. Census of hw.intarith.popcount (Dadda tree + one "
+            "≥ 128 − 8 = 120 full adders. Census of tcgen.hw.intarith.popcount "
+            "(Dadda tree + one "
             "carry-propagate adder, counted as a ripple adder), counted as the logic is built "
-            "(`hw.intarith.adder_census`):", "",
+            "(`tcgen.hw.intarith.adder_census`):", "",
             "| n | tree FA | tree HA | CPA FA | CPA HA | FA total | bound n − bits(n) | "
             "FA over bound | HA total |", "|---|---|---|---|---|---|---|---|---|"]
     for n in (32, 64, 128, 256):
@@ -246,7 +247,7 @@ def report(results, full: bool, wall_s: float) -> str:
         for act in ("vectorless", "sim"):
             out += table(lib, act)
 
-    # -- ratios -------------------------------------------------------------------------------------
+    # -- ratios ------------------------------------------------------------------------------------
     out += ["## Ratios (same flow, same clock, same library)", "",
             "| library | activity | INT8/BMMA area at equal work (F=4 pair) | INT8/BMMA energy "
             "per op (F=4 pair) | INT8/BMMA area (F=8 pair) | INT8/BMMA energy per op (F=8 pair) "

@@ -4,7 +4,7 @@
     .venv/bin/python scripts/pacq_numerics.py            # full study (a few minutes)
     .venv/bin/python scripts/pacq_numerics.py --quick    # smaller sizes, for a smoke test
 
-Flows (units.pacq.model.gemm, bit-exact to chains of the RTL DP-4s plus the general-core
+Flows (tcgen.units.pacq.model.gemm, bit-exact to chains of the RTL DP-4s plus the general-core
 correction): dequant + FP16 GEMM; PacQ literal datapath; PacQ paper (FP16 products, FP16
 accumulation and correction); PacQ paper with FP32 accumulation/correction; exact (22-bit) lane
 products + FP32; offset8 (A·(B+8), 8·ΣA) + FP32.  Error = |out − exact| / ‖A[m,:]∘B[:,n]‖₂ per
@@ -176,7 +176,7 @@ def report(args, results, int2, grouped, rtl, sizes, wall):
 
 {header}  No liberty is involved (pure numerics).
 
-Every flow is `units.pacq.model.gemm`: chains of DP-4 operations with the pinned tree order
+Every flow is `tcgen.units.pacq.model.gemm`: chains of DP-4 operations with the pinned tree order
 `((p0+p1)+(p2+p3))+C` (bit-exact to the `dp4_baseline` / `dp4_pacq` RTL), then the general-core
 correction `out = Σ_g s·(P_g − K·S_g)` in the accumulation format (K = 1032 for the +1024 flows,
 8 for offset8).  Error metric: |out − exact| / ‖A[m,:]∘B[:,n]‖₂ per output (exact = integer
@@ -206,7 +206,7 @@ Chained m4n16k16 INT4 tiles through `dp4_pacq`, result beats from the unit's gol
 RTL produces the same beats bit for bit: `tb/test_pacq_rtl.py::test_numerics_configs_on_rtl` (in
 `make test`) runs these two configurations' tiles on the RTL (cocotb, Icarus) and checks zero
 mismatches over every beat.  So the corrected outputs below are the RTL's; the general-core
-correction is applied with `hw.numeric` in the unit's accumulation format.
+correction is applied with `tcgen.hw.numeric` in the unit's accumulation format.
 
 {chr(10).join(rt) if rtl else '(skipped: --no-rtl)'}
 

@@ -4,7 +4,7 @@
     .venv/bin/python scripts/pacq_ppa.py                  # osu018 + sky130hd + nangate45
     .venv/bin/python scripts/pacq_ppa.py --libs osu018 --jobs 2 --cycles 600
 
-Every unit is measured by synth.ppa (Yosys + OpenSTA) at the same clock target (default 10 ns)
+Every unit is measured by tcgen.synth.ppa (Yosys + OpenSTA) at the same clock target (default 10 ns)
 on every library; power is vectorless (toggle rate 0.1) everywhere and `sim` (gate-level
 simulation of a workload) on osu018 and sky130hd (nangate45 has no cell models here).
 
@@ -163,7 +163,8 @@ def write_report(res, libs, clock_ns, cycles, wall, dp4_libs=""):
            + (f"--dp4-libs {dp4_libs} " if dp4_libs else "")
            + f"--clock-ns {clock_ns:g} --cycles {cycles}")
     L.append(report_header(cmd, wall_s=wall, compute_min=compute_min(res), tools=tools) + "\n")
-    L.append(f"Flow: synth.ppa (Yosys `synth -flatten`, `abc -liberty -D -constr` (ABC buffers "
+    L.append(f"Flow: tcgen.synth.ppa (Yosys `synth -flatten`, `abc -liberty -D -constr` "
+             f"(ABC buffers "
              f"and sizes gates), OpenSTA timing and power; docs/ppa.md).  Same clock target for every unit and library: **{clock_ns:g} "
              f"ns** (the paper used {paper.CLOCK_MHZ} MHz in a {paper.NODE} DC library, unavailable here).  Power is "
              f"labelled: `vectorless` = every net toggles 0.1/cycle; `sim` = toggles from a "

@@ -4,7 +4,7 @@ reports/ppa_summary.md and reports/ppa_summary.json.
 
     .venv/bin/python scripts/ppa_summary.py [--liberty osu018] [--clock-ns 10] [--out reports]
 
-Re-running is cheap: synth.ppa caches every measured configuration under build/ppa/.
+Re-running is cheap: tcgen.synth.ppa caches every measured configuration under build/ppa/.
 """
 from __future__ import annotations
 

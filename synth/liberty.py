@@ -108,7 +108,7 @@ class Liberty:
         """(name, input capacitance in fF) of the smallest non-inverting buffer ABC may use.
 
         It is the driving cell and, ×4, the output load of the ``abc -constr`` file that turns
-        on ABC's buffering and gate sizing (:mod:`synth.yosys`).  Clock and delay buffers are
+        on ABC's buffering and gate sizing (:mod:`tcgen.synth.yosys`).  Clock and delay buffers are
         taken only if the library has no plain one; ``ValueError`` if it has none at all."""
         found = []
         for c in self.cells.values():

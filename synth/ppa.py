@@ -5,7 +5,7 @@
     r = measure_verilog(text, "top", liberty="osu018", clock_ns=10.0)
     r["area_um2"], r["fmax_mhz"], r["power_mw"]["total"], r["energy_pj_per_op"]
 
-Steps: Yosys (synth.yosys) -> OpenSTA timing and power (synth.sta), with activity either
+Steps: Yosys (tcgen.synth.yosys) -> OpenSTA timing and power (tcgen.synth.sta), with activity either
 ``vectorless`` (one global toggle rate per cycle) or ``sim`` (gate-level simulation of a
 stimulus, synth.activity).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
 unit into its Verilog, workload and ops per cycle and calls this.  Results are cached under ``build/ppa/``

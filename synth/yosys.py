@@ -18,10 +18,10 @@ per-submodule breakdown)::
     write_verilog -noattr -noexpr -nohex -nodec -simple-lhs netlist.v
 
 ``LIB`` for ``dfflibmap``/``abc`` is the liberty copy with ``dont_use`` marks
-(:mod:`synth.liberty`); ``stat`` reads the unmodified copy.
+(:mod:`tcgen.synth.liberty`); ``stat`` reads the unmodified copy.
 
 ``abc.constr`` holds ``set_driving_cell BUF`` and ``set_load 4·C_in(BUF)`` (fF) for the
-library's smallest buffer (:meth:`synth.liberty.Liberty.buffer_cell`).  Without a constraint
+library's smallest buffer (:meth:`tcgen.synth.liberty.Liberty.buffer_cell`).  Without a constraint
 file Yosys runs ABC's mapping script without ``buffer``/``upsize``/``dnsize``: every net keeps
 its single minimum-size driver whatever the fanout, and a valid/enable net feeding thousands of
 flip-flops sets fmax (an m8n8k128 array measured 9 MHz that way).  With it, ABC builds buffer

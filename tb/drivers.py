@@ -232,20 +232,11 @@ def stream_ports(comp):
 
 def model_outputs(unit, params, inputs: dict) -> dict:
     """The golden model on stream payloads: ``inputs`` {stream: payloads} -> {stream: payloads}.
-    Models take ``<stream>__payload`` keyword arguments (the UnitSpec convention); a model whose
-    parameters name the bare stream is called that way."""
-    import inspect
-    names = inspect.signature(unit.model).parameters
-    kwargs = {}
-    for k, v in inputs.items():
-        key = f"{k}__payload" if f"{k}__payload" in names or k not in names else k
-        kwargs[key] = np.array([int(x) for x in v], dtype=object)
+    Models take and return ``<stream>__payload`` arrays (the UnitSpec convention)."""
+    kwargs = {f"{k}__payload": np.array([int(x) for x in v], dtype=object)
+              for k, v in inputs.items()}
     res = unit.golden(params, **kwargs)
-    out = {}
-    for k, v in res.items():
-        base = k[:-len("__payload")] if k.endswith("__payload") else k
-        out[base] = list(v)
-    return out
+    return {k.removesuffix("__payload"): list(v) for k, v in res.items()}
 
 
 class Pattern:

@@ -168,8 +168,8 @@ def test_k_chaining_matches_float(k):
 def _golden(p, req):
     """The unit's payload-level model: request payloads -> output payloads (the family unpacks
     them through units/bmma/layouts.py, runs the field-level golden model and packs the result)."""
-    out = get_unit(p.UNIT).golden(p, req=np.array(req, dtype=object))
-    return out["out" if p.UNIT == "bnn_epilogue" else "d"]
+    out = get_unit(p.UNIT).golden(p, req__payload=np.array(req, dtype=object))
+    return out["out__payload" if p.UNIT == "bnn_epilogue" else "d__payload"]
 
 
 def test_array_transaction_model_chain_and_emit():

@@ -29,8 +29,8 @@ PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
 def golden(p, requests):
     """Output payloads of the unit's golden model for request payloads (unpacked and packed
     through units/bmma/layouts.py by the family)."""
-    out = get_unit(p.UNIT).golden(p, req=np.array(requests, dtype=object))
-    return out["out" if p.UNIT == "bnn_epilogue" else "d"]
+    out = get_unit(p.UNIT).golden(p, req__payload=np.array(requests, dtype=object))
+    return out["out__payload" if p.UNIT == "bnn_epilogue" else "d__payload"]
 
 
 def simulate(unit, params, requests, name, idle=0.0, stall=0.0, timing=False, reset_at=None,

@@ -126,7 +126,7 @@ def test_waves_dump(request, monkeypatch, capsys):
     assert dump.exists() and dump.stat().st_size > 0
 
 
-# -- adder census (hw.intarith.adder_census) ---------------------------------------------------
+# -- adder census (tcgen.hw.intarith.adder_census) -------------------------------------------------
 def _census(build):
     from amaranth import Module
     from tcgen.hw.intarith import adder_census

@@ -1,8 +1,8 @@
-"""The numeric reference (hw.numeric) against an independent ``fractions.Fraction`` oracle.
+"""The numeric reference (tcgen.hw.numeric) against an independent ``fractions.Fraction`` oracle.
 
-The oracle below shares no code with hw.numeric: it decodes fields by hand, does exact rational
-arithmetic, and rounds by finding the binade and the ulp with Fractions.  For FP8 it is itself
-checked against brute force (nearest of all representable values).
+The oracle below shares no code with tcgen.hw.numeric: it decodes fields by hand, does exact
+rational arithmetic, and rounds by finding the binade and the ulp with Fractions.  For FP8 it is
+itself checked against brute force (nearest of all representable values).
 """
 from __future__ import annotations
 

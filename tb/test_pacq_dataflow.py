@@ -1,4 +1,4 @@
-"""The PacQ octet dataflow model (units.pacq.dataflow): DP-4 cycle counts, RF accesses and
+"""The PacQ octet dataflow model (tcgen.units.pacq.dataflow): DP-4 cycle counts, RF accesses and
 speedup of n-packing vs k-packing on m16n16k16 (paper: 11/19/35 cycles, up to 54.3% fewer RF
 accesses, 1.99× speedup).  The RTL's own cycle counts are checked in test_pacq_rtl.py."""
 import pytest

@@ -140,7 +140,7 @@ Every FP16 activation (65,536 encodings: ±0, subnormals, normals, ±inf, NaNs) 
 (lane j of word t = (t + j) mod 4), on the `wbits=both` hardware with `int2` switching between
 them: {n:,} vectors per configuration.  The harness's Verilog is driven by a plain Verilog
 testbench compiled with {ver.strip()} (`--binary`; cocotb 2.1 needs Verilator >= 5.036), and
-every output port is compared with `units.pacq.model` (via the registry) in Python.
+every output port is compared with `tcgen.units.pacq.model` (via the registry) in Python.
 
 | mode | rounding | vectors | mismatches | verilator build s | sim s | check s | date |
 |---|---|---|---|---|---|---|---|

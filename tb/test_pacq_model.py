@@ -71,7 +71,7 @@ def test_pack_errors():
 def test_pacq_mul_paper_rne_exhaustive_vs_numpy_cast(int2):
     """Every FP16 activation × every code in every lane: the paper-mode model equals one RNE
     cast of the exact float64 product A·(1024+y) (exact: ≤ 22 significant bits) -- a reference
-    that shares no code with hw.numeric."""
+    that shares no code with tcgen.hw.numeric."""
     L = 8 if int2 else 4
     codes = np.arange(4 if int2 else 16)
     for y in codes:

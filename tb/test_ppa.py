@@ -210,7 +210,7 @@ def test_cli_table_and_json(tmp_path):
     assert r["command"].startswith("tcgen ppa lzc -p width=8")
 
 
-# -- ABC buffering (synth.yosys: abc -constr) -------------------------------------------------
+# -- ABC buffering (tcgen.synth.yosys: abc -constr) ------------------------------------------------
 def _fanout_design(n: int) -> str:
     """One registered enable driving the enables of ``n`` flip-flops (the valid → accumulator
     enable net of the BMMA arrays)."""

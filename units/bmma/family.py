@@ -120,18 +120,19 @@ def epilogue_result(p, payload: int) -> np.ndarray:
 
 
 # -- the units' models at payload level ---------------------------------------------------------
+# (the UnitSpec convention: ``<stream>__payload`` in, ``<stream>__payload`` out)
 def _array_model(golden):
-    def run(p, req):
-        fields = unpack(layouts.array_request(p), np.asarray(list(req), dtype=object))
+    def run(p, req__payload):
+        fields = unpack(layouts.array_request(p), np.asarray(list(req__payload), dtype=object))
         d = golden(p, fields)["d"]
-        return {"d": pack(layouts.array_result(p), d, n=len(d))}
+        return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
     return run
 
 
-def _epilogue_model(p, req):
-    fields = unpack(layouts.epilogue_request(p), np.asarray(list(req), dtype=object))
+def _epilogue_model(p, req__payload):
+    fields = unpack(layouts.epilogue_request(p), np.asarray(list(req__payload), dtype=object))
     bits = model.bnn_epilogue_model(p, fields)["out"]
-    return {"out": pack(layouts.epilogue_result(p), bits[:, ::-1], n=len(bits))}
+    return {"out__payload": pack(layouts.epilogue_result(p), bits[:, ::-1], n=len(bits))}
 
 
 def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:

@@ -140,7 +140,7 @@ class _FoldedArray(wiring.Component):
 class BmmaArray(_FoldedArray):
     """``bmma_array``: D = (chain ? acc : C) + popc(A op B) over M×N outputs, K bits each.
 
-    Parameters: :class:`~units.bmma.params.BmmaArrayParams` (m, n, k, fold, acc_width, ops).
+    Parameters: :class:`~tcgen.units.bmma.params.BmmaArrayParams` (m, n, k, fold, acc_width, ops).
 
     Attributes
     ----------
@@ -153,7 +153,7 @@ class BmmaArray(_FoldedArray):
     latency : int
         ``fold`` (cycles from request valid to D valid, no stalls).
 
-    Each output is one Dadda tree (hw.intarith.compress) over its K/F product bits at weight 0
+    Each output is one Dadda tree (tcgen.hw.intarith.compress) over its K/F product bits at weight 0
     plus the acc_width base bits, then one carry-propagate adder: the popcount and the
     accumulation share the tree (the sum is exact mod 2**acc_width, so order is immaterial).
     """
@@ -175,8 +175,8 @@ class Int8MacArray(_FoldedArray):
 
     The same sequencer, streams and accumulator as :class:`BmmaArray` (so the two compare like
     with like); each product is a structural Baugh–Wooley array multiplier
-    (hw.intarith.array_mul) and the K/F products of an output plus its base are summed in one
-    Dadda tree (hw.intarith.compress).  Products enter the tree with their sign bit inverted
+    (tcgen.hw.intarith.array_mul) and the K/F products of an output plus its base are summed in one
+    Dadda tree (tcgen.hw.intarith.compress).  Products enter the tree with their sign bit inverted
     (p + 2**15 is unsigned) and the constant −(K/F)·2**15 is added once, which avoids
     sign-extension columns.  Payload: a element (i, k) at bits [(i·K + k)·8, +8); b column j
     contiguous; op is unused.
@@ -210,7 +210,8 @@ class BnnEpilogue(wiring.Component):
 
     so a 2×2 (or ceil-mode partial) OR max-pool is the items of one window sent with ``last``
     on the final one; ``last`` on every item disables pooling.  v − τ is one Dadda tree
-    (hw.intarith.compress) of four operands, exact in ``v_width`` bits; its sign is the compare.
+    (tcgen.hw.intarith.compress) of four operands, exact in ``v_width`` bits; its sign is the
+    compare.
 
     Attributes
     ----------
@@ -301,8 +302,8 @@ class BnnEpilogue(wiring.Component):
 # -- full-adder census (PPA study: popcount-128 against the 128 − 8 = 120 full-adder bound) ----
 def compressor_census(build) -> dict:
     """Count the full adders (3:2) and half adders (2:2) that ``build(m)`` instantiates through
-    hw.intarith.compress (its Dadda trees plus each final carry-propagate adder read as a
-    ripple-carry adder); see :func:`hw.intarith.adder_census`."""
+    tcgen.hw.intarith.compress (its Dadda trees plus each final carry-propagate adder read as a
+    ripple-carry adder); see :func:`tcgen.hw.intarith.adder_census`."""
     from tcgen.hw.intarith import adder_census
     m = Module()
     m._MustUse__silence = True          # inspected, never elaborated
@@ -312,7 +313,7 @@ def compressor_census(build) -> dict:
 
 
 def popcount_census(n: int = 128) -> dict:
-    """Census of hw.intarith.popcount over ``n`` bits, with the lower bound n − bits(n)."""
+    """Census of tcgen.hw.intarith.popcount over ``n`` bits, with the lower bound n − bits(n)."""
     from tcgen.hw.intarith import popcount
     census = compressor_census(lambda m: popcount(m, Signal(n, name="x")))
     census["bound"] = n - n.bit_length()

@@ -164,7 +164,7 @@ def summary_table(clock_mhz: float, tiles=((8, 8, 128, 1), (8, 8, 128, 4)), batc
     return rows
 
 
-if __name__ == "__main__":        # quick look: python -m units.bmma.throughput
+if __name__ == "__main__":        # quick look: python -m tcgen.units.bmma.throughput
     print(_check_notes())
     for r in summary_table(100.0):
         print(r)

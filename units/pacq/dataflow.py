@@ -7,7 +7,7 @@ figures; this model states every assumption so its results can be checked and va
 Machine (Table I, scaled as in the paper): a warp's m16n16k16 MMA runs on 4 octets; each octet
 has 2 DP-4 units, each fed by a thread group (4 threads) with its own A buffer (m2 × k4 FP16)
 and the octet's shared B buffer (4 × 4 16-bit entries: FP16 values, or packed INT16 words).
-DP-4 timing is that of the RTL (units.pacq.rtl): one result beat per cycle per tree, 3-cycle
+DP-4 timing is that of the RTL (tcgen.units.pacq.rtl): one result beat per cycle per tree, 3-cycle
 pipeline fill, D trees per DP-4 (1 in the baseline, 2 in PacQ).
 
 Tile step (one B-buffer load): the B buffer holds 4 × 4 entries, i.e.

@@ -2,7 +2,7 @@
 and exact references (Yin, Li, Panda, "PacQ: A SIMT Microarchitecture for Efficient Dataflow in
 Hyper-asymmetric GEMMs"; notes in ../shared/papers/004_pacq.md).
 
-Depends only on numpy and :mod:`hw.numeric` (never on Amaranth), so it can be used on its own.
+Depends only on numpy and :mod:`tcgen.hw.numeric` (never on Amaranth), so it can be used on its own.
 
 Packing (§III-A of the paper; the lane order and the stored code are ours, the paper omits them)
     ``P(B4)_n``: 4 INT4 weights consecutive along **n** (same row k) in one INT16 word, lane j at
@@ -177,7 +177,7 @@ class Fp16Fields:
 
 
 def unpack_fp16(a) -> Fp16Fields:
-    """The fields hw.fparith.unpack produces (no DAZ).  For ±inf/NaN mA = 1024|f, E = 31."""
+    """The fields tcgen.hw.fparith.unpack produces (no DAZ).  For ±inf/NaN mA = 1024|f, E = 31."""
     a = np.asarray(a, dtype=np.int64)
     s = (a >> 15) & 1
     e = (a >> 10) & 31

@@ -1,11 +1,11 @@
 """Amaranth RTL of the PacQ family (Yin, Li, Panda, "PacQ", §III; notes 004_pacq.md).
 
-Units (golden models in :mod:`units.pacq.model`, same rounding points in the same order):
+Units (golden models in :mod:`tcgen.units.pacq.model`, same rounding points in the same order):
 
-* :class:`Fp16Mul` -- the paper's baseline FP16 multiplier: hw's :class:`~hw.fparith.FPMul` at
+* :class:`Fp16Mul` -- the paper's baseline FP16 multiplier: hw's :class:`~tcgen.hw.fparith.FPMul` at
   FP16 (structural 11×11 AND array + Dadda tree, one normalize/round/pack).
 * :class:`IntDequant` -- INT4/INT2 -> FP16 by the magic number (0x6400 | y) − 1032 (or − 1026),
-  the subtraction on hw's :class:`~hw.fparith.FPAdd` (ref. [7] of the paper).
+  the subtraction on hw's :class:`~tcgen.hw.fparith.FPAdd` (ref. [7] of the paper).
 * :class:`DequantMul` -- the standard flow per weight: IntDequant then Fp16Mul.
 * :class:`PacqMul` -- the parallel FP-INT multiplier (Fig. 5): one FP16 activation × one INT16
   word -> 4 (INT4) or 8 (INT2) lanes per cycle, INT4/INT2 selected at run time.
@@ -49,10 +49,10 @@ LANE_P_BITS = 22       # P_j = mA·(1024 + y_j) ≤ 2047·1039 < 2^22
 
 
 class Fp16Mul(FPMul):
-    """The baseline FP16 multiplier (Table I "FP16 MUL"): :class:`hw.fparith.FPMul` at FP16.
+    """The baseline FP16 multiplier (Table I "FP16 MUL"): :class:`tcgen.hw.fparith.FPMul` at FP16.
 
     Parameters: ``Fp16MulParams`` (rounding, pipeline).  Attributes: a, b ``In(16)``,
-    y ``Out(16)``; ``latency`` = pipeline.  Golden model: :func:`hw.numeric.fp_mul`.
+    y ``Out(16)``; ``latency`` = pipeline.  Golden model: :func:`tcgen.hw.numeric.fp_mul`.
     """
 
     def __init__(self, params):
@@ -87,7 +87,7 @@ class IntDequant(wiring.Component):
     Parameters: ``IntDequantParams`` (wbits).
     Attributes: code ``In(4)`` (``In(2)`` for wbits=2) offset-binary y = B + 8 (B + 2);
     int2 ``In(1)`` (wbits=both: 1 selects INT2, which uses code[1:0]); b ``Out(16)`` = FP16(B).
-    ``latency = 0``.  Golden model: :func:`units.pacq.model.int_dequant`.
+    ``latency = 0``.  Golden model: :func:`tcgen.units.pacq.model.int_dequant`.
     """
 
     def __init__(self, params):
