@@ -7,7 +7,7 @@ Exit status 1 if any unit fails to generate or lint.
 from __future__ import annotations
 
 import argparse
-import shutil
+import os
 import subprocess
 import sys
 import time
@@ -20,13 +20,15 @@ from amaranth import Value
 from tcgen.generate import verilog
 from tcgen.registry import all_units
 from tcgen.study import write_report
+from tcgen.synth.tools import verilator
 
 
 def lint(path: Path) -> str:
-    exe = shutil.which("verilator")
-    if not exe:
+    v = verilator()
+    if v is None:
         return "no verilator"
-    r = subprocess.run([exe, "--lint-only", str(path)], capture_output=True, text=True)
+    r = subprocess.run([v.exe, "--lint-only", str(path)], capture_output=True, text=True,
+                       env={**os.environ, **v.env})
     warnings = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("%")]
     if r.returncode == 0 and not warnings:
         return "clean"

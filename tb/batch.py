@@ -1,0 +1,359 @@
+"""Vectors in bulk: the stimulus and the golden model's expected outputs go into the simulator as
+a whole, are applied and compared inside the simulation, and only the counts and the first
+mismatches come back to Python (docs/architecture.md, "Verification").
+
+cocotb still orchestrates (``tb/benches/batch.py``): per chunk it writes one binary file per
+port, pulses ``go`` on the generated wrapper module ``tcgen_batch`` and waits for ``done``.  The
+wrapper (:func:`wrapper_verilog`, written next to the unit's Verilog) holds
+
+* ``lanes`` copies of the unit, so one clock cycle checks ``lanes`` vectors;
+* a memory per port (``$fread`` of ``<port>.bin``: big-endian words of ⌈width/8⌉ bytes, lane
+  ``l`` of cycle ``c`` at index ``c·lanes + l``);
+* for **fixed-latency** units (plain ports, ``latency`` registers): a loop that applies cycle
+  ``c``'s inputs, lets them settle, compares the outputs with the expectation of cycle
+  ``c − latency`` and clocks; for **stream** units: per input stream a source that offers the
+  next payload when its stall pattern allows and advances on ``valid & ready``, per output
+  stream a sink that takes payloads when allowed and compares each with the next expected one
+  (the model's outputs, in order), until every output stream has all its payloads or a cycle
+  limit is hit; the stall patterns are xorshift32 streams (probability ``stall/256`` of holding
+  back, per stream);
+* counters (``checked``, ``mismatches``, ``cycles``) and the first ``MAXMIS`` mismatching
+  (vector index, lane, output number) triples, read back by cocotb after ``done``.
+
+Delays need ``--timing`` on Verilator (added by the harness for this bench); Icarus runs the
+same file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Port", "Stream", "Shape", "shape_of", "wrapper_verilog", "write_words",
+           "read_words", "chunks_of", "MAXMIS", "WRAPPER"]
+
+MAXMIS = 16
+WRAPPER = "tcgen_batch"
+PUB = "/*verilator public_flat_rw*/ "
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str          # Verilog port name (signature path joined by "__")
+    width: int
+    flow: str          # "In" or "Out" (seen from the unit)
+
+
+@dataclass(frozen=True)
+class Stream:
+    name: str          # the stream member: ports <name>__valid/__ready/__payload
+    width: int         # payload width
+    flow: str          # "In" (the unit consumes) or "Out"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the wrapper needs to know of a unit: plain ports or streams, latency, clocking."""
+    ports: tuple           # Port, for fixed-latency units
+    streams: tuple         # Stream, for stream units
+    latency: int
+    clocked: bool
+
+    @property
+    def is_stream(self) -> bool:
+        return bool(self.streams)
+
+    def inputs(self):
+        return [p for p in self.ports if p.flow == "In"]
+
+    def outputs(self):
+        return [p for p in self.ports if p.flow == "Out"]
+
+
+def shape_of(component) -> Shape:
+    """The batch shape of an Amaranth component (read from its signature, never elaborated)."""
+    from amaranth.hdl import Value
+    from amaranth.lib import stream as _stream
+    ports, streams = [], []
+    members = component.signature.members
+    for name, member in members.items():
+        if member.is_signature and isinstance(member.signature, _stream.Signature):
+            payload = getattr(component, name).payload
+            streams.append(Stream(name, Value.cast(payload).shape().width, member.flow.name))
+    if streams:
+        in_stream = {s.name for s in streams}
+        for path, member, value in component.signature.flatten(component):
+            if path[0] not in in_stream:
+                raise ValueError(f"batch: unit mixes streams and plain port {'__'.join(path)}")
+        return Shape((), tuple(streams), int(getattr(component, "latency", 0)), True)
+    for path, member, value in component.signature.flatten(component):
+        ports.append(Port("__".join(map(str, path)), Value.cast(value).shape().width,
+                          member.flow.name))
+    latency = int(getattr(component, "latency", 0))
+    return Shape(tuple(ports), (), latency, latency > 0)
+
+
+def _decl(width: int) -> str:
+    return f"[{width - 1}:0] " if width > 1 else ""
+
+
+def wrapper_verilog(top: str, shape: Shape, lanes: int, depth: int) -> str:
+    """The Verilog of module ``tcgen_batch`` around ``lanes`` instances of ``top``; memories
+    hold ``depth`` cycles (``depth·lanes`` vectors) per chunk."""
+    if lanes < 1 or depth < 1:
+        raise ValueError("batch: lanes and depth must be >= 1")
+    if shape.is_stream and lanes != 1:
+        raise ValueError("batch: stream units run one lane")
+    words = depth * lanes
+    outs = [s.width for s in shape.streams if s.flow == "Out"] or \
+        [p.width for p in shape.outputs()]
+    got_width = max(outs)
+    L: list[str] = [
+        "// generated by tb/batch.py: batch bench wrapper (stimulus and expected values from",
+        "// binary files, compared in the simulation)",
+        "`timescale 1ns/1ps",
+        f"module {WRAPPER};",
+        "  localparam MAXMIS = %d;" % MAXMIS,
+        f"  localparam LANES = {lanes};",
+        f"  localparam WORDS = {words};",
+        "  // cocotb reads and writes only these (public: the rest is built without VPI access)",
+        f"  reg go {PUB}= 0;           // toggled by cocotb: run one chunk",
+        f"  reg done {PUB}= 0;         // toggled by the wrapper when the chunk is checked",
+        f"  reg [31:0] n {PUB}= 0;     // vectors (fixed latency); streams: from counts.bin",
+        f"  reg [31:0] stall {PUB}= 0; // stream units: hold-back probability in 1/256",
+        f"  reg [31:0] seed {PUB}= 1;",
+        f"  reg [31:0] max_cycles {PUB}= 0;",
+        f"  reg [63:0] checked {PUB}= 0, mismatches {PUB}= 0, cycles {PUB}= 0;",
+        f"  reg [31:0] mis_index [0:MAXMIS-1] {PUB};",
+        f"  reg [31:0] mis_lane [0:MAXMIS-1] {PUB};",
+        f"  reg [31:0] mis_port [0:MAXMIS-1] {PUB};",
+        f"  reg {_decl(got_width)}mis_got [0:MAXMIS-1] {PUB};",
+        "  reg clk = 0;",
+        "  reg rst;                    // X until the first chunk's reset pulse: the change",
+        "  //                             wakes every always @* block of the unit (Icarus)",
+        "  integer fd, i, l, c, r;",
+    ]
+    if shape.is_stream:
+        L += _stream_body(top, shape, words)
+    else:
+        L += _fixed_body(top, shape, lanes, words)
+    L.append("endmodule")
+    return "\n".join(L) + "\n"
+
+
+def _load(mem: str, fname: str) -> list[str]:
+    return [f'    fd = $fopen("{fname}", "rb");',
+            f'    if (fd == 0) begin $display("tcgen_batch: cannot open {fname}"); $finish; end',
+            f"    r = $fread({mem}, fd);",
+            "    $fclose(fd);"]
+
+
+def _record(index: str, lane: str, port: int, got: str) -> list[str]:
+    return ["          if (mismatches < MAXMIS) begin",
+            f"            mis_index[mismatches[4:0]] = {index};",
+            f"            mis_lane[mismatches[4:0]] = {lane};",
+            f"            mis_port[mismatches[4:0]] = {port};",
+            f"            mis_got[mismatches[4:0]] = {got};",
+            "          end",
+            "          mismatches = mismatches + 1;"]
+
+
+def _fixed_body(top: str, shape: Shape, lanes: int, words: int) -> list[str]:
+    ins, outs = shape.inputs(), shape.outputs()
+    lat = shape.latency
+    L = []
+    for p in ins + outs:
+        kind = "in" if p.flow == "In" else "exp"
+        L.append(f"  reg {_decl(p.width)}{kind}_{p.name} [0:WORDS-1];")
+    for p in ins:                      # lanes side by side in packed vectors
+        L.append(f"  reg [{p.width}*LANES-1:0] drv_{p.name};")
+    for p in outs:
+        L.append(f"  wire [{p.width}*LANES-1:0] got_{p.name};")
+    L.append("  genvar g;")
+    L.append("  generate for (g = 0; g < LANES; g = g + 1) begin : lane")
+    conns = []
+    if shape.clocked:
+        conns += ["    .clk(clk)", "    .rst(rst)"]
+    conns += [f"    .{p.name}(drv_{p.name}[g*{p.width} +: {p.width}])" for p in ins]
+    conns += [f"    .{p.name}(got_{p.name}[g*{p.width} +: {p.width}])" for p in outs]
+    L.append(f"    {top} dut (")
+    L.append(",\n".join("    " + c for c in conns))
+    L.append("    );")
+    L.append("  end endgenerate")
+    L.append("  always @(go) begin")
+    for p in ins:
+        L += _load(f"in_{p.name}", f"{p.name}.bin")
+    for p in outs:
+        L += _load(f"exp_{p.name}", f"{p.name}.bin")
+    L.append("    checked = 0; mismatches = 0;")
+    if shape.clocked:                                  # one reset cycle before every chunk
+        L.append("    rst = 1; #1; clk = 1; #1; clk = 0; rst = 0;")
+    L.append(f"    for (c = 0; c < (n + LANES - 1) / LANES + {lat}; c = c + 1) begin")
+    L.append("      for (l = 0; l < LANES; l = l + 1) begin")
+    L.append("        i = c * LANES + l;")
+    for p in ins:
+        L.append(f"        if (i < n) drv_{p.name}[l*{p.width} +: {p.width}] = in_{p.name}[i];")
+    L.append("      end")
+    L.append("      #1;")
+    L.append(f"      if (c >= {lat}) begin")
+    L.append("        for (l = 0; l < LANES; l = l + 1) begin")
+    L.append(f"          i = (c - {lat}) * LANES + l;")
+    L.append("          if (i < n) begin")
+    L.append("            checked = checked + 1;")
+    for k, p in enumerate(outs):
+        got = f"got_{p.name}[l*{p.width} +: {p.width}]"
+        L.append(f"            if ({got} !== exp_{p.name}[i]) begin")
+        L += ["  " + x for x in _record("i", "l", k, got)]
+        L.append("            end")
+    L.append("          end")
+    L.append("        end")
+    L.append("      end")
+    if shape.clocked:
+        L.append("      clk = 1; #1; clk = 0;")
+    else:
+        L.append("      #1;")
+    L.append("    end")
+    L.append("    cycles = c;")
+    L.append("    done = ~done;")
+    L.append("  end")
+    return L
+
+
+def _stream_body(top: str, shape: Shape, words: int) -> list[str]:
+    ins = [s for s in shape.streams if s.flow == "In"]
+    outs = [s for s in shape.streams if s.flow == "Out"]
+    L = []
+    for s in ins:
+        L += [f"  reg {_decl(s.width)}in_{s.name} [0:WORDS-1];",
+              f"  reg [31:0] n_{s.name} = 0, ptr_{s.name} = 0;",
+              f"  reg v_{s.name} = 0;",
+              f"  reg {_decl(s.width)}pl_{s.name} = 0;",
+              f"  wire r_{s.name};"]
+    for s in outs:
+        L += [f"  reg {_decl(s.width)}exp_{s.name} [0:WORDS-1];",
+              f"  reg [31:0] n_{s.name} = 0, ptr_{s.name} = 0;",
+              f"  reg rdy_{s.name} = 0;",
+              f"  wire ov_{s.name};",
+              f"  wire {_decl(s.width)}opl_{s.name};"]
+    L.append("  reg [31:0] rng;")
+    conns = ["    .clk(clk)", "    .rst(rst)"]
+    for s in ins:
+        conns += [f"    .{s.name}__valid(v_{s.name})", f"    .{s.name}__ready(r_{s.name})",
+                  f"    .{s.name}__payload(pl_{s.name})"]
+    for s in outs:
+        conns += [f"    .{s.name}__valid(ov_{s.name})", f"    .{s.name}__ready(rdy_{s.name})",
+                  f"    .{s.name}__payload(opl_{s.name})"]
+    L.append(f"  {top} dut (")
+    L.append(",\n".join(conns))
+    L.append("  );")
+    L.append("  function [31:0] xs(input [31:0] x);   // xorshift32")
+    L.append("    reg [31:0] y;")
+    L.append("    begin y = x ^ (x << 13); y = y ^ (y >> 17); xs = y ^ (y << 5); end")
+    L.append("  endfunction")
+    # counts arrive as files too (one 32-bit word per stream: inputs given, outputs expected)
+    L.append("  reg [31:0] counts [0:%d];" % (len(ins) + len(outs) - 1))
+    L.append("  reg busy;")
+    L.append("  always @(go) begin")
+    for s in ins:
+        L += _load(f"in_{s.name}", f"{s.name}.bin")
+    for s in outs:
+        L += _load(f"exp_{s.name}", f"{s.name}.bin")
+    L += _load("counts", "counts.bin")
+    for k, s in enumerate(ins + outs):
+        L.append(f"    n_{s.name} = counts[{k}]; ptr_{s.name} = 0;")
+    L.append("    checked = 0; mismatches = 0; rng = seed | 1;")
+    L.append("    rst = 1; clk = 0;")
+    for s in ins:
+        L.append(f"    v_{s.name} = 0;")
+    for s in outs:
+        L.append(f"    rdy_{s.name} = 0;")
+    L.append("    #1; clk = 1; #1; clk = 0; #1; clk = 1; #1; clk = 0; rst = 0;")
+    L.append("    busy = 1;")
+    L.append("    for (c = 0; busy && c < max_cycles; c = c + 1) begin")
+    for s in ins:                                     # sources: offer (pattern allowing)
+        L.append("      rng = xs(rng);")
+        L.append(f"      v_{s.name} = (ptr_{s.name} < n_{s.name}) && (rng[7:0] >= stall[7:0]);")
+        L.append(f"      if (ptr_{s.name} < n_{s.name}) pl_{s.name} = in_{s.name}[ptr_{s.name}];")
+    for s in outs:
+        L.append("      rng = xs(rng);")
+        L.append(f"      rdy_{s.name} = (rng[7:0] >= stall[7:0]);")
+    L.append("      #1;")
+    for k, s in enumerate(outs):                      # sinks: take and compare
+        L.append(f"      if (ov_{s.name} && rdy_{s.name}) begin")
+        L.append(f"        if (ptr_{s.name} >= n_{s.name} || opl_{s.name} !== "
+                 f"exp_{s.name}[ptr_{s.name}]) begin")
+        L += ["  " + x for x in _record(f"ptr_{s.name}", "0", k, f"opl_{s.name}")]
+        L.append("        end")
+        L.append("        checked = checked + 1;")
+        L.append(f"        ptr_{s.name} = ptr_{s.name} + 1;")
+        L.append("      end")
+    for s in ins:
+        L.append(f"      if (v_{s.name} && r_{s.name}) ptr_{s.name} = ptr_{s.name} + 1;")
+    L.append("      clk = 1; #1; clk = 0;")
+    done_cond = " && ".join(f"(ptr_{s.name} >= n_{s.name})" for s in outs) or "1"
+    L.append(f"      if ({done_cond}) busy = 0;")
+    L.append("    end")
+    for s in ins:
+        L.append(f"    v_{s.name} = 0;")
+    L.append("    cycles = c;")
+    L.append("    done = ~done;")
+    L.append("  end")
+    return L
+
+
+# -- the binary files ---------------------------------------------------------------------------
+def write_words(path: Path, values, width: int):
+    """``values`` as ``$fread`` reads a memory of ``width``-bit words: ⌈width/8⌉ bytes each,
+    big-endian (wide payloads: object arrays of Python ints)."""
+    nb = (width + 7) // 8
+    a = np.asarray(values)
+    if width <= 64 and a.dtype != object:
+        raw = a.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - nb:]
+        data = np.ascontiguousarray(raw).tobytes()
+    else:
+        data = b"".join(int(v).to_bytes(nb, "big") for v in a)
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def read_words(path: Path, width: int) -> np.ndarray:
+    nb = (width + 7) // 8
+    raw = np.frombuffer(Path(path).read_bytes(), np.uint8).reshape(-1, nb)
+    if width <= 64:
+        pad = np.zeros((raw.shape[0], 8), np.uint8)
+        pad[:, 8 - nb:] = raw
+        return pad.view(">u8").reshape(-1).astype(np.uint64)
+    return np.array([int.from_bytes(r.tobytes(), "big") for r in raw], dtype=object)
+
+
+# -- sources: where a chunk's stimulus comes from -----------------------------------------------
+def chunks_of(source: dict, ctx, words: int):
+    """Yield ``(stimulus {port: array}, index of its first vector)`` chunks of at most
+    ``words`` vectors.  Sources:
+
+    ``{"kind": "file"}``                 the saved stimulus of the run (``ctx.stimulus``);
+    ``{"kind": "pairs", "a": A, "b": B, "width": W, "start": s, "stop": e, "fixed": {...}}``
+                                         operand pairs ``A = i >> W, B = i & (2**W - 1)`` for
+                                         ``s <= i < e`` (exhaustive sweeps), other ports held at
+                                         the ``fixed`` values.
+    """
+    kind = source["kind"]
+    if kind == "file":
+        stim = ctx.stimulus
+        n = len(next(iter(stim.values())))
+        for lo in range(0, n, words):
+            yield {k: v[lo:lo + words] for k, v in stim.items()}, lo
+    elif kind == "pairs":
+        w = int(source["width"])
+        mask = np.uint64((1 << w) - 1)
+        lo, hi = int(source["start"]), int(source["stop"])
+        for c in range(lo, hi, words):
+            idx = np.arange(c, min(c + words, hi), dtype=np.uint64)
+            stim = {source["a"]: idx >> np.uint64(w), source["b"]: idx & mask}
+            for k, v in source.get("fixed", {}).items():
+                stim[k] = np.full(len(idx), int(v), np.uint64)
+            yield stim, c - lo
+    else:
+        raise ValueError(f"batch: unknown source kind {kind!r}")

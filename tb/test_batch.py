@@ -1,0 +1,83 @@
+"""The batch path (tb/batch.py, tb/benches/batch.py): vectors checked inside the simulation.
+
+Fixed-latency and stream units, lanes, chunks, and the checker's own test: expectations
+corrupted on purpose must be reported, at the right vectors, with their inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import harness
+from tcgen.hw import numeric as num
+from tcgen.registry import get_unit
+from stimulus import random_fp_pairs
+
+
+def test_fixed_latency_lanes_and_chunks():
+    """fp_mul FP16: 3 lanes × depth 1000 (chunks of 3,000; the last one partial)."""
+    rng = np.random.default_rng(harness.seed(301))
+    a, b = random_fp_pairs("fp16", rng, 10_007)
+    s = harness.run_batch("fp_mul", get_unit("fp_mul").params(), stimulus={"a": a, "b": b},
+                          lanes=3, depth=1000)
+    assert (s["vectors"], s["checked"], s["mismatches"], s["chunks"]) == (10_007, 10_007, 0, 4)
+
+
+def test_checker_reports_corrupted_expectations():
+    """Flip the LSB of the expected value at four indices (in different chunks and lanes): the
+    bench reports exactly those four, with the operands that produced them."""
+    rng = np.random.default_rng(harness.seed(302))
+    a, b = random_fp_pairs("fp16", rng, 5_000)
+    bad = [0, 7, 2_049, 4_999]
+    p = get_unit("fp_add").params()
+    s = harness.run_batch("fp_add", p, stimulus={"a": a, "b": b}, lanes=4, depth=512,
+                          corrupt=bad)
+    assert s["mismatches"] == len(bad)
+    assert [m["index"] for m in s["first_mismatches"]] == bad
+    for m in s["first_mismatches"]:
+        i = m["index"]
+        assert m["inputs"] == {"a": hex(int(a[i])), "b": hex(int(b[i]))}
+        exp = int(num.fp_add(a[i:i + 1], b[i:i + 1], "fp16")[0])
+        assert int(m["got"], 16) == exp and int(m["expected"], 16) == exp ^ 1
+
+
+def test_exhaustive_pair_range():
+    """The pairs source: a contiguous range of the 2**32 FP16 operand pairs (a = i >> 16)."""
+    p = get_unit("fp_mul").params(rounding="rtz")
+    s = harness.run_batch("fp_mul", p, pairs={"a": "a", "b": "b", "width": 16,
+                                               "start": 0x3C00 << 16, "stop": 0x3C02 << 16},
+                          lanes=8, depth=4096)
+    assert (s["vectors"], s["mismatches"]) == (1 << 17, 0)
+
+
+def test_pipelined_unit():
+    """Latency 2: the wrapper compares each output two cycles after its input."""
+    rng = np.random.default_rng(harness.seed(303))
+    a, b = random_fp_pairs("fp16", rng, 3_000)
+    s = harness.run_batch("fp_add", get_unit("fp_add").params(pipeline=2),
+                          stimulus={"a": a, "b": b}, lanes=2, depth=800)
+    assert (s["checked"], s["mismatches"]) == (3_000, 0)
+
+
+@pytest.mark.parametrize("stall", [0.0, 0.4])
+def test_stream_unit(stall):
+    """A stream unit (PacQ baseline DP-4, multi-beat results) with the in-simulation source and
+    sink, valid/ready held back with probability ``stall``."""
+    unit = get_unit("dp4_baseline")
+    p = unit.params()
+    ops = unit.workload(p, np.random.default_rng(harness.seed(304)), 300)
+    s = harness.run_batch("dp4_baseline", p, stimulus=ops, depth=512, stall=stall,
+                          name=f"stream{stall}")
+    n_res = len(unit.golden(p, op__payload=ops["op__payload"])["res__payload"])
+    assert (s["checked"], s["mismatches"]) == (n_res, 0)
+    assert s["cycles"] >= n_res
+
+
+def test_stream_checker_reports_corruption():
+    unit = get_unit("dp4_baseline")
+    p = unit.params()
+    ops = unit.workload(p, np.random.default_rng(harness.seed(305)), 50)
+    s = harness.run_batch("dp4_baseline", p, stimulus=ops, depth=128, stall=0.2,
+                          corrupt=[3, 10], name="stream_corrupt")
+    assert s["mismatches"] == 2
+    assert [m["index"] for m in s["first_mismatches"]] == [3, 10]
