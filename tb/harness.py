@@ -129,9 +129,18 @@ def _build(unit_name: str, params, sim: str, waves: bool,
                 build_args += ["--trace-fst"] if waves else []
                 # the batch wrapper marks what cocotb touches public; all else is optimized
                 build_args += ["--timing", "--no-public-flat-rw"] if batch else []
-            runner.build(sources=sources, hdl_toplevel=top, build_dir=d / "sim_build",
-                         always=True, waves=waves, build_args=build_args,
-                         timescale=("1ns", "1ps"), log_file=d / "build.log")
+            flags = os.environ.get("MAKEFLAGS")
+            if sim == "verilator" and batch:      # long runs: -O2 (Verilator's default -Os
+                os.environ["MAKEFLAGS"] = f"{flags or ''} OPT_FAST=-O2"   # compiles faster)
+            try:
+                runner.build(sources=sources, hdl_toplevel=top, build_dir=d / "sim_build",
+                             always=True, waves=waves, build_args=build_args,
+                             timescale=("1ns", "1ps"), log_file=d / "build.log")
+            finally:
+                if flags is None:
+                    os.environ.pop("MAKEFLAGS", None)
+                else:
+                    os.environ["MAKEFLAGS"] = flags
             stamp.write_text("ok\n")
     return d, top
 

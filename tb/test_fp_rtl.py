@@ -1,7 +1,9 @@
 """cocotb: FP adder, multiplier and converter RTL against the numeric reference (zero mismatches).
 
-Every test streams encodings through the generic fixed-latency bench; the expected values come
-from tcgen.hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and
+Every test checks its vectors on the batch path (tb/batch.py: stimulus and expected values loaded
+into the simulation, compared there); the pipelined back-to-back tests use the per-vector
+fixed-latency bench, which also reports the latency it measured.  The expected values come from
+tcgen.hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and
 ``TCGEN_SEED`` overrides them.
 """
 from __future__ import annotations
@@ -17,17 +19,23 @@ from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, specials
 MODES = num.MODES
 
 
-def _run(unit, params, stimulus, request):
-    summary = harness.run(unit, params, stimulus=stimulus, name=request.node.name[:80])
+def _run(unit, params, stimulus, request, per_vector=False):
+    name = request.node.name[:80]
+    if per_vector:
+        summary = harness.run(unit, params, stimulus=stimulus, name=name)
+    else:
+        summary = harness.run_batch(unit, params, stimulus=stimulus, name=name, depth=1 << 16)
+        assert summary["checked"] == summary["vectors"]
     n = len(next(iter(stimulus.values())))
     assert summary["vectors"] == n
     assert summary["mismatches"] == 0
     return summary
 
 
-def _binop(op, fmt, mode, a, b, request, **kw):
+def _binop(op, fmt, mode, a, b, request, per_vector=False, **kw):
     unit = get_unit(op)
-    return _run(op, unit.params(fmt=fmt, rounding=mode, **kw), {"a": a, "b": b}, request)
+    return _run(op, unit.params(fmt=fmt, rounding=mode, **kw), {"a": a, "b": b}, request,
+                per_vector)
 
 
 # -- FP16: specials, directed, 200,000 random per op and mode -----------------------------------
@@ -95,7 +103,7 @@ def test_pipelined_back_to_back(op, pipeline, request):
     """One new operation every cycle through the registered datapath (latency = pipeline)."""
     rng = np.random.default_rng(harness.seed(77))
     pairs = concat_pairs(cross(specials("fp16")), random_fp_pairs("fp16", rng, 8000))
-    s = _binop(op, "fp16", "rne", *pairs, request, pipeline=pipeline)
+    s = _binop(op, "fp16", "rne", *pairs, request, per_vector=True, pipeline=pipeline)
     assert s["latency"] == pipeline
 
 
@@ -143,5 +151,6 @@ def test_convert_from_fp32_random(dst, mode, request):
 def test_convert_pipelined(request):
     p = get_unit("fp_convert").params(src="fp32", dst="fp16", pipeline=1)
     rng = np.random.default_rng(harness.seed(5))
-    s = _run("fp_convert", p, {"a": random_fp_pairs("fp32", rng, 4000)[0]}, request)
+    s = _run("fp_convert", p, {"a": random_fp_pairs("fp32", rng, 4000)[0]}, request,
+             per_vector=True)
     assert s["latency"] == 1
