@@ -100,20 +100,26 @@ def verilog_file(unit_name: str, params, top: str | None = None, directory: Path
 
 
 def _build(unit_name: str, params, sim: str, waves: bool,
-           batch: tuple[int, int] | None = None) -> tuple[Path, str]:
-    """Compile the unit (or, with ``batch=(lanes, depth)``, the batch wrapper around it) once
-    per configuration; returns the configuration folder and the simulation top."""
+           batch: tuple[int, int] | None = None, bitslice: bool = False) -> tuple[Path, str]:
+    """Compile the unit (or, with ``batch=(lanes, depth)``, the batch wrapper around it; with
+    ``bitslice``, around its 64-vector bit-sliced gate netlist) once per configuration; returns
+    the configuration folder and the simulation top."""
     from cocotb_tools.runner import get_runner
     tag = sim + ("-waves" if waves else "") + (f"-batch{batch[0]}x{batch[1]}" if batch else "")
+    tag += "-bitslice" if bitslice else ""
     d = _config_dir(unit_name, params, tag)
     src = verilog_file(unit_name, params, top=unit_name)      # one generation per configuration
     sources, top = [src], unit_name
     if batch:
-        from batch import WRAPPER, shape_of, wrapper_verilog
+        from batch import WRAPPER, bitslice_shape, shape_of, wrapper_verilog
         top = WRAPPER
         wrapper = d / f"{WRAPPER}.v"
         shape = shape_of(get_unit(unit_name).interface(params))
-        text = wrapper_verilog(unit_name, shape, lanes=batch[0], depth=batch[1])
+        dut = unit_name
+        if bitslice:
+            sources, dut, shape = [_bitslice(unit_name, src, d)], f"{unit_name}_x64", \
+                bitslice_shape(shape)
+        text = wrapper_verilog(dut, shape, lanes=batch[0], depth=batch[1])
         with locked(d / ".lock"):
             if not wrapper.exists() or wrapper.read_text() != text:
                 wrapper.write_text(text)
@@ -145,6 +151,22 @@ def _build(unit_name: str, params, sim: str, waves: bool,
     return d, top
 
 
+def _bitslice(unit_name: str, src: Path, d: Path) -> Path:
+    """The unit's Verilog lowered to gates by Yosys and rewritten 64 vectors wide (tb/batch.py)."""
+    from batch import bitslice_script, bitslice_verilog
+    out = d / f"{unit_name}_x64.v"
+    with locked(d / ".lock"):
+        if not out.exists():
+            d.mkdir(parents=True, exist_ok=True)
+            tools.run("yosys", ["-q", "-p", bitslice_script(src, unit_name, d / "gates.json")],
+                      cwd=d, log=d / "yosys-bitslice.log", what=f"lowering {unit_name} to gates")
+            text = bitslice_verilog(json.loads((d / "gates.json").read_text()), unit_name)
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(text)
+            tmp.replace(out)
+    return out
+
+
 def save_stimulus(path: Path, inputs: dict[str, np.ndarray]):
     """Stimulus file: one array per input port (object arrays of wide ints as decimal text)."""
     arrays = {}
@@ -173,7 +195,7 @@ def _python_path():
 def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=None,
         testcase: str | None = None, seed_value: int | None = None, name: str = "run",
         extra_env: dict[str, str] | None = None, sim: str | None = None,
-        batch: tuple[int, int] | None = None) -> dict:
+        batch: tuple[int, int] | None = None, bitslice: bool = False) -> dict:
     """Simulate ``unit_name`` at ``params`` with cocotb module ``tb/benches/<bench>.py``.
 
     ``stimulus``: {input port: array} streamed by the bench (saved beside the run).
@@ -187,7 +209,7 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     params = params if params is not None else unit.params()
     sim = sim_name(sim)
     waves = os.environ.get("WAVES", "0") not in ("", "0")
-    d, top = _build(unit_name, params, sim, waves, batch)
+    d, top = _build(unit_name, params, sim, waves, batch, bitslice)
     run_dir = d / "runs" / f"{name}-{os.getpid()}"
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -236,13 +258,15 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
 def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None = None,
               lanes: int = 1, depth: int = 4096, stall: float = 0.0, sim: str | None = None,
               name: str = "batch", seed_value: int = 1, max_cycles: int = 0,
-              max_report: int = 10, corrupt=()) -> dict:
+              max_report: int = 10, corrupt=(), bitslice: bool = False) -> dict:
     """Check vectors in bulk inside the simulation (tb/batch.py): the given ``stimulus``
     ({input port or stream: array}, stream units: payloads) or an exhaustive operand-pair range
     ``pairs`` ({"a", "b", "width", "start", "stop", "fixed"}).  Returns the summary: vectors,
     checked, mismatches, first_mismatches (with inputs), cycles, model_s, sim_s, wall_s.
     ``corrupt``: output indices whose expected value gets its LSB flipped (the bench must then
-    report exactly those; a self-test of the in-simulation checker)."""
+    report exactly those; a self-test of the in-simulation checker).  ``bitslice``
+    (combinational units): simulate the Yosys gate netlist 64 vectors per word (tb/batch.py);
+    ``depth`` then counts groups of 64 and ``mismatches`` mismatching groups."""
     if (stimulus is None) == (pairs is None):
         raise ValueError("run_batch: give exactly one of stimulus and pairs")
     if stimulus is not None:           # stream units: payloads by stream (a workload's
@@ -251,6 +275,7 @@ def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None 
     source = {"kind": "pairs", **pairs} if pairs is not None else {"kind": "file"}
     cfg = {"lanes": lanes, "depth": depth, "source": source, "stall": stall,
            "seed": seed_value, "max_cycles": max_cycles, "max_report": max_report,
-           "corrupt": [int(i) for i in corrupt]}
+           "corrupt": [int(i) for i in corrupt], "bitslice": bitslice}
     return run(unit_name, params, "batch", stimulus=stimulus, name=name, sim=sim,
-               batch=(lanes, depth), extra_env={"TCGEN_BATCH": json.dumps(cfg)})
+               batch=(lanes, depth), bitslice=bitslice,
+               extra_env={"TCGEN_BATCH": json.dumps(cfg)})

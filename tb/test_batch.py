@@ -81,3 +81,34 @@ def test_stream_checker_reports_corruption():
                           corrupt=[3, 10], name="stream_corrupt")
     assert s["mismatches"] == 2
     assert [m["index"] for m in s["first_mismatches"]] == [3, 10]
+
+
+def test_bitslice_gate_netlist():
+    """The bit-sliced path: fp_mul FP16 lowered to gates by Yosys, 64 vectors per net word;
+    specials and random pairs (a partial last group), and corrupted expectations in two groups
+    reported with their exact vectors and operands."""
+    from stimulus import concat_pairs, cross, specials
+    rng = np.random.default_rng(harness.seed(306))
+    a, b = concat_pairs(cross(specials("fp16")), random_fp_pairs("fp16", rng, 6_000))
+    p = get_unit("fp_mul").params()
+    s = harness.run_batch("fp_mul", p, stimulus={"a": a, "b": b}, depth=32, bitslice=True,
+                          name="bitslice")
+    assert (s["vectors"], s["checked"], s["mismatches"]) == (len(a), len(a), 0)
+    bad = [5, 64 * 40 + 3]
+    s = harness.run_batch("fp_mul", p, stimulus={"a": a, "b": b}, depth=32, bitslice=True,
+                          corrupt=bad, name="bitslice_corrupt")
+    assert s["mismatches"] == 2                      # mismatching groups of 64
+    assert [m["index"] for m in s["first_mismatches"]] == bad
+    for m in s["first_mismatches"]:
+        assert m["inputs"] == {"a": hex(int(a[m["index"]])), "b": hex(int(b[m["index"]]))}
+
+
+def test_bitslice_planes_roundtrip():
+    from batch import SLICE, from_plane_word, to_planes
+    rng = np.random.default_rng(307)
+    x = rng.integers(0, 1 << 16, 2 * SLICE, dtype=np.uint64)
+    raw = to_planes(x, 16)
+    assert raw.shape == (2, 16 * 8)
+    for g in range(2):
+        word = int.from_bytes(raw[g].tobytes(), "big")
+        assert np.array_equal(from_plane_word(word, 16), x[g * SLICE:(g + 1) * SLICE])

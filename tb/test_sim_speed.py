@@ -42,21 +42,24 @@ CASES = [("fp_mul", "fp16"), ("fp_mul", "bf16"), ("fp_add", "fp16"), ("fp_add", 
          ("pacq_mul", "fp16")]
 
 
-@pytest.mark.parametrize("sim,lanes,n", [("icarus", 1, 200_000), ("verilator", 16, 2_000_000)])
+@pytest.mark.parametrize("sim,lanes,n,bitslice,depth", [
+    ("icarus", 1, 200_000, False, 4096), ("verilator", 16, 2_000_000, False, 4096),
+    ("icarus", 1, 1_000_000, True, 1024), ("verilator", 1, 16_777_216, True, 4096)])
 @pytest.mark.parametrize("unit,fmt", CASES)
-def test_batch_throughput(unit, fmt, sim, lanes, n):
+def test_batch_throughput(unit, fmt, sim, lanes, n, bitslice, depth):
     u = get_unit(unit)
     p = u.params() if unit == "pacq_mul" else u.params(fmt=fmt)
     stim = _fp_stim(unit, fmt, n, np.random.default_rng(7))
-    harness.run_batch(unit, p, stimulus={k: v[:64] for k, v in stim.items()}, lanes=lanes,
-                      depth=4096, sim=sim, name="warm")          # build outside the timing
+    kw = dict(lanes=lanes, depth=depth, sim=sim, bitslice=bitslice)
+    harness.run_batch(unit, p, stimulus={k: v[:64] for k, v in stim.items()}, name="warm",
+                      **kw)                                       # build outside the timing
     t0 = time.perf_counter()
-    s = harness.run_batch(unit, p, stimulus=stim, lanes=lanes, depth=4096, sim=sim,
-                          name="bench")
+    s = harness.run_batch(unit, p, stimulus=stim, name="bench", **kw)
     wall = time.perf_counter() - t0
     assert (s["checked"], s["mismatches"]) == (n, 0)
-    _record(f"batch-{unit}-{fmt}-{sim}", unit=unit, fmt=fmt, sim=sim, lanes=lanes, vectors=n,
-            wall_s=wall, sim_s=s["sim_s"], model_s=s["model_s"], io_s=s["io_s"],
+    path = "bitslice" if bitslice else "batch"
+    _record(f"{path}-{unit}-{fmt}-{sim}", unit=unit, fmt=fmt, sim=sim, lanes=lanes, vectors=n,
+            path=path, wall_s=wall, sim_s=s["sim_s"], model_s=s["model_s"], io_s=s["io_s"],
             per_s=n / wall, sim_per_s=n / s["sim_s"])
 
 

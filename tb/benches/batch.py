@@ -19,7 +19,8 @@ import cocotb
 import numpy as np
 from cocotb.triggers import Timer
 
-from batch import MAXMIS, chunks_of, shape_of, write_words
+from batch import (MAXMIS, SLICE, bitslice_shape, chunks_of, from_plane_word, shape_of,
+                   to_planes, write_raw, write_words)
 from drivers import Context
 
 
@@ -41,7 +42,10 @@ async def batch(dut):
     lanes, words = cfg["lanes"], cfg["lanes"] * cfg["depth"]
     ins = [s for s in shape.streams if s.flow == "In"] if shape.is_stream else shape.inputs()
     outs = [s for s in shape.streams if s.flow == "Out"] if shape.is_stream else shape.outputs()
-    src = chunks_of(cfg["source"], ctx, words)
+    sliced = bool(cfg.get("bitslice"))          # 64 vectors per memory word (tb/batch.py)
+    if sliced:
+        bitslice_shape(shape)                   # combinational units only
+    src = chunks_of(cfg["source"], ctx, words * (SLICE if sliced else 1))
 
     corrupt = sorted(int(i) for i in cfg.get("corrupt", ()))   # bench self-test: wrong
     #                                  expectations at these output indices must be reported
@@ -49,7 +53,14 @@ async def batch(dut):
     def prepare(item):
         t0 = time.perf_counter()
         stim, offset = item
-        exp = _expected(ctx, shape, stim)
+        if sliced:                               # pad to whole groups with copies of vector 0
+            n = len(next(iter(stim.values())))
+            pad = (-n) % SLICE
+            stim = {k: np.concatenate([np.asarray(v, np.uint64),
+                                       np.full(pad, np.asarray(v, np.uint64)[0])])
+                    for k, v in stim.items()}
+            stim["__n"] = n
+        exp = _expected(ctx, shape, {k: v for k, v in stim.items() if k != "__n"})
         for i in corrupt:
             for p in outs:
                 if offset <= i < offset + len(exp[p.name]):
@@ -73,10 +84,16 @@ async def batch(dut):
         t0 = time.perf_counter()
         n_in = {p.name: len(stim[p.name]) for p in ins}
         n = max(n_in.values()) if n_in else 0
-        for p in ins:
-            write_words(run_dir / f"{p.name}.bin", stim[p.name], p.width)
         n_out = {}
-        for p in outs:
+        if sliced:
+            for p in ins:
+                write_raw(run_dir / f"{p.name}.bin", to_planes(stim[p.name], p.width))
+            for p in outs:
+                write_raw(run_dir / f"{p.name}.bin", to_planes(exp[p.name], p.width))
+            groups, n = n // SLICE, stim["__n"]
+        for p in ([] if sliced else ins):
+            write_words(run_dir / f"{p.name}.bin", stim[p.name], p.width)
+        for p in ([] if sliced else outs):
             e = exp[p.name]
             n_out[p.name] = len(e)
             if len(e) > words:
@@ -87,7 +104,7 @@ async def batch(dut):
             write_words(run_dir / "counts.bin", np.array(counts, np.uint64), 32)
             limit = cfg.get("max_cycles") or 50 * (max(counts) + 1) * max(1, shape.latency + 1)
             dut.max_cycles.value = int(limit)
-        dut.n.value = n
+        dut.n.value = groups if sliced else n
         io_s = time.perf_counter() - t0
         nxt = next(it, None)                          # overlap: the next chunk's model
         fut = pool.submit(prepare, nxt) if nxt is not None else None
@@ -97,10 +114,13 @@ async def batch(dut):
         await dut.done.value_change
         sim_s = time.perf_counter() - t1
         checked, mism = int(dut.checked.value), int(dut.mismatches.value)
+        if sliced:        # the wrapper counts groups of 64: vectors checked, mismatching groups
+            checked = n if checked == groups else checked * SLICE
+            totals["mismatching_groups"] = totals.get("mismatching_groups", 0) + mism
         expected_total = sum(n_out.values()) if shape.is_stream else n
         totals["vectors"] += n
         totals["checked"] += checked
-        totals["mismatches"] += mism + max(0, expected_total - checked)
+        totals["mismatches"] += mism + max(0, expected_total - checked)   # sliced: groups
         totals["cycles"] += int(dut.cycles.value)
         totals["chunks"] += 1
         totals["model_s"] += model_s
@@ -117,6 +137,18 @@ async def batch(dut):
             got = dut.mis_got[k].value
             got = int(got) if got.is_resolvable else str(got)
             o = outs[port]
+            if sliced:                            # the group's 64 vectors: which differ
+                vals = from_plane_word(got, o.width)
+                bad = [g for g in range(SLICE) if i * SLICE + g < n and
+                       int(vals[g]) != int(exp[o.name][i * SLICE + g])]
+                for g in bad[:max(0, cfg.get("max_report", 10) - len(first))]:
+                    j = i * SLICE + g
+                    rec = {"index": offset + j, "output": o.name, "got": hex(int(vals[g])),
+                           "expected": hex(int(exp[o.name][j])),
+                           "inputs": {p.name: hex(int(stim[p.name][j])) for p in ins}}
+                    first.append(rec)
+                    dut._log.error(f"mismatch: {rec}")
+                continue
             rec = {"index": offset + i, "output": o.name,
                    "got": hex(got) if isinstance(got, int) else got,
                    "expected": hex(int(exp[o.name][i]))}
@@ -128,7 +160,8 @@ async def batch(dut):
     totals = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in totals.items()}
     ctx.write_summary(**totals, first_mismatches=first, lanes=lanes, depth=cfg["depth"])
     dut._log.info(f"batch: {totals}")
-    assert totals["mismatches"] == len(corrupt), \
+    want = len({i // SLICE for i in corrupt}) if sliced else len(corrupt)
+    assert totals["mismatches"] == want, \
         f"{totals['mismatches']} of {totals['checked']} outputs differ from the model" + \
         (f" ({len(corrupt)} corrupted on purpose)" if corrupt else "")
     assert totals["vectors"] > 0, "batch: the source produced no vectors"
