@@ -3,9 +3,12 @@
 One place that knows how to round an *exact* value to any :class:`FloatFormat`.  Every golden
 model calls it; none relies on numpy's float16 arithmetic (which goes through float32).
 
-Exact values are carried as ``(-1)**sign * mag * 2**exp`` with integer ``mag`` and ``exp``.
-``mag`` is an ``int64`` numpy array when everything fits in 62 bits and an ``object`` array
-of Python ints otherwise (FP32 addition needs ~280 bits), so the arithmetic is exact either way.
+Exact values are carried as ``(-1)**sign * mag * 2**exp`` with integer ``mag`` and ``exp``
+(:func:`round_exact`: ``mag`` an ``int64`` numpy array, or an ``object`` array of Python ints
+when wider).  The operations themselves never need more than 64 bits: :func:`fp_add` aligns the
+smaller operand with three guard bits and a sticky bit, which rounds exactly like the exact sum
+(see its docstring), and a product of two significands has at most 48 bits.  They run on blocks
+of int32/int64 numpy arrays (no per-element Python).
 
 Formats
     ``FloatFormat(exp_bits, man_bits)`` is an IEEE-754 binary format (subnormals, ±0, ±inf, NaN).
@@ -168,17 +171,21 @@ _bitlen_obj = np.frompyfunc(int.bit_length, 1, 1)
 
 
 def bit_length(x):
-    """Element-wise ``int.bit_length`` of a non-negative int64 or object array."""
+    """Element-wise ``int.bit_length`` of a non-negative int64 or object array (negative -> 0)."""
     x = np.asarray(x)
     if x.dtype == object:
         return _bitlen_obj(x).astype(np.int64)
-    x = x.astype(np.int64)
-    n = np.zeros(x.shape, np.int64)
-    for s in (32, 16, 8, 4, 2, 1):
-        big = x >= (np.int64(1) << s)
-        x = np.where(big, x >> s, x)
-        n += np.where(big, s, 0)
-    return n + (x > 0)
+    shape = x.shape
+    x = x.astype(np.int64).reshape(-1)
+    # the exponent field of the nearest float64 (0.0 and negatives give <= 0): exact below 2**53;
+    # above, the conversion may have rounded up to the next power of two, which one shift detects
+    n = np.maximum((x.astype(np.float64).view(np.int64) >> 52) - 1022, 0)
+    big = np.flatnonzero(n > 53)
+    if big.size:
+        nb = n[big]
+        n[big] = nb - ((x[big] >> (nb - 1)) == 0)
+    n = n.reshape(shape)
+    return n[()] if n.ndim == 0 else n           # a numpy scalar for a scalar, as before
 
 
 def _as_mag(mag, dtype):
@@ -232,6 +239,206 @@ def daz(bits, fmt: FloatFormat):
     return np.where(e == 0, b & np.uint64(fmt.sign_mask), b)
 
 
+# -- the fast kernels ---------------------------------------------------------------------------
+# fp_add, fp_mul, fp_convert and round_exact (int64 magnitudes below 2**53) work on blocks of
+# _CHUNK elements so that the temporaries stay in cache, in int32 where everything provably fits
+# (16-bit and narrower formats) and int64 otherwise: branch-free integer arithmetic with no
+# per-element Python and no np.where over whole blocks.  Lanes whose result does not come out of
+# the arithmetic (NaN/inf operands; for add/mul also zero results) are rare and patched by index.
+_CHUNK = 1 << 15
+_CONSTS: dict = {}
+
+
+def _const(dtype, value, n):
+    """A cached constant array of length n (np.maximum/np.minimum against a scalar are several
+    times slower than against an array)."""
+    arr = _CONSTS.get((dtype, value))
+    if arr is None or arr.size < n:
+        arr = _CONSTS[(dtype, value)] = np.full(max(n, _CHUNK), value, dtype)
+        arr.flags.writeable = False
+    return arr[:n]
+
+
+class _K:
+    """Constants of one (format, mode, working dtype) for the kernels."""
+
+    def __init__(self, fmt, mode, wt, *, saturate=False, ftz=False):
+        self.wt = wt
+        self.ieee = fmt.ieee
+        self.sshift = fmt.width - 1
+        self.sign_mask = fmt.sign_mask
+        self.absmask = fmt.sign_mask - 1
+        self.msb = 31 if wt is np.int32 else 63
+        self.up = self.msb + 1 - fmt.width          # moves the sign bit to the dtype's MSB
+        self.man = fmt.man_bits
+        self.p = fmt.precision
+        self.bias = fmt.bias
+        self.emin = fmt.emin
+        self.min_normal = fmt.min_normal
+        self.inf = fmt.inf if fmt.ieee else None
+        self.nan = fmt.nan
+        # magnitude encodings >= spec are NaN or inf
+        self.spec = fmt.inf if fmt.ieee else fmt.nan
+        self.rne = mode == "rne"
+        self.ftz = ftz
+        self.zero = fmt.min_normal if ftz else 1    # input magnitudes below this are zeros
+        clamp = mode == "rtz" or saturate
+        # a rounded magnitude encoding above max_finite overflows: clamp it to max_finite (RTZ,
+        # saturate) or to max_finite + 1, which is +inf (IEEE) or the NaN (E4M3, sign dropped)
+        self.ovf = fmt.max_finite if clamp else fmt.max_finite + 1
+        self.nan_unsigned = not fmt.ieee and not clamp
+        # right shifts are clipped to lim: every pre-shifted magnitude is below 2**lim (int32:
+        # < 2**26, int64: < 2**54), so shifting by lim leaves 0 as any longer shift would
+        self.lim = 30 if wt is np.int32 else 62
+
+
+def _int_input(bits):
+    """Encodings as an integer array (as decode() reads them: non-integers go through uint64)."""
+    x = np.asarray(bits)
+    if x.dtype.kind not in "ui":
+        x = np.asarray(bits, dtype=np.uint64)
+    return x
+
+
+def _blocks(shape, inputs, kernel):
+    """Run ``kernel`` on aligned flat blocks of ``inputs`` (broadcast to ``shape``) -> uint64."""
+    flat = [np.broadcast_to(x, shape).reshape(-1) for x in inputs]
+    n = flat[0].size if flat else 0
+    out = np.empty(n, np.uint64)
+    for i in range(0, n, _CHUNK):
+        out[i:i + _CHUNK] = kernel(*(x[i:i + _CHUNK] for x in flat))
+    return out.reshape(shape)
+
+
+def _round_core(K, sbit, mag, ex, off, G, clip=False):
+    """Encodings (dtype K.wt) of the exact values ±mag·2**(ex + off), rounded; ``sbit`` holds
+    the sign bits in place.
+
+    ``mag`` >= 0, below 2**24 (int32) or 2**53 (int64) so that its bit length can be read off
+    a float conversion.  ``G`` is a fixed pre-shift (``mag << G`` must fit and no result may
+    need ``mag`` shifted left by more than ``G - 1``; ``clip``: the right shift can exceed the
+    dtype) and then lanes with ``mag == 0`` are garbage, for the caller to patch; or None: a
+    per-element pre-shift, zeros handled.
+    """
+    man, n = K.man, mag.shape[0]
+    if K.wt is np.int32:
+        fb, fbias = mag.astype(np.float32).view(np.int32) >> 23, 127
+    else:
+        fb, fbias = mag.astype(np.float64).view(np.int64) >> 52, 1023
+    # fb = bit_length(mag) - 1 + fbias (0 for mag == 0).  s - fbias = max(top, emin) - exp, where
+    # top is the leading one's exponent: the result's ulp is 2**(exp + s - fbias - man)
+    s = np.maximum(fb, (K.emin + fbias - off) - ex)
+    E = ex + s + (off + K.bias - 1 - fbias)     # the result's exponent field - 1 (0: subnormal)
+    if G is None:
+        shift = s - (fbias + man)               # bits to drop (negative: zeros to append)
+        M = mag << (np.clip(-shift, 0, man) + 1)
+        dm1 = np.clip(shift, 0, K.lim)
+        E *= mag != 0
+    else:
+        M = mag << G
+        dm1 = s + (G - 1 - man - fbias)
+        if clip:
+            dm1 = np.minimum(dm1, _const(K.wt, K.lim, n))
+    t = M >> dm1                                # the kept bits and the round bit
+    q = t >> 1
+    if K.rne:                                   # + round & (sticky | lsb)
+        q = (t + ((q & 1) | ((t << dm1) != M))) >> 1
+    # the hidden bit adds one to the field; a carry out of the significand (q == 2**(man+1))
+    # and a subnormal rounding up to the smallest normal both land on the right encoding
+    enc = (E << man) + q
+    enc = np.minimum(enc, _const(K.wt, K.ovf, n))
+    if K.ftz:
+        enc *= enc >= K.min_normal
+    if K.nan_unsigned:
+        sbit = sbit * (enc != K.ovf)
+    return enc | sbit
+
+
+def _add_block(K, a, b):
+    wt, man, n = K.wt, K.man, a.shape[0]
+    one = _const(wt, 1, n)
+    xa, xb = a.astype(wt), b.astype(wt)
+    xab = xa ^ xb
+    ka, kb = xa & K.absmask, xb & K.absmask     # magnitude encodings: ordered like |value|
+    if K.ftz:
+        ka *= ka >= K.min_normal
+        kb *= kb >= K.min_normal
+    sbit = (xa ^ (xab & ((ka - kb) >> K.msb))) & K.sign_mask    # the larger operand's sign
+    neg = (xab << K.up) >> K.msb                # -1 where the signs differ (subtract), else 0
+    kx, ky = np.maximum(ka, kb), np.minimum(ka, kb)
+    ex, ey = np.maximum(kx >> man, one), np.maximum(ky >> man, one)
+    # significands with 3 guard bits; the smaller one aligned with a sticky LSB (shifting by
+    # more than p + 3 leaves just the sticky bit, as shifting by any larger amount would)
+    X = (kx - ((ex - 1) << man)) << 3
+    Y = (ky - ((ey - 1) << man)) << 3
+    d = np.minimum(ex - ey, _const(wt, K.p + 3, n))
+    Yt = Y >> d
+    Y = Yt | ((Yt << d) != Y)
+    S = X + ((Y ^ neg) - neg)                   # >= 0 since |x| >= |y|
+    enc = _round_core(K, sbit, S, ex, -(K.bias + man + 3), man + 1)
+    patch = S == 0
+    patch |= kx >= K.spec
+    idx = np.flatnonzero(patch)
+    if idx.size:
+        kxi = kx[idx]
+        zero = xa[idx] & xb[idx] & K.sign_mask  # exact zero: -0 only for (-0) + (-0)
+        if K.ieee:
+            nan = (kxi > K.inf) | ((ky[idx] == K.inf) & (neg[idx] != 0))
+            special = np.where(nan, K.nan, sbit[idx] | K.inf)
+        else:
+            special = K.nan
+        enc[idx] = np.where(kxi >= K.spec, special, zero)
+    return enc
+
+
+def _mul_block(K, a, b):
+    wt, man, n = K.wt, K.man, a.shape[0]
+    one = _const(wt, 1, n)
+    xa, xb = a.astype(wt), b.astype(wt)
+    sbit = (xa ^ xb) & K.sign_mask
+    ka, kb = xa & K.absmask, xb & K.absmask
+    ea, eb = np.maximum(ka >> man, one), np.maximum(kb >> man, one)
+    ma = ka - ((ea - 1) << man)
+    mb = kb - ((eb - 1) << man)
+    # a nonzero product has its leading one at or above the rounding point: G = 1
+    enc = _round_core(K, sbit, ma * mb, ea + eb, -2 * (K.bias + man), 1, clip=True)
+    kmin, kmax = np.minimum(ka, kb), np.maximum(ka, kb)
+    patch = kmin < K.zero                       # a zero (or, with ftz, subnormal) operand
+    patch |= kmax >= K.spec
+    idx = np.flatnonzero(patch)
+    if idx.size:
+        kmaxi, si = kmax[idx], sbit[idx]
+        if K.ieee:
+            nan = (kmaxi > K.inf) | ((kmaxi == K.inf) & (kmin[idx] < K.zero))
+            special = np.where(nan, K.nan, si | K.inf)
+        else:
+            special = K.nan
+        enc[idx] = np.where(kmaxi >= K.spec, special, si)
+    return enc
+
+
+def _convert_block(K, src, dst, saturate, x):
+    n = x.shape[0]
+    x = x.astype(np.int64)
+    sbit = ((x >> (src.width - 1)) & 1) << (dst.width - 1)
+    k = x & (src.sign_mask - 1)
+    e = np.maximum(k >> src.man_bits, _const(np.int64, 1, n))
+    m = k - ((e - 1) << src.man_bits)
+    if K.ftz:
+        m *= k >= src.min_normal
+    enc = _round_core(K, sbit, m, e, -(src.bias + src.man_bits), None)
+    idx = np.flatnonzero(k >= (src.inf if src.ieee else src.nan))
+    if idx.size:
+        if dst.ieee:
+            inf = sbit[idx] | dst.inf
+        elif saturate:
+            inf = sbit[idx] | dst.max_finite
+        else:
+            inf = dst.nan
+        enc[idx] = np.where(k[idx] > src.inf, dst.nan, inf) if src.ieee else dst.nan
+    return enc
+
+
 def round_exact(sign, mag, exp, fmt: FloatFormat, mode: str = "rne", *, saturate=False,
                 ftz=False):
     """Round the exact values ±mag·2**exp to ``fmt`` and return the encodings (uint64).
@@ -246,6 +453,19 @@ def round_exact(sign, mag, exp, fmt: FloatFormat, mode: str = "rne", *, saturate
     sign = np.asarray(sign, dtype=np.int64)
     exp = np.asarray(exp, dtype=np.int64)
     mag, sign, exp = np.broadcast_arrays(mag, sign, exp)
+    if mag.dtype != object and (mag.size == 0 or (
+            mag.min() >= 0 and mag.max() < (1 << 53) and
+            -(1 << 40) < exp.min() and exp.max() < (1 << 40))):
+        K = _K(fmt, mode, np.int64, saturate=saturate, ftz=ftz)
+        sh = fmt.width - 1
+        return _blocks(mag.shape, (sign, mag, exp),
+                       lambda s, m, e: _round_core(K, s << sh, m, e, 0, None).view(np.uint64))
+    return _round_exact_ref(sign, mag, exp, fmt, mode, saturate=saturate, ftz=ftz)
+
+
+def _round_exact_ref(sign, mag, exp, fmt, mode, *, saturate=False, ftz=False):
+    """round_exact on broadcast int64 or object arrays, one whole-array pass (the original
+    formulation; any magnitude, any exponent)."""
     man = fmt.man_bits
     n = bit_length(mag)
     top = exp + n - 1                                   # exponent of the leading one
@@ -304,8 +524,29 @@ def _specials_out(fmt, out, is_nan, is_inf, inf_sign):
     return np.where(is_nan, np.uint64(fmt.nan), out)
 
 
+def _binary(kernel, a, b, fmt, mode, ftz):
+    fmt = get_format(fmt)
+    _check_mode(mode)
+    a, b = _int_input(a), _int_input(b)
+    K = _K(fmt, mode, np.int32 if fmt.width <= 16 else np.int64, ftz=ftz)
+    return _blocks(np.broadcast_shapes(a.shape, b.shape), (a, b),
+                   lambda x, y: kernel(K, x, y))
+
+
 def fp_add(a, b, fmt, mode="rne", *, ftz=False):
-    """Correctly rounded a + b (IEEE-754 semantics; E4M3 per OCP, non-saturating)."""
+    """Correctly rounded a + b (IEEE-754 semantics; E4M3 per OCP, non-saturating).
+
+    The smaller operand is aligned to the larger with 3 guard bits and a sticky bit, which rounds
+    exactly like the exact sum: a shifted-out tail only exists when the exponents differ by
+    more than 3, and then at most one bit cancels, so the result's ulp is >= 4 units and a tail
+    in (0, 2) units cannot reach a rounding boundary.  :func:`_fp_add_exact` is the exact-sum
+    formulation (kept as the reference the tests compare against).
+    """
+    return _binary(_add_block, a, b, fmt, mode, ftz)
+
+
+def _fp_add_exact(a, b, fmt, mode="rne", *, ftz=False):
+    """a + b from the exact sum (Python ints for BF16/FP32: slow; the reference of fp_add)."""
     fmt = get_format(fmt)
     _check_mode(mode)
     if ftz:
@@ -323,7 +564,8 @@ def fp_add(a, b, fmt, mode="rne", *, ftz=False):
     mag = np.where(neg, -s, s)
     zero = mag == 0
     sign = np.where(zero, sa & sb, neg.astype(np.int64))
-    out = round_exact(sign, mag, e0, fmt, mode, ftz=ftz)
+    sign, mag, e0 = np.broadcast_arrays(sign, mag, e0)
+    out = _round_exact_ref(sign, mag, e0, fmt, mode, ftz=ftz)
     is_nan = na | nb | (ia & ib & (sa != sb))
     is_inf = (ia | ib) & ~is_nan
     inf_sign = np.where(ia, sa, sb)
@@ -332,38 +574,17 @@ def fp_add(a, b, fmt, mode="rne", *, ftz=False):
 
 def fp_mul(a, b, fmt, mode="rne", *, ftz=False):
     """Correctly rounded a × b."""
-    fmt = get_format(fmt)
-    _check_mode(mode)
-    if ftz:
-        a, b = daz(a, fmt), daz(b, fmt)
-    dt = np.int64 if 2 * fmt.precision < 62 else object
-    sa, ma, ea, na, ia = decode(a, fmt, dt)
-    sb, mb, eb, nb, ib = decode(b, fmt, dt)
-    sign = sa ^ sb
-    out = round_exact(sign, ma * mb, ea + eb, fmt, mode, ftz=ftz)
-    za = (ma == 0) & ~(na | ia)
-    zb = (mb == 0) & ~(nb | ib)
-    is_nan = na | nb | (ia & zb) | (ib & za)
-    is_inf = (ia | ib) & ~is_nan
-    return _specials_out(fmt, out, is_nan, is_inf, sign)
+    return _binary(_mul_block, a, b, fmt, mode, ftz)
 
 
 def fp_convert(bits, src, dst, mode="rne", *, saturate=False, ftz=False):
     """Convert encodings from format ``src`` to ``dst`` (exact when dst is wider)."""
     src, dst = get_format(src), get_format(dst)
     _check_mode(mode)
-    if ftz:
-        bits = daz(bits, src)
-    s, m, e, is_nan, is_inf = decode(bits, src)
-    out = round_exact(s, m, e, dst, mode, saturate=saturate, ftz=ftz)
-    if dst.ieee:
-        inf_enc = (s.astype(np.uint64) << np.uint64(dst.width - 1)) | np.uint64(dst.inf)
-    elif saturate:
-        inf_enc = (s.astype(np.uint64) << np.uint64(dst.width - 1)) | np.uint64(dst.max_finite)
-    else:
-        inf_enc = np.full(s.shape, dst.nan, dtype=np.uint64)
-    out = np.where(is_inf, inf_enc, out)
-    return np.where(is_nan, np.uint64(dst.nan), out).astype(np.uint64)
+    x = _int_input(bits)
+    K = _K(dst, mode, np.int64, saturate=saturate, ftz=ftz)
+    return _blocks(x.shape, (x,),
+                   lambda v: _convert_block(K, src, dst, saturate, v).view(np.uint64))
 
 
 def from_float(x, fmt, mode="rne", *, saturate=False, ftz=False):

@@ -1,7 +1,8 @@
 """Throughput of the golden numeric models (tcgen.hw.numeric) on one core.
 
-For each case: 2**22 random input pairs (uniform over all encodings, specials included), best of
-3 runs timed with time.perf_counter; prints a markdown table of M elements/s.
+For each case: 2**22 random input pairs (uniform over all encodings, specials included), one
+untimed warm-up run, then the best of 3 runs timed with time.perf_counter; prints a markdown
+table of M elements/s.
 
     python scripts/model_bench.py [--n-log2 22] [--repeat 3] [--json PATH]
 """
@@ -44,6 +45,7 @@ def bench(n, repeat, seed=1):
     rows = []
     for name, label, make in cases():
         fn = make(np.random.default_rng(seed), n)
+        fn()                                    # warm-up (allocator, caches), not timed
         best = float("inf")
         for _ in range(repeat):
             t0 = time.perf_counter()

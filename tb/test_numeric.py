@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from harness import seed
-from stimulus import specials
+from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, specials, tie_pairs
 from tcgen.hw import numeric as num
 
 F = Fraction
@@ -272,3 +272,157 @@ def test_format_constants():
         num.get_format("fp12")
     with pytest.raises(ValueError, match="rounding mode"):
         num.fp_add(np.array([0]), np.array([0]), num.FP16, "rnd")
+
+
+# -- the int64 aligned-with-sticky adder (BF16, FP32) and the FP16 datapaths ---------------------
+# fp_add aligns the smaller operand with 3 guard bits and a sticky bit instead of forming the
+# exact sum (Python ints for BF16/FP32).  These check it against the oracle on directed exponent
+# differences around the guard/sticky boundary, and against the exact-sum formulation
+# (num._fp_add_exact, the previous implementation) on larger sets.
+def _add_directed(fmt):
+    """Pairs at exponent differences 0, 1, 2, 3, p-1 .. p+4, 2p+5 and 60 (clamped into the
+    subnormal range), significands with every interesting low/high pattern, same and opposite
+    signs in both operand orders; exact cancellations are the d = 0, equal-significand pairs."""
+    man, p, sbit = fmt.man_bits, fmt.precision, fmt.sign_mask
+    half = 1 << (man - 1)
+    mants = sorted({0, 1, half - 1, half, half + 1, fmt.man_mask})
+    exps = sorted({1, 2, p + 1, fmt.bias, fmt.max_exp_field - 1, fmt.max_exp_field})
+    diffs = [0, 1, 2, 3, p - 1, p, p + 1, p + 2, p + 3, p + 4, 2 * p + 5, 60]
+    pairs = set()
+    for ex in exps:
+        for d in diffs:
+            ey = max(ex - d, 0)
+            for mx in mants:
+                for my in mants:
+                    x, y = (ex << man) | mx, (ey << man) | my
+                    pairs.update({(x, y), (x, y | sbit), (y | sbit, x), (x | sbit, y | sbit)})
+    a, b = zip(*sorted(pairs))
+    return np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64)
+
+
+def _exp_diff_pairs(fmt, rng, n):
+    """Random significands and signs at a random exponent difference 0 .. p+5."""
+    man, p, top = fmt.man_bits, fmt.precision, fmt.max_exp_field
+    ex = rng.integers(1, top + 1, size=n)
+    ey = np.maximum(ex - rng.integers(0, p + 6, size=n), 0)
+    a = (ex << man) | rng.integers(0, 1 << man, size=n)
+    b = (ey << man) | rng.integers(0, 1 << man, size=n)
+    s = rng.integers(0, 4, size=n)
+    sm = fmt.sign_mask
+    return (a | ((s & 1) * sm)).astype(np.uint64), (b | ((s >> 1) * sm)).astype(np.uint64)
+
+
+def _check_vs_exact_add(a, b, fmt, mode, ftz=False):
+    got = num.fp_add(a, b, fmt, mode, ftz=ftz)
+    want = num._fp_add_exact(a, b, fmt, mode, ftz=ftz)
+    assert got.dtype == want.dtype == np.uint64 and got.shape == want.shape
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} differ from the exact-sum adder, first: " + \
+        str([(hex(int(a[i])), hex(int(b[i])), hex(int(got[i])), hex(int(want[i])))
+             for i in bad[:5]])
+
+
+@pytest.mark.parametrize("fmt", [num.BF16, num.FP32], ids=lambda f: f.name)
+@pytest.mark.parametrize("mode", num.MODES)
+def test_sticky_adder_directed_vs_fractions(fmt, mode):
+    """Every pair of special values (±0, ±min/max subnormal, ±min/max normal, ±1, ±inf, NaNs)
+    and the directed exponent-difference set, against the Fraction oracle and the exact sum."""
+    a, b = concat_pairs(cross(specials(fmt)), _add_directed(fmt))
+    assert len(a) > 5000
+    _check(num.fp_add, o_add, a, b, fmt, mode)
+    _check_vs_exact_add(a, b, fmt, mode)
+
+
+@pytest.mark.parametrize("fmt", [num.BF16, num.FP32], ids=lambda f: f.name)
+@pytest.mark.parametrize("mode", num.MODES)
+def test_sticky_adder_random_vs_fractions(fmt, mode):
+    """>= 20,000 random pairs per format and mode: the stimulus mix (uniform, cancellation, short
+    significands, small magnitudes), ties, and exponent differences 0 .. p+5."""
+    rng = np.random.default_rng(seed(3030))
+    a, b = concat_pairs(random_fp_pairs(fmt, rng, 12000), tie_pairs(fmt, rng, 2000),
+                        _exp_diff_pairs(fmt, rng, 6000))
+    assert _check(num.fp_add, o_add, a, b, fmt, mode) >= 20000
+
+
+@pytest.mark.parametrize("mode", num.MODES)
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_fp16_random_vs_fractions(op, mode):
+    rng = np.random.default_rng(seed(1616))
+    a, b = concat_pairs(random_fp_pairs(num.FP16, rng, 8000), tie_pairs(num.FP16, rng, 1000),
+                        _exp_diff_pairs(num.FP16, rng, 3000))
+    ref, orc = (num.fp_add, o_add) if op == "add" else (num.fp_mul, o_mul)
+    _check(ref, orc, a, b, num.FP16, mode)
+
+
+@pytest.mark.parametrize("fmt", [num.FP16, num.BF16, num.FP32, num.FP8_E4M3, num.FP8_E5M2],
+                         ids=lambda f: f.name)
+@pytest.mark.parametrize("mode", num.MODES)
+@pytest.mark.parametrize("ftz", [False, True], ids=["ieee", "ftz"])
+def test_fp_add_equals_exact_sum_adder(fmt, mode, ftz):
+    """The fast adder against the previous exact-sum implementation (bit for bit, ftz too):
+    FP8 exhaustively, the wider formats on specials/edges crossed and random pairs spanning
+    several blocks."""
+    if fmt.width == 8:
+        a, b = cross(np.arange(256))
+    else:
+        rng = np.random.default_rng(seed(4040))
+        n = 40000 if fmt.width == 16 else 20000
+        a, b = concat_pairs(cross(edge_values(fmt)), _add_directed(fmt),
+                            random_fp_pairs(fmt, rng, n), tie_pairs(fmt, rng, 2000),
+                            _exp_diff_pairs(fmt, rng, n // 2))
+    _check_vs_exact_add(a, b, fmt, mode, ftz)
+
+
+def test_kernel_shapes_dtypes_and_blocks():
+    """Broadcasting, scalars, lists, narrow and signed input dtypes and arrays spanning several
+    blocks give what the element-wise definition gives."""
+    f = num.FP16
+    rng = np.random.default_rng(seed(5))
+    n = 3 * num._CHUNK + 123
+    a = rng.integers(0, 1 << 16, n, dtype=np.uint64)
+    b = rng.integers(0, 1 << 16, n, dtype=np.uint64)
+    for op in (num.fp_add, num.fp_mul):
+        want = op(a, b, f, "rne")
+        assert want.dtype == np.uint64 and want.shape == (n,)
+        assert np.array_equal(op(a.astype(np.uint16), b.astype(np.int64), f, "rne"), want)
+        assert np.array_equal(op(a.reshape(-1, 3)[:, 0], b[::3], f), want[::3])
+        col = op(a[:7, None], b[None, :5], f)
+        assert col.shape == (7, 5)
+        assert all(col[i, j] == op(a[i:i + 1], b[j:j + 1], f)[0]
+                   for i in range(7) for j in range(5))
+        s = op(0x3C00, [0x3C00, 0xBC00], f)
+        assert s.shape == (2,) and op(0x3C00, 0x4000, f).shape == ()
+    assert int(num.fp_add(0x3C00, 0x3C00, f)) == 0x4000
+    assert int(num.fp_mul(0xC000, 0x3E00, f)) == 0xC200
+    assert num.fp_add(np.zeros(0, np.uint16), np.zeros(0, np.uint16), num.BF16).shape == (0,)
+    x = rng.integers(0, 1 << 32, 50000, dtype=np.uint64)
+    assert np.array_equal(num.fp_convert(x.astype(np.uint32), "fp32", "fp16"),
+                          num.fp_convert(x, "fp32", "fp16"))
+
+
+def test_round_exact_fast_path_matches_reference():
+    """round_exact's blocked int64 kernel against the whole-array reference formulation."""
+    rng = np.random.default_rng(seed(6))
+    n = 60000
+    mag = rng.integers(0, 1 << 52, n) >> rng.integers(0, 53, n)
+    mag[:50] = 0
+    exp = rng.integers(-1200, 1100, n)
+    sign = rng.integers(0, 2, n)
+    for f in (num.FP16, num.BF16, num.FP32, num.FP8_E4M3, num.FP8_E5M2):
+        for mode in num.MODES:
+            for sat, ftz in ((False, False), (True, False), (False, True)):
+                got = num.round_exact(sign, mag, exp, f, mode, saturate=sat, ftz=ftz)
+                want = num._round_exact_ref(sign, mag, exp, f, mode, saturate=sat, ftz=ftz)
+                assert np.array_equal(got, want), (f.name, mode, sat, ftz)
+
+
+def test_bit_length():
+    vals = [0, 1, 2, 3, 255, 256, 2**52 - 1, 2**52, 2**53 - 1, 2**53, 2**53 + 1, 2**54 - 1,
+            2**62 - 1, 2**62, 2**63 - 1]
+    rng = np.random.default_rng(seed(8))
+    vals += (rng.integers(0, 2**63 - 1, 5000) >> rng.integers(0, 63, 5000)).tolist()
+    got = num.bit_length(np.array(vals, dtype=np.int64))
+    assert got.dtype == np.int64
+    assert got.tolist() == [v.bit_length() for v in vals]
+    assert num.bit_length(np.array([-5, 0])).tolist() == [0, 0]
+    assert num.bit_length(np.array([2**200, 5], dtype=object)).tolist() == [201, 3]
