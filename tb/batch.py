@@ -149,6 +149,16 @@ def _load(mem: str, fname: str) -> list[str]:
             "    $fclose(fd);"]
 
 
+def _chunk_start(ins, outs) -> list[str]:
+    """The process that runs one chunk per toggle of ``go``, opening with the port files."""
+    L = ["  always @(go) begin"]
+    for p in ins:
+        L += _load(f"in_{p.name}", f"{p.name}.bin")
+    for p in outs:
+        L += _load(f"exp_{p.name}", f"{p.name}.bin")
+    return L
+
+
 def _record(index: str, lane: str, port: int, got: str) -> list[str]:
     return ["          if (mismatches < MAXMIS) begin",
             f"            mis_index[mismatches[4:0]] = {index};",
@@ -181,11 +191,7 @@ def _fixed_body(top: str, shape: Shape, lanes: int, words: int) -> list[str]:
     L.append(",\n".join("    " + c for c in conns))
     L.append("    );")
     L.append("  end endgenerate")
-    L.append("  always @(go) begin")
-    for p in ins:
-        L += _load(f"in_{p.name}", f"{p.name}.bin")
-    for p in outs:
-        L += _load(f"exp_{p.name}", f"{p.name}.bin")
+    L += _chunk_start(ins, outs)
     L.append("    checked = 0; mismatches = 0;")
     if shape.clocked:                                  # one reset cycle before every chunk
         L.append("    rst = 1; #1; clk = 1; #1; clk = 0; rst = 0;")
@@ -254,11 +260,7 @@ def _stream_body(top: str, shape: Shape, words: int) -> list[str]:
     # counts arrive as files too (one 32-bit word per stream: inputs given, outputs expected)
     L.append("  reg [31:0] counts [0:%d];" % (len(ins) + len(outs) - 1))
     L.append("  reg busy;")
-    L.append("  always @(go) begin")
-    for s in ins:
-        L += _load(f"in_{s.name}", f"{s.name}.bin")
-    for s in outs:
-        L += _load(f"exp_{s.name}", f"{s.name}.bin")
+    L += _chunk_start(ins, outs)
     L += _load("counts", "counts.bin")
     for k, s in enumerate(ins + outs):
         L.append(f"    n_{s.name} = counts[{k}]; ptr_{s.name} = 0;")
