@@ -17,10 +17,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from tcgen.study import report_header, tool_versions, write_json, write_report
+from tcgen.study import report_header, run_parallel, tool_versions, write_json, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / "build" / "exhaustive"
@@ -38,7 +37,8 @@ def _save(config: str, state: dict):
     write_json(STATE / f"{config.replace(':', '-')}.json", state)
 
 
-def _run_range(config: str, start: int, stop: int) -> dict:
+def _run_range(item: tuple[str, int, int]) -> dict:
+    config, start, stop = item
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         env = {**os.environ, "TCGEN_EXH_CONFIG": config, "TCGEN_EXH_START": str(start),
@@ -71,19 +71,16 @@ def main() -> int:
             st = _state(c)
             todo += [(c, s) for s in range(0, TOTAL, chunk) if str(s) not in st["ranges"]]
         print(f"{len(todo)} ranges of {chunk:,} pairs to run", flush=True)
-        with ThreadPoolExecutor(args.jobs) as pool:
-            futs = {pool.submit(_run_range, c, s, s + chunk): (c, s) for c, s in todo}
-            for k, f in enumerate(as_completed(futs), 1):
-                c, s = futs[f]
-                res = f.result()
-                st = _state(c)
-                st["ranges"][str(s)] = {"stop": s + chunk, **res}
-                _save(c, st)
-                done = sum(r["stop"] - int(a) for a, r in st["ranges"].items())
-                print(f"[{k}/{len(todo)}] {c} {s:#010x}+{chunk:#x}: "
-                      f"{'ok' if res['passed'] else 'FAILED'} mismatches="
-                      f"{res.get('mismatches')} {res.get('process_s')} s "
-                      f"({done / TOTAL:.1%} of {c})", flush=True)
+        items = [(c, s, s + chunk) for c, s in todo]
+        for k, ((c, s, _), res) in enumerate(run_parallel(_run_range, items, args.jobs), 1):
+            st = _state(c)                       # recorded as each range completes
+            st["ranges"][str(s)] = {"stop": s + chunk, **res}
+            _save(c, st)
+            done = sum(r["stop"] - int(a) for a, r in st["ranges"].items())
+            print(f"[{k}/{len(todo)}] {c} {s:#010x}+{chunk:#x}: "
+                  f"{'ok' if res['passed'] else 'FAILED'} mismatches="
+                  f"{res.get('mismatches')} {res.get('process_s')} s "
+                  f"({done / TOTAL:.1%} of {c})", flush=True)
     rows = []
     for c in CONFIGS:
         st = _state(c)
