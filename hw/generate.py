@@ -6,6 +6,12 @@ Verilog but that Verilator's default ``WIDTH`` lint rejects.  :func:`normalize_r
 operand of arithmetic, bitwise and comparison cells exactly as wide as the operation (explicit
 zero or sign extension), and rewrites a multi-bit ``$logic_not`` as ``== 0``; the logic is
 unchanged.  Source locations are not emitted, so the text holds no machine paths.
+
+Identical sub-components are emitted once (:mod:`tcgen.hw.dedup`): by default
+:func:`component_verilog` elaborates the top in *dedup* mode, where every component a datapath
+adds with :func:`tcgen.hw.dedup.shared` becomes an instance of one module per distinct
+configuration; the file holds the top, then each distinct module once (sorted by name).
+``flat=True`` elaborates every instance as its own Amaranth submodule, as before.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import re
 from amaranth.back import rtlil
 from amaranth.back.verilog import _convert_rtlil_text
 
+from . import dedup
 from .params import ParamError
 
 __all__ = ["component_verilog", "normalize_rtlil", "check_module_name", "VERILOG_KEYWORDS"]
@@ -182,9 +189,24 @@ def check_module_name(top) -> str:
     return top
 
 
-def component_verilog(component, top: str, comment: str = "") -> str:
-    """Verilog text of any Amaranth component (the one path every generated file takes)."""
+def component_verilog(component, top: str, comment: str = "", *, flat: bool = False) -> str:
+    """Verilog text of any Amaranth component (the one path every generated file takes).
+
+    ``flat=False`` (default): sub-components added through :func:`tcgen.hw.dedup.shared` are
+    elaborated and emitted once per distinct module (named ``<top>__<Class>_<hash>``) and
+    instantiated; ``flat=True``: every instance is elaborated in place (one Amaranth hierarchy).
+    Both describe the same logic."""
     check_module_name(top)
-    text = rtlil.convert(component, name=top, emit_src=False)
-    text = normalize_rtlil(text)
+    try:
+        dedup.check_port_bits(component, top)
+    except ParamError:
+        component._MustUse__silence = True       # never elaborated: no warning about it
+        raise
+    if flat:
+        texts = [rtlil.convert(component, name=top, emit_src=False)]
+    else:
+        with dedup.emission(top) as em:
+            texts = [rtlil.convert(component, name=top, emit_src=False)]
+        texts += [mod.rtlil for mod in em.modules()]
+    text = normalize_rtlil("\n".join(texts))
     return comment + _convert_rtlil_text(text, strip_internal_attrs=True)

@@ -1,8 +1,8 @@
 """The ``tcgen`` command line.
 
     tcgen list [--json]
-    tcgen generate UNIT [-p name=value ...] [-o FILE] [--top NAME]
-    tcgen generate --all -o DIR
+    tcgen generate UNIT [-p name=value ...] [-o FILE] [--top NAME] [--flat]
+    tcgen generate --all -o DIR [--flat]
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
                    [--json FILE] [--no-cache]                      (docs/ppa.md)
@@ -108,7 +108,8 @@ def cmd_generate(args) -> int:
         out_dir = Path(args.output)
         if out_dir.exists() and not out_dir.is_dir():
             raise UsageError(f"cannot write {out_dir}: not a folder")
-        texts = {u.name: verilog(u.name) for u in all_units()}   # all first: nothing partial
+        texts = {u.name: verilog(u.name, flat=args.flat)         # all first: nothing partial
+                 for u in all_units()}
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -123,7 +124,7 @@ def cmd_generate(args) -> int:
         check_module_name(args.top)       # before any component is built
     unit = get_unit(args.unit)
     params = unit.make_params(parse_params(args.param))
-    text = verilog(unit.name, params, top=args.top)
+    text = verilog(unit.name, params, top=args.top, flat=args.flat)
     if args.output and args.output != "-":
         write_atomic(Path(args.output), text)
     else:
@@ -259,6 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default stdout); a folder with --all")
     p.add_argument("--top", help="top module name (default: the unit name)")
     p.add_argument("--all", action="store_true", help="every unit at its defaults into -o DIR")
+    p.add_argument("--flat", action="store_true",
+                   help="elaborate every instance of a sub-component in place (default: each "
+                        "distinct module once, instantiated)")
     p.set_defaults(func=cmd_generate)
     _add_ppa_parser(sub)
     return ap

@@ -1,8 +1,9 @@
 """Verilog of a unit: (unit, params, top) -> the text ``tcgen generate`` writes.
 
-The emission itself (RTLIL normalization, determinism, lint-cleanliness) is
-:func:`tcgen.hw.generate.component_verilog`; this adds the unit lookup and the header line,
-which names the tcgen version, the unit and every parameter (and nothing machine-specific).
+The emission itself (RTLIL normalization, one module per distinct sub-component, determinism,
+lint-cleanliness) is :func:`tcgen.hw.generate.component_verilog`; this adds the unit lookup and
+the header line, which names the tcgen version, the unit and every parameter (and nothing
+machine-specific).
 """
 from __future__ import annotations
 
@@ -26,12 +27,17 @@ def _fmt(v):
     return str(v)
 
 
-def verilog(unit_name: str, params: Params | None = None, top: str | None = None) -> str:
+def verilog(unit_name: str, params: Params | None = None, top: str | None = None, *,
+            flat: bool = False) -> str:
     """Verilog text of ``unit_name`` at ``params`` with top module ``top`` (default: unit name).
+
+    By default identical sub-components are emitted once, as one module each
+    (``<top>__<Class>_<hash>``), and instantiated; ``flat=True`` elaborates every instance in
+    place, as one Amaranth hierarchy (tcgen.hw.dedup).  The two are functionally equal.
 
     Raises :class:`~tcgen.errors.UsageError` for an unknown unit and
     :class:`~tcgen.hw.params.ParamError` for a ``top`` that cannot name a module."""
     unit = get_unit(unit_name)
     top = check_module_name(unit.name if top is None else top)
     params = params if params is not None else unit.params()
-    return component_verilog(unit.component(params), top, header(unit.name, params))
+    return component_verilog(unit.component(params), top, header(unit.name, params), flat=flat)

@@ -15,16 +15,208 @@ Deviations from the paper, all deliberate and named:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from tcgen.hw.intarith import array_mul, compress
+from tcgen.hw.dedup import shared
+from tcgen.hw.intarith import IntMul, IntMulParams, compress
 from tcgen.hw.layout import flat
 
 from . import layouts
 
-__all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue"]
+__all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue", "BmmaChannel", "Int8MacChannel",
+           "ChannelParams", "EpilogueChannel", "EpilogueChannelParams"]
+
+
+@dataclass(frozen=True)
+class ChannelParams:
+    """What the logic of one output channel depends on (its content key, tcgen.hw.dedup)."""
+    chunk: int            # elements of K reduced per cycle (K / fold)
+    acc_width: int
+    ops: str = ""         # BmmaChannel only: xor, and or xor_and
+
+
+class _Channel(wiring.Component):
+    """One output channel of a folded array: ``nxt = base + partial``, ``base = take_c ? c : acc``.
+
+    Attributes: a, b ``In(chunk·ELEM_BITS)`` (the A row's and B column's elements of this cycle),
+    op ``In(1)`` (bmma ``ops = xor_and`` only), take_c ``In(1)``, c, acc ``In(acc_width)``,
+    nxt ``Out(acc_width)`` (the next accumulator value, mod 2**acc_width).  Combinational.
+
+    The bit columns of the partial sum (subclasses), then the base bits, then the bits of
+    :meth:`partial_constant`, column by column, go into one Dadda tree
+    (tcgen.hw.intarith.compress) and its carry-propagate adder.
+    """
+
+    ELEM_BITS = 1
+
+    def __init__(self, params: ChannelParams):
+        self.params = params
+        kc, w = params.chunk * self.ELEM_BITS, params.acc_width
+        sig = {"a": In(kc), "b": In(kc)}
+        if self.uses_op_for(params):
+            sig["op"] = In(1)
+        sig.update({"take_c": In(1), "c": In(w), "acc": In(w), "nxt": Out(w)})
+        super().__init__(sig)
+
+    @classmethod
+    def uses_op_for(cls, params: ChannelParams) -> bool:
+        """Whether the channel has the ``op`` input."""
+        return False
+
+    # subclasses: the bit columns (weights 2**i) of the chunk's partial sum
+    def partial_columns(self, m):
+        raise NotImplementedError
+
+    def partial_constant(self) -> int:
+        return 0
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self.params.acc_width
+        base = Signal(w, name="base")
+        m.d.comb += base.eq(Mux(self.take_c, self.c, self.acc))
+        cols = self.partial_columns(m)
+        cols = [list(c) for c in cols[:w]] + [[] for _ in range(w - len(cols))]
+        const = self.partial_constant()
+        for bit in range(w):
+            cols[bit].append(base[bit])
+            if (const >> bit) & 1:
+                cols[bit].append(Const(1, 1))
+        m.d.comb += self.nxt.eq(compress(m, cols, w, "ch"))
+        return m
+
+
+class BmmaChannel(_Channel):
+    """A :class:`BmmaArray` channel: the partial sum is popc(a op b), all bits at weight 0."""
+
+    @classmethod
+    def uses_op_for(cls, params: ChannelParams) -> bool:
+        return params.ops == "xor_and"
+
+    def partial_columns(self, m):
+        ops = self.params.ops
+        prod = Signal(len(self.a), name="prod")
+        if ops == "xor":
+            m.d.comb += prod.eq(self.a ^ self.b)
+        elif ops == "and":
+            m.d.comb += prod.eq(self.a & self.b)
+        else:
+            m.d.comb += prod.eq(Mux(self.op, self.a & self.b, self.a ^ self.b))
+        return [[prod[t] for t in range(len(prod))]]
+
+
+class Int8MacChannel(_Channel):
+    """An :class:`Int8MacArray` channel: the partial sum is Σ a_t·b_t over the chunk's signed
+    INT8 pairs, each product a structural Baugh–Wooley multiplier (tcgen.hw.intarith.IntMul,
+    one module for all of them); products enter the tree with their sign bit inverted and the
+    constant −chunk·2**15 once."""
+
+    ELEM_BITS = 8
+
+    def partial_constant(self) -> int:
+        return (-self.params.chunk * (1 << 15)) % (1 << self.params.acc_width)
+
+    def partial_columns(self, m):
+        cols = [[] for _ in range(16)]
+        mp = IntMulParams(a_width=8, b_width=8, a_signed=True, b_signed=True)
+        for t in range(self.params.chunk):
+            mul = shared(m, f"mul{t}", IntMul(mp), connect={"a": self.a[8 * t:8 * t + 8],
+                                                            "b": self.b[8 * t:8 * t + 8]})
+            prod = mul.p
+            for bit in range(15):
+                cols[bit].append(prod[bit])
+            cols[15].append(~prod[15])
+        return cols
+
+
+@dataclass(frozen=True)
+class BlockParams:
+    """A rows×cols block of identical channels (its content key, tcgen.hw.dedup)."""
+    channel: str          # the channel class (qualified name)
+    rows: int
+    cols: int
+    params: ChannelParams
+
+
+#: A grid whose channels take more operand bits than this (rows·cols·2·chunk·ELEM_BITS) is
+#: split into quadrant blocks (recursively), so that the wiring one module elaborates stays
+#: small: an m64n64k4096 array has 4096 channels of 8192 operand bits each.
+GRID_WIRING_BITS = 1 << 16
+
+
+class _Block(wiring.Component):
+    """A rows×cols block of channels: the ports of a channel, scaled (a: rows chunks, b: cols
+    chunks, c / acc / nxt: rows·cols accumulators, row-major within the block).  Pure wiring:
+    :func:`_grid` instantiates the channels or smaller blocks."""
+
+    def __init__(self, channel_cls, rows: int, cols: int, params: ChannelParams):
+        self.channel_cls = channel_cls
+        self.params = BlockParams(f"{channel_cls.__module__}.{channel_cls.__qualname__}",
+                                  rows, cols, params)
+        kc, w = params.chunk * channel_cls.ELEM_BITS, params.acc_width
+        sig = {"a": In(rows * kc), "b": In(cols * kc)}
+        if channel_cls.uses_op_for(params):
+            sig["op"] = In(1)
+        sig.update({"take_c": In(1), "c": In(rows * cols * w), "acc": In(rows * cols * w),
+                    "nxt": Out(rows * cols * w)})
+        super().__init__(sig)
+
+    def elaborate(self, platform):
+        m = Module()
+        bp = self.params
+        cp, rows, cols = bp.params, bp.rows, bp.cols
+        kc, w = cp.chunk * self.channel_cls.ELEM_BITS, cp.acc_width
+        op = self.op if self.channel_cls.uses_op_for(cp) else None
+        nxt = _grid(m, self.channel_cls, cp, rows, cols,
+                    [self.a[i * kc:(i + 1) * kc] for i in range(rows)],
+                    [self.b[j * kc:(j + 1) * kc] for j in range(cols)], op, self.take_c,
+                    lambda i, j: self.c[(i * cols + j) * w:(i * cols + j + 1) * w],
+                    lambda i, j: self.acc[(i * cols + j) * w:(i * cols + j + 1) * w])
+        m.d.comb += self.nxt.eq(Cat(*(nxt[i][j] for i in range(rows) for j in range(cols))))
+        return m
+
+
+def _halves(n: int) -> list[tuple[int, int]]:
+    return [(0, n)] if n == 1 else [(0, (n + 1) // 2), ((n + 1) // 2, n)]
+
+
+def _grid(m, channel_cls, cp, rows, cols, a_rows, b_cols, op, take_c, c_of, acc_of):
+    """rows×cols channels in ``m``: channel (i, j) reduces ``a_rows[i]`` with ``b_cols[j]`` onto
+    ``c_of(i, j)`` / ``acc_of(i, j)``.  Returns the next accumulators, ``nxt[i][j]``.
+
+    Each channel is one instance of ``channel_cls`` (tcgen.hw.dedup.shared), or, when the grid's
+    operand wiring exceeds :data:`GRID_WIRING_BITS`, the grid is split in (up to) four quadrant
+    blocks (:class:`_Block`, top-left the larger), each one instance of a shared module."""
+    kc = cp.chunk * channel_cls.ELEM_BITS
+    nxt = [[None] * cols for _ in range(rows)]
+    if rows * cols == 1 or rows * cols * 2 * kc <= GRID_WIRING_BITS:
+        for i in range(rows):
+            for j in range(cols):
+                conn = {"a": a_rows[i], "b": b_cols[j], "take_c": take_c, "c": c_of(i, j),
+                        "acc": acc_of(i, j)}
+                if op is not None:
+                    conn["op"] = op
+                ch = shared(m, f"ch{i}_{j}", channel_cls(cp), connect=conn)
+                nxt[i][j] = ch.nxt
+        return nxt
+    w = cp.acc_width
+    for bi, (r0, r1) in enumerate(_halves(rows)):
+        for bj, (c0, c1) in enumerate(_halves(cols)):
+            cells = [(i, j) for i in range(r0, r1) for j in range(c0, c1)]
+            conn = {"a": Cat(*a_rows[r0:r1]), "b": Cat(*b_cols[c0:c1]), "take_c": take_c,
+                    "c": Cat(*(c_of(i, j) for i, j in cells)),
+                    "acc": Cat(*(acc_of(i, j) for i, j in cells))}
+            if op is not None:
+                conn["op"] = op
+            blk = shared(m, f"blk{bi}_{bj}", _Block(channel_cls, r1 - r0, c1 - c0, cp),
+                         connect=conn)
+            for t, (i, j) in enumerate(cells):
+                nxt[i][j] = blk.nxt[t * w:(t + 1) * w]
+    return nxt
 
 
 class _FoldedArray(wiring.Component):
@@ -50,9 +242,16 @@ class _FoldedArray(wiring.Component):
     penalty.  The accumulator is the D register, so a request waits (ready = 0) while an emitted
     D has not been taken; ``emit = 0`` requests update the accumulator without output.
     Sync reset clears the accumulator (chain after reset adds onto 0) and any pending output.
+
+    Structure: the fold sequencer, the F-way operand selects (one per A row and B column) and the
+    accumulator register here; each of the M·N outputs is one channel (:class:`_Channel`: base
+    select + partial sum + compressor tree), all identical, added with tcgen.hw.dedup.shared so
+    that generated Verilog holds one channel module instantiated M·N times.  Large arrays
+    (operand wiring above :data:`GRID_WIRING_BITS`) group the channels in quadrant blocks,
+    recursively (:func:`_grid`); the logic is the same.
     """
 
-    ELEM_BITS = 1
+    CHANNEL: type = _Channel      # its ELEM_BITS: bits per element of A and B
 
     def __init__(self, params):
         p = self.params = params
@@ -61,18 +260,23 @@ class _FoldedArray(wiring.Component):
         super().__init__({"req": In(stream.Signature(self.req_layout)),
                           "d": Out(stream.Signature(flat(layouts.array_result(p))))})
 
-    # subclasses: the bit columns (weights 2**i) of one output's K/F-element partial sum
-    def partial_columns(self, m, a_row, b_col, op, name):
-        raise NotImplementedError
-
-    def partial_constant(self) -> int:
-        return 0
+    def channel_params(self) -> ChannelParams:
+        return ChannelParams(chunk=self.params.chunk, acc_width=self.params.acc_width)
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        eb, w, kc = self.ELEM_BITS, p.acc_width, p.chunk * self.ELEM_BITS
+        eb = self.CHANNEL.ELEM_BITS
+        w, kc = p.acc_width, p.chunk * eb
         req = self.req.payload
+        bits = req.as_value()
+
+        def field_bits(name, start, stop):
+            """Bits [start, stop) of a payload field, as one slice of the payload signal (a
+            slice of ``req.<field>`` is a slice of a slice, whose inner slice Amaranth
+            re-emits at its full width at every use: seconds for a large array's fields)."""
+            off = self.req_layout[name].offset
+            return bits[off + start:off + stop]
 
         # fold sequencer -------------------------------------------------------------------
         can_advance = ~self.d.valid | self.d.ready          # the D register can be written
@@ -91,40 +295,32 @@ class _FoldedArray(wiring.Component):
                      self.req.ready.eq(can_advance & last)]
 
         # operand chunks: the F-way select is shared by all outputs of a row / column ---------
-        def chunk_of(field, index, kind):
+        def chunk_of(name, index, kind):
             sig = Signal(kc, name=f"{kind}{index}_chunk")
             base = index * p.k * eb
             if p.fold == 1:
-                m.d.comb += sig.eq(field[base:base + kc])
+                m.d.comb += sig.eq(field_bits(name, base, base + kc))
             else:
                 with m.Switch(step):
                     for f in range(p.fold):
                         with m.Case(f):
-                            m.d.comb += sig.eq(field[base + f * kc:base + (f + 1) * kc])
+                            m.d.comb += sig.eq(field_bits(name, base + f * kc,
+                                                          base + (f + 1) * kc))
             return sig
 
-        a_rows = [chunk_of(req.a, i, "a") for i in range(p.m)]
-        b_cols = [chunk_of(req.b, j, "b") for j in range(p.n)]
+        a_rows = [chunk_of("a", i, "a") for i in range(p.m)]
+        b_cols = [chunk_of("b", j, "b") for j in range(p.n)]
 
         # M×N channels: partial sum + base in one compressor tree --------------------------------
         acc = Signal(p.m * p.n * w)
         take_c = Signal()
         m.d.comb += take_c.eq(first & ~req.chain)
-        nxt = []
-        const = self.partial_constant()
-        for i in range(p.m):
-            for j in range(p.n):
-                e = i * p.n + j
-                name = f"ch{i}_{j}"
-                base = Signal(w, name=f"{name}_base")
-                m.d.comb += base.eq(Mux(take_c, req.c[e * w:(e + 1) * w], acc[e * w:(e + 1) * w]))
-                cols = self.partial_columns(m, a_rows[i], b_cols[j], req.op, name)
-                cols = [list(c) for c in cols[:w]] + [[] for _ in range(w - len(cols))]
-                for bit in range(w):
-                    cols[bit].append(base[bit])
-                    if (const >> bit) & 1:
-                        cols[bit].append(Const(1, 1))
-                nxt.append(compress(m, cols, w, name))
+        cp = self.channel_params()
+        grid = _grid(m, self.CHANNEL, cp, p.m, p.n, a_rows, b_cols,
+                     req.op if self.CHANNEL.uses_op_for(cp) else None, take_c,
+                     lambda i, j: field_bits("c", (i * p.n + j) * w, (i * p.n + j + 1) * w),
+                     lambda i, j: acc[(i * p.n + j) * w:(i * p.n + j + 1) * w])
+        nxt = [grid[i][j] for i in range(p.m) for j in range(p.n)]
         with m.If(advance):
             m.d.sync += acc.eq(Cat(*nxt))
 
@@ -156,18 +352,14 @@ class BmmaArray(_FoldedArray):
     Each output is one Dadda tree (tcgen.hw.intarith.compress) over its K/F product bits at weight 0
     plus the acc_width base bits, then one carry-propagate adder: the popcount and the
     accumulation share the tree (the sum is exact mod 2**acc_width, so order is immaterial).
+    The channel is :class:`BmmaChannel`.
     """
 
-    def partial_columns(self, m, a_row, b_col, op, name):
-        ops = self.params.ops
-        prod = Signal(len(a_row), name=f"{name}_prod")
-        if ops == "xor":
-            m.d.comb += prod.eq(a_row ^ b_col)
-        elif ops == "and":
-            m.d.comb += prod.eq(a_row & b_col)
-        else:
-            m.d.comb += prod.eq(Mux(op, a_row & b_col, a_row ^ b_col))
-        return [[prod[t] for t in range(len(prod))]]
+    CHANNEL = BmmaChannel
+
+    def channel_params(self) -> ChannelParams:
+        return ChannelParams(chunk=self.params.chunk, acc_width=self.params.acc_width,
+                             ops=self.params.ops)
 
 
 class Int8MacArray(_FoldedArray):
@@ -179,24 +371,84 @@ class Int8MacArray(_FoldedArray):
     Dadda tree (tcgen.hw.intarith.compress).  Products enter the tree with their sign bit inverted
     (p + 2**15 is unsigned) and the constant −(K/F)·2**15 is added once, which avoids
     sign-extension columns.  Payload: a element (i, k) at bits [(i·K + k)·8, +8); b column j
-    contiguous; op is unused.
+    contiguous; op is unused.  The channel is :class:`Int8MacChannel`.
     """
 
-    ELEM_BITS = 8
+    CHANNEL = Int8MacChannel
 
-    def partial_constant(self) -> int:
-        return (-self.params.chunk * (1 << 15)) % (1 << self.params.acc_width)
 
-    def partial_columns(self, m, a_row, b_col, op, name):
-        cols = [[] for _ in range(16)]
-        for t in range(self.params.chunk):
-            a = a_row[8 * t:8 * t + 8].as_signed()
-            b = b_col[8 * t:8 * t + 8].as_signed()
-            prod = array_mul(m, a, b, True, True, name=f"{name}_mul{t}")
-            for bit in range(15):
-                cols[bit].append(prod[bit])
-            cols[15].append(~prod[15])
-        return cols
+@dataclass(frozen=True)
+class EpilogueChannelParams:
+    """What one :class:`BnnEpilogue` channel depends on (its content key, tcgen.hw.dedup)."""
+    acc_width: int
+    k_width: int
+    res_width: int
+    tau_width: int
+    sense: bool
+    v_width: int
+
+
+def _signed_columns(cols, bits, weight, negate):
+    """Add a signed operand (bits LSB first, two's complement) · 2**weight, or its negation, to
+    the columns; returns the constant to add (sign-extension by flipping the MSB and subtracting
+    2**(msb weight); −x = ~x + 1)."""
+    n = len(bits)
+    const = 0
+    for t, b in enumerate(bits):
+        v = ~b if negate else b
+        if t == n - 1:
+            v = ~v
+            const -= 1 << (weight + t)
+        cols[weight + t].append(v)
+    if negate:
+        const += 1
+        for t in range(weight):          # ~ of the implicit zero bits below weight
+            cols[t].append(Const(1, 1))
+    return const
+
+
+class EpilogueChannel(wiring.Component):
+    """One output channel of :class:`BnnEpilogue`: ``bit`` from v − τ = k_eff − 2·acc + res − τ.
+
+    Attributes: acc ``In(acc_width)``, tau ``In(tau_width)``, res ``In(res_width)`` (if
+    res_width > 0), k_eff ``In(k_width)``, sense ``In(2)`` (if sense), bit ``Out(1)``.
+    Combinational: one Dadda tree (tcgen.hw.intarith.compress) of the four operands, exact in
+    ``v_width`` bits; its sign is the compare (GE: v ≥ τ, then the sense)."""
+
+    def __init__(self, params: EpilogueChannelParams):
+        self.params = p = params
+        sig = {"acc": In(p.acc_width), "tau": In(p.tau_width)}
+        if p.res_width:
+            sig["res"] = In(p.res_width)
+        sig["k_eff"] = In(p.k_width)
+        if p.sense:
+            sig["sense"] = In(2)
+        sig["bit"] = Out(1)
+        super().__init__(sig)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        vw = p.v_width
+        cols = [[] for _ in range(vw)]
+        const = 0
+        const += _signed_columns(cols, [self.acc[t] for t in range(p.acc_width)], 1, True)
+        const += _signed_columns(cols, [self.tau[t] for t in range(p.tau_width)], 0, True)
+        if p.res_width:
+            const += _signed_columns(cols, [self.res[t] for t in range(p.res_width)], 0, False)
+        for t in range(p.k_width):
+            cols[t].append(self.k_eff[t])
+        const %= 1 << vw
+        for t in range(vw):
+            if (const >> t) & 1:
+                cols[t].append(Const(1, 1))
+        diff = compress(m, cols, vw, "v")
+        ge = ~diff[vw - 1]
+        if p.sense:
+            m.d.comb += self.bit.eq(Mux(self.sense[1], self.sense[0], ge ^ self.sense[0]))
+        else:                                   # paper-faithful: v >= tau only
+            m.d.comb += self.bit.eq(ge)
+        return m
 
 
 class BnnEpilogue(wiring.Component):
@@ -211,7 +463,7 @@ class BnnEpilogue(wiring.Component):
     so a 2×2 (or ceil-mode partial) OR max-pool is the items of one window sent with ``last``
     on the final one; ``last`` on every item disables pooling.  v − τ is one Dadda tree
     (tcgen.hw.intarith.compress) of four operands, exact in ``v_width`` bits; its sign is the
-    compare.
+    compare.  Each channel is one :class:`EpilogueChannel` (one module for all n).
 
     Attributes
     ----------
@@ -241,50 +493,18 @@ class BnnEpilogue(wiring.Component):
         advance = Signal()
         m.d.comb += [self.req.ready.eq(ready), advance.eq(self.req.valid & ready)]
 
-        def signed_columns(cols, bits, weight, negate):
-            """Add a signed operand (bits LSB first, two's complement) · 2**weight, or its
-            negation, to the columns; returns the constant to add (sign-extension by flipping
-            the MSB and subtracting 2**(msb weight); −x = ~x + 1)."""
-            n = len(bits)
-            const = 0
-            for t, b in enumerate(bits):
-                v = ~b if negate else b
-                if t == n - 1:
-                    v = ~v
-                    const -= 1 << (weight + t)
-                cols[weight + t].append(v)
-            if negate:
-                const += 1
-                for t in range(weight):          # ~ of the implicit zero bits below weight
-                    cols[t].append(Const(1, 1))
-            return const
-
+        cp = EpilogueChannelParams(acc_width=p.acc_width, k_width=p.k_width,
+                                   res_width=p.res_width, tau_width=p.tau_width, sense=p.sense,
+                                   v_width=vw)
         bits = []
         for o in range(p.n):
-            cols = [[] for _ in range(vw)]
-            const = 0
-            acc = req.acc[o * p.acc_width:(o + 1) * p.acc_width]
-            const += signed_columns(cols, [acc[t] for t in range(p.acc_width)], 1, True)
-            tau = req.tau[o * p.tau_width:(o + 1) * p.tau_width]
-            const += signed_columns(cols, [tau[t] for t in range(p.tau_width)], 0, True)
+            conn = {"acc": req.acc[o * p.acc_width:(o + 1) * p.acc_width],
+                    "tau": req.tau[o * p.tau_width:(o + 1) * p.tau_width], "k_eff": req.k_eff}
             if p.res_width:
-                res = req.res[o * p.res_width:(o + 1) * p.res_width]
-                const += signed_columns(cols, [res[t] for t in range(p.res_width)], 0, False)
-            for t in range(p.k_width):
-                cols[t].append(req.k_eff[t])
-            const %= 1 << vw
-            for t in range(vw):
-                if (const >> t) & 1:
-                    cols[t].append(Const(1, 1))
-            diff = compress(m, cols, vw, f"v{o}")
-            ge = ~diff[vw - 1]
-            bit = Signal(name=f"bit{o}")
+                conn["res"] = req.res[o * p.res_width:(o + 1) * p.res_width]
             if p.sense:
-                sense = req.sense[2 * o:2 * o + 2]
-                m.d.comb += bit.eq(Mux(sense[1], sense[0], ge ^ sense[0]))
-            else:                                   # paper-faithful: v >= tau only
-                m.d.comb += bit.eq(ge)
-            bits.append(bit)
+                conn["sense"] = req.sense[2 * o:2 * o + 2]
+            bits.append(shared(m, f"ch{o}", EpilogueChannel(cp), connect=conn).bit)
 
         packed = Cat(*reversed(bits))          # channel 0 at the MSB
         pool = Signal(p.n)

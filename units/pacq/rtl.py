@@ -24,6 +24,9 @@ Deviations from the paper's text (all are the notes' §3.3 cases; ``mode=literal
 3. Rounding is a parameter (RNE default, RTZ) since the text says "rounding ... truncated".
 4. INT2 has 8 lanes, so 8 rounding units (Table I lists 4).
 5. ±0, ±inf, NaN activations are handled (±0 -> ±0, ±inf -> ±inf in every lane, NaN -> NaN).
+
+Sub-components (FPMul, FPAdd, FPConvert, PacqMul) are added with tcgen.hw.dedup.shared: generated
+Verilog holds one module per distinct configuration (e.g. one PacqMul for the four of a DP-4).
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from tcgen.hw.dedup import shared
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
                               FPMulParams, round_pack, unpack)
 from tcgen.hw.intarith import lzc, shift_left, sum_operands
@@ -64,7 +68,7 @@ class Fp16Mul(FPMul):
 def _dequant_core(m, code, int2, wbits, name="dq"):
     """(0x6400 | y) + (−1032 | −1026) on one FPAdd; returns the FP16 weight."""
     add = FPAdd(FPAddParams(fmt="fp16", rounding="rne", ftz=False, pipeline=0))
-    m.submodules[name] = add
+    shared(m, name, add)
     y = Signal(4, name=f"{name}_y")
     neg_k = Signal(16, name=f"{name}_negk")
     if wbits == "4":
@@ -127,7 +131,7 @@ class DequantMul(wiring.Component):
         int2 = self.int2 if p.wbits == "both" else None
         b = _dequant_core(m, self.code, int2, p.wbits)
         mul = FPMul(FPMulParams(fmt="fp16", rounding=p.rounding, ftz=False, pipeline=0))
-        m.submodules.mul = mul
+        shared(m, "mul", mul)
         m.d.comb += [mul.a.eq(self.a), mul.b.eq(b), self.y.eq(mul.y)]
         return m
 
@@ -300,14 +304,14 @@ def _widen(m, x16, acc, name):
         return x16
     conv = FPConvert(FPConvertParams(src="fp16", dst=acc, rounding="rne", saturate=False,
                                      ftz=False, pipeline=0))
-    m.submodules[name] = conv
+    shared(m, name, conv)
     m.d.comb += conv.a.eq(x16)
     return conv.y
 
 
 def _fp_add(m, a, b, acc, rounding, name):
     add = FPAdd(FPAddParams(fmt=acc, rounding=rounding, ftz=False, pipeline=0))
-    m.submodules[name] = add
+    shared(m, name, add)
     m.d.comb += [add.a.eq(a), add.b.eq(b)]
     return add.y
 
@@ -371,7 +375,7 @@ class Dp4Baseline(wiring.Component):
         prods = []
         for k in range(4):
             mul = FPMul(FPMulParams(fmt="fp16", rounding=p.rounding, ftz=False, pipeline=0))
-            m.submodules[f"mul{k}"] = mul
+            shared(m, f"mul{k}", mul)
             m.d.comb += [mul.a.eq(self.op.payload.a[k]), mul.b.eq(self.op.payload.b[k])]
             prods.append(pipe.reg(_widen(m, mul.y, p.acc, f"widen{k}"), f"prod{k}"))
         c1 = pipe.reg(self.op.payload.c, "c1")
@@ -439,7 +443,7 @@ class Dp4Pacq(wiring.Component):
         muls = []
         for k in range(4):
             mul = PacqMul(mp)
-            m.submodules[f"pmul{k}"] = mul
+            shared(m, f"pmul{k}", mul)
             m.d.comb += [mul.a.eq(pl.a[k]), mul.w.eq(pl.w[k])]
             if p.wbits == "both":
                 m.d.comb += mul.int2.eq(pl.int2)
