@@ -100,6 +100,7 @@ def _parse_stat(text: str) -> dict:
     cur = None
     in_cells = False
     hier: dict = {}
+    path: list = []            # (indent, total instances) of the hierarchy lines above
     in_hier = False
     for line in text.splitlines():
         m = re.match(r"^=== (.+) ===$", line.strip())
@@ -111,9 +112,16 @@ def _parse_stat(text: str) -> dict:
             in_cells = False
             continue
         if in_hier:
-            h = re.match(r"^\s+\\?(\S+)\s+(\d+)\s*$", line)
+            # a tree, two spaces per level; a count is per instance of the parent line, and a
+            # module used under several parents appears under each: total = sum of products
+            h = re.match(r"^(\s+)\\?(\S+)\s+(\d+)\s*$", line)
             if h:
-                hier[h.group(1)] = int(h.group(2))
+                depth, n = len(h.group(1)), int(h.group(3))
+                while path and path[-1][0] >= depth:
+                    path.pop()
+                total = n * (path[-1][1] if path else 1)
+                path.append((depth, total))
+                hier[h.group(2)] = hier.get(h.group(2), 0) + total
             continue
         if cur is None:
             continue

@@ -139,6 +139,24 @@ endmodule
     assert r["endpoint"] is not None
 
 
+def test_nested_breakdown_counts_every_instance():
+    """Yosys prints the hierarchy as a tree of counts per parent instance; the breakdown counts
+    instances in the whole design (3 mid x 2 leaf + 1 leaf directly under top = 7 leaf)."""
+    text = """
+module leaf(input a, input b, output y); assign y = a ^ b; endmodule
+module mid(input [1:0] a, input [1:0] b, output [1:0] y);
+  leaf l0(a[0], b[0], y[0]); leaf l1(a[1], b[1], y[1]);
+endmodule
+module top(input [6:0] a, input [6:0] b, output [6:0] y);
+  mid m0(a[1:0], b[1:0], y[1:0]); mid m1(a[3:2], b[3:2], y[3:2]);
+  mid m2(a[5:4], b[5:4], y[5:4]); leaf lx(a[6], b[6], y[6]);
+endmodule
+"""
+    r = measure_verilog(text, "top")
+    mods = {b["module"]: b["instances"] for b in r["breakdown"]}
+    assert mods == {"top": 1, "mid": 3, "leaf": 7}
+
+
 def test_failing_synthesis_is_one_clear_error():
     with pytest.raises(SynthesisError) as e:
         measure_verilog("module broken(input a, output y);\n  assign y = a +;\nendmodule\n",
