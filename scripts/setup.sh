@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(iverilog yosys opensta verilator perl liblz4-dev zlib1g-dev qflow-tech-osu018 make g++ gzip)
+APT_PACKAGES=(iverilog yosys opensta verilator perl liblz4-dev zlib1g-dev qflow-tech-osu018 make g++ gzip ccache)
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 STAMP=$VENV/.tcgen-setup

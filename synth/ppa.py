@@ -33,10 +33,12 @@ from .liberty import BUILD, KNOWN, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
 from .yosys import SynthesisError, SynthResult, module_names, synthesize
 
-__all__ = ["measure_verilog", "check_options", "require_models", "ACTIVITIES", "SynthesisError",
+__all__ = ["measure_verilog", "check_options", "check_simulator", "ACTIVITIES", "SIMULATORS",
+           "SynthesisError",
            "ToolError", "flow_hash"]
 
 ACTIVITIES = ("vectorless", "sim")
+SIMULATORS = act.SIMULATORS         # gate-level engines of activity sim (auto: levelized)
 TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3-digit trace)
 
 
@@ -98,20 +100,23 @@ def check_options(clock_ns, activity, toggle_rate, workload_cycles, seed):
     return clock_ns, toggle_rate, int(workload_cycles), int(seed)
 
 
-def require_models(lib: Liberty):
-    if not lib.models:
-        have = [n for n, (p, m, _) in KNOWN.items() if m and p.is_file()]
-        raise FlowInputError(f"ppa: activity sim needs Verilog cell models of the liberty for "
-                         f"gate-level simulation; {lib.name} has none (libraries with models: "
-                         f"{', '.join(have) or 'none available'}); use activity vectorless")
+def check_simulator(lib: Liberty, simulator: str = "auto"):
+    """FlowInputError unless activity ``sim`` can run on ``lib`` with ``simulator``: Icarus
+    needs the liberty's Verilog cell models, Verilator a Verilator >= 5.36; the levelized engine
+    (``auto``) takes the cells' functions from the liberty itself."""
+    if simulator not in SIMULATORS:
+        raise FlowInputError(f"ppa: simulator must be one of {', '.join(SIMULATORS)}, "
+                             f"got {simulator!r}")
+    act.choose_simulator(simulator, lib)
 
 
 # -- the design-level entry point ------------------------------------------------------------------
 def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=10.0,
                     activity="vectorless", toggle_rate=0.1, workload=None,
                     workload_cycles=None, ops_per_cycle=None, ops_unit="op",
-                    cache=True) -> dict:
-    """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``)."""
+                    cache=True, simulator="auto") -> dict:
+    """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``;
+    ``simulator``: the gate-level simulator of ``sim``, one of :data:`SIMULATORS`)."""
     n = workload_cycles
     if activity == "sim":
         if workload is None:
@@ -124,7 +129,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
         clock_ns, activity, toggle_rate, n if n is not None else 2000, 0)
     lib = resolve(liberty)
     if activity == "sim":
-        require_models(lib)
+        check_simulator(lib, simulator)
     if not isinstance(verilog_text, str) or not verilog_text.strip():
         raise FlowInputError("ppa: the Verilog text is empty")
     if top not in module_names(verilog_text):
@@ -140,7 +145,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
         opts["toggle_rate"] = toggle_rate
     else:
         stim_sha = _stimulus_sha(workload)
-        opts.update(stimulus=stim_sha, cycles=n)
+        opts.update(stimulus=stim_sha, cycles=n, simulator=simulator)
     key = _sha({"synth": synth_key, "flow": flow, "clock_ns": clock_ns,
                 "ops": [ops_per_cycle, ops_unit], **opts})[:24]     # per-op figures are stored in the result
     result_file = BUILD / "results" / f"{key}.json"
@@ -155,7 +160,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             return res
         try:
             res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
-                       synth_key, key, cache)
+                       synth_key, key, cache, simulator)
         except KeyboardInterrupt:      # Ctrl-C: no half-written run folder
             shutil.rmtree(BUILD / "runs" / key, ignore_errors=True)
             raise
@@ -214,7 +219,7 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache) -> tuple[SynthRes
 
 
 def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, synth_key, key,
-         cache) -> dict:
+         cache, simulator="auto") -> dict:
     runtimes: dict = {}
     syn, hit = _synth(verilog_text, top, lib, clock_ns, synth_key, cache)
     runtimes.update({k: (0.0 if hit else v) for k, v in syn.runtime_s.items()})
@@ -243,8 +248,8 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                                f"{toggle_rate:g} (toggles per cycle on every non-clock pin; "
                                f"clock pins 2 per cycle)")
     else:
-        vcd = act.simulate(nl, syn.netlist, lib, lib.models, workload, work, n)
-        rates = act.toggle_rates(vcd, n)
+        rates, sim_name, trace = act.net_activity(nl, syn.netlist, lib, workload, work, n,
+                                                  simulator)
         runtimes["simulate_s"] = round(time.monotonic() - t0, 3)
         t1 = time.monotonic()
         in_act = {b: rates[b] for b in nl.port_bits("input") if b in rates and b != "clk"}
@@ -256,7 +261,12 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
         out["power_mw"] = power
         out["power_method"] = ("sim: per-pin OpenSTA power at unit activity x toggle rate of "
                                "the pin's net from zero-delay gate-level simulation of the "
-                               "workload (Icarus + the liberty's cell models)")
+                               "workload (" + {
+                                   "icarus": "Icarus + the liberty's Verilog cell models",
+                                   "verilator": "Verilator toggle coverage + cell functions "
+                                                "from the liberty",
+                                   "levelized": "levelized engine tcgen.synth.gatesim + cell "
+                                                "functions from the liberty"}[sim_name] + ")")
         vals = [r[0] for k, r in rates.items() if k not in ("clk", "rst")]
         out["sim"] = {
             "cycles": n,
@@ -267,7 +277,8 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
             if in_act else 0.0,
             "trace_check_rel_err": check,
             "power_mw_opensta_propagated": propagated,
-            "vcd": str(vcd),
+            "simulator": sim_name,
+            "trace": str(trace) if trace else None,
         }
     out.update({
         "crit_path_ns": timing.crit_path_ns,

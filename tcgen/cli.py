@@ -5,6 +5,7 @@
     tcgen generate --all -o DIR [--flat]
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
+                   [--simulator auto|levelized|icarus|verilator]
                    [--json FILE] [--no-cache]                      (docs/ppa.md)
 
 Errors (tcgen.errors): bad input -- a usage error, a parameter (``ParamError``), a liberty or a
@@ -26,7 +27,7 @@ from amaranth.hdl import UnusedElaboratable
 from tcgen.hw import files
 from tcgen.hw.generate import check_module_name
 from tcgen.hw.params import ParamError, describe_field, parse_value
-from tcgen.synth.ppa import ACTIVITIES
+from tcgen.synth.ppa import ACTIVITIES, SIMULATORS
 from tcgen.synth.tools import FlowInputError, ToolError
 
 from .errors import UsageError
@@ -152,6 +153,9 @@ def _add_ppa_parser(sub):
     p.add_argument("--cycles", type=_int, default=2000, metavar="N",
                    help="sim: workload cycles (default 2000)")
     p.add_argument("--seed", type=_int, default=1, metavar="S", help="sim: workload seed")
+    p.add_argument("--simulator", default="auto", metavar="SIM",
+                   help="sim: gate-level engine: auto (default; levelized, Icarus for a netlist "
+                        "it refuses), levelized, icarus or verilator (docs/ppa.md)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
     p.set_defaults(func=cmd_ppa)
@@ -182,13 +186,17 @@ def cmd_ppa(args) -> int:
     if args.activity not in ACTIVITIES:
         raise UsageError(f"--activity must be one of {', '.join(ACTIVITIES)}, "
                          f"got {args.activity!r}")
+    if args.simulator not in SIMULATORS:
+        raise UsageError(f"--simulator must be one of {', '.join(SIMULATORS)}, "
+                         f"got {args.simulator!r}")
     if args.json and args.json != "-":
         parent = Path(args.json).parent
         if not parent.is_dir():
             raise UsageError(f"cannot write {args.json}: folder {parent} does not exist")
     res = measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
                   activity=args.activity, toggle_rate=args.toggle_rate,
-                  workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache)
+                  workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
+                  simulator=args.simulator)
     text = json.dumps(res, indent=1, sort_keys=True) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
@@ -216,8 +224,8 @@ def format_table(r: dict) -> str:
         f"  liberty     {r['liberty']['name']} ({r['liberty']['library']})   "
         f"clock {r['clock_ns']:g} ns   activity {r['activity']}"
         + (f" {r['toggle_rate']:g}/cycle" if r["activity"] == "vectorless"
-           else f" ({r['workload']['cycles']} cycles, mean net toggle rate "
-                f"{r['sim']['mean_toggle_rate']:.3f}/cycle)"),
+           else f" ({r['workload']['cycles']} cycles on {r['sim'].get('simulator', 'icarus')}, "
+                f"mean net toggle rate {r['sim']['mean_toggle_rate']:.3f}/cycle)"),
         f"  area        {r['area_um2']:.1f} um^2   {r['cell_count']} cells",
         f"  timing      critical path {_g(r['crit_path_ns'])} ns   fmax "
         f"{_g(r['fmax_mhz'], '{:.1f}')} MHz   slack {_g(r['slack_ns'])} ns   "

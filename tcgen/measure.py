@@ -18,7 +18,7 @@ import numpy as np
 
 from tcgen.hw.params import ParamError
 from tcgen.synth.liberty import KNOWN, resolve
-from tcgen.synth.ppa import check_options, measure_verilog, require_models
+from tcgen.synth.ppa import check_options, check_simulator, measure_verilog
 
 from .generate import verilog
 from .registry import get_unit
@@ -27,9 +27,11 @@ __all__ = ["measure"]
 
 
 def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
-            toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True) -> dict:
+            toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True,
+            simulator="auto") -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
-    strings, or the unit's Params object)."""
+    strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
+    ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md)."""
     unit = get_unit(unit_name)
     params = _params(unit, params)
     clock_ns, toggle_rate, workload_cycles, seed = check_options(
@@ -37,7 +39,7 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     lib = resolve(liberty)
     workload = None
     if activity == "sim":
-        require_models(lib)
+        check_simulator(lib, simulator)
         if unit.workload is None:
             raise ParamError(f"ppa: unit {unit.name} declares no workload; sim power needs one "
                              "(use activity vectorless)")
@@ -56,11 +58,13 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         cmd += ["--toggle-rate", f"{toggle_rate:g}"]
     else:
         cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
+        if simulator != "auto":
+            cmd += ["--simulator", simulator]
     res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
                           toggle_rate=toggle_rate, workload=workload,
                           workload_cycles=workload_cycles,
                           ops_per_cycle=float(unit.ops_per_cycle(params)),
-                          ops_unit=unit.ops_unit, cache=cache)
+                          ops_unit=unit.ops_unit, cache=cache, simulator=simulator)
     out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
     out.update(res)
     if activity == "sim":
