@@ -7,18 +7,19 @@
 What it measures (tcgen.synth.ppa.measure, one clock target, same flow for every row):
 
 * ``bmma_array`` m8n8k128 (the paper's size): F = 1, 2, 4 with the run-time xor/and select,
-  and xor-only / and-only at F = 1; vectorless on the three libraries, sim on osu018 (and
-  sky130hd for F = 1); about 4 min of synthesis per row here;
+  and xor-only / and-only at F = 1; about 4 min of synthesis per row here;
 * the same generator at m2n2k128 (4 of the 64 output channels; the per-channel datapath is the
   same popcount-128 + s32 tree): F = 1, 2, 4, 8; xor-only (Turing, paper-faithful), and-only
-  and xor_and; vectorless on osu018, nangate45 and sky130hd, sim on osu018 (and sky130hd for
-  the F=1 / INT8 pair); sim is refused on nangate45 (its liberty ships no cell models);
-* ``int8_mac_array`` of equal MACs per cycle: m2n2k16 F=1 = bmma m2n2k128 F=8 (64 per cycle)
-  on the three libraries (+ sim on osu018), and (without --no-full) m2n2k32 F=1 = bmma F=4
-  (128 per cycle) on osu018;
+  and xor_and;
+* ``int8_mac_array`` of equal MACs per cycle: m2n2k16 F=1 = bmma m2n2k128 F=8 (64 per cycle),
+  and (without --no-full) m2n2k32 F=1 = bmma F=4 (128 per cycle) on osu018;
 * ``bnn_epilogue`` with the per-channel sense (ours) and without (paper/code: v ≥ τ only);
 * the popcount-128 full-adder census against the 128 − 8 = 120 bound;
 * the throughput model at the measured clocks beside the paper's RTX 2080 Ti figures.
+
+Every row is measured vectorless and with simulated activity (``sim``, the levelized gate-level
+engine, cells from each liberty's functions) on the three libraries, except the rows marked
+osu018-only.
 """
 from __future__ import annotations
 
@@ -42,34 +43,33 @@ SMALL = {"m": 2, "n": 2, "k": 128}
 
 def configs(full: bool):
     """(label, unit, params, [(liberty, activity), ...]) rows of the study."""
-    v3 = [("osu018", "vectorless"), ("nangate45", "vectorless"), ("sky130hd", "vectorless")]
-    v3s = v3 + [("osu018", "sim"), ("sky130hd", "sim")]
-    v3o = v3 + [("osu018", "sim")]
-    osu = [("osu018", "vectorless")]
+    libs = ("osu018", "nangate45", "sky130hd")
+    v3 = [(lib, act) for lib in libs for act in ("vectorless", "sim")]
+    osu = [("osu018", "vectorless"), ("osu018", "sim")]
     rows = []
     if full:
         rows += [
-            ("bmma m8n8k128 F=1 xor_and", "bmma_array", {"fold": 1}, v3s),
+            ("bmma m8n8k128 F=1 xor_and", "bmma_array", {"fold": 1}, v3),
             ("bmma m8n8k128 F=2 xor_and", "bmma_array", {"fold": 2}, v3),
-            ("bmma m8n8k128 F=4 xor_and", "bmma_array", {"fold": 4}, v3o),
-            ("bmma m8n8k128 F=1 xor", "bmma_array", {"ops": "xor"}, v3o),
-            ("bmma m8n8k128 F=1 and", "bmma_array", {"ops": "and"}, v3o),
+            ("bmma m8n8k128 F=4 xor_and", "bmma_array", {"fold": 4}, v3),
+            ("bmma m8n8k128 F=1 xor", "bmma_array", {"ops": "xor"}, v3),
+            ("bmma m8n8k128 F=1 and", "bmma_array", {"ops": "and"}, v3),
         ]
     rows += [
-        ("bmma m2n2k128 F=1 xor_and", "bmma_array", dict(SMALL, fold=1), v3s),
+        ("bmma m2n2k128 F=1 xor_and", "bmma_array", dict(SMALL, fold=1), v3),
         ("bmma m2n2k128 F=2 xor_and", "bmma_array", dict(SMALL, fold=2), osu),
-        ("bmma m2n2k128 F=4 xor_and", "bmma_array", dict(SMALL, fold=4), v3o),
-        ("bmma m2n2k128 F=8 xor_and", "bmma_array", dict(SMALL, fold=8), v3o),
-        ("bmma m2n2k128 F=1 xor", "bmma_array", dict(SMALL, ops="xor"), v3o),
-        ("bmma m2n2k128 F=1 and", "bmma_array", dict(SMALL, ops="and"), v3o),
+        ("bmma m2n2k128 F=4 xor_and", "bmma_array", dict(SMALL, fold=4), v3),
+        ("bmma m2n2k128 F=8 xor_and", "bmma_array", dict(SMALL, fold=8), v3),
+        ("bmma m2n2k128 F=1 xor", "bmma_array", dict(SMALL, ops="xor"), v3),
+        ("bmma m2n2k128 F=1 and", "bmma_array", dict(SMALL, ops="and"), v3),
         ("bmma m2n2k128 F=1 xor acc s17", "bmma_array", dict(SMALL, ops="xor", acc_width=17),
          osu),
         *([("int8 m2n2k32 F=1 (= bmma F=4 work)", "int8_mac_array", {"m": 2, "n": 2, "k": 32},
             osu)] if full else []),
         ("int8 m2n2k16 F=1 (= bmma F=8 work)", "int8_mac_array", {"m": 2, "n": 2, "k": 16},
-         v3o),
-        ("epilogue n=8 (sense, ours)", "bnn_epilogue", {}, v3o),
-        ("epilogue n=8 v≥τ only (paper)", "bnn_epilogue", {"sense": False}, v3o),
+         v3),
+        ("epilogue n=8 (sense, ours)", "bnn_epilogue", {}, v3),
+        ("epilogue n=8 v≥τ only (paper)", "bnn_epilogue", {"sense": False}, v3),
     ]
     return rows
 
@@ -139,8 +139,9 @@ def report(results, full: bool, wall_s: float) -> str:
         "Debian qflow-tech-osu018), nangate45, sky130hd (../shared/liberty). Power: "
         "`vectorless` = every pin toggles 0.1 per cycle (the papers' method); `sim` = activity "
         f"from a gate-level simulation of the unit's own registered workload ({CYCLES} cycles, "
-        "seed 1: random operands and C, half the requests chained, random op where selectable). "
-        "nangate45 ships no cell models, so it has vectorless only.",
+        "seed 1: random operands and C, half the requests chained, random op where selectable; "
+        "levelized zero-delay engine with the cells' liberty functions, toggle counts equal to "
+        "Icarus on the vendor models net for net, docs/ppa.md).",
         "",
         "A *bit-op* is one binary multiply-accumulate (one XOR or AND product added into an "
         "output), so m8n8k128 = 8192 bit-ops per operation (the paper's count); an INT8 *MAC* "
