@@ -6,9 +6,12 @@ Runs, each in its own process so that nothing imports tb/ or another script:
    unit on the batch path (Icarus, Verilator with lanes) and the per-vector cocotb path, every
    vector checked against the golden model;
 2. ``scripts/model_bench.py --json``: golden-model elements per second;
-3. ``scripts/gen_bench.py --json`` (if present): Verilog generation times.
+3. ``scripts/gen_bench.py --json``: Verilog generation times (dedup and flat);
+4. ``scripts/activity_bench.py --json``: gate-level activity engines (levelized, Icarus,
+   Verilator) on the m8n8k128 array and fp_mul, toggle counts compared.
 
-    python scripts/sim_bench.py [--skip-sim] [--skip-gen] [-o reports/sim_bench.md]
+    python scripts/sim_bench.py [--skip-sim] [--skip-gen] [--skip-activity]
+                                [-o reports/sim_bench.md]
 """
 from __future__ import annotations
 
@@ -42,9 +45,10 @@ def main() -> int:
     ap.add_argument("-o", "--out", default=str(ROOT / "reports" / "sim_bench.md"))
     ap.add_argument("--skip-sim", action="store_true")
     ap.add_argument("--skip-gen", action="store_true")
+    ap.add_argument("--skip-activity", action="store_true")
     args = ap.parse_args()
     t_start = time.time()
-    data: dict = {"sim": {}, "model": None, "gen": None}
+    data: dict = {"sim": {}, "model": None, "gen": None, "activity": None}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         if not args.skip_sim:
@@ -54,10 +58,12 @@ def main() -> int:
                 data["sim"][f.stem] = json.loads(f.read_text())
         _run([PY, "scripts/model_bench.py", "--json", str(tmp / "model.json")])
         data["model"] = json.loads((tmp / "model.json").read_text())
-        gen = ROOT / "scripts" / "gen_bench.py"
-        if gen.exists() and not args.skip_gen:
-            _run([PY, str(gen), "--json", str(tmp / "gen.json")])
+        if not args.skip_gen:
+            _run([PY, "scripts/gen_bench.py", "--json", str(tmp / "gen.json")])
             data["gen"] = json.loads((tmp / "gen.json").read_text())
+        if not args.skip_activity:
+            _run([PY, "scripts/activity_bench.py", "--json", str(tmp / "act.json")])
+            data["activity"] = json.loads((tmp / "act.json").read_text())
     wall = time.time() - t_start
 
     L = ["# Simulation, model and generation throughput", ""]
@@ -84,13 +90,40 @@ def main() -> int:
               f"**{'met' if met else 'not met'}** ({fm['per_s'] / 1e6:.2f} M/s)."]
     L += ["", "## Golden model (tcgen.hw.numeric, numpy)", ""]
     model = data["model"]
-    rows = model if isinstance(model, list) else model.get("rows", model)
-    L.append("```")
-    L.append(json.dumps(rows, indent=1, sort_keys=True))
-    L.append("```")
+    L += [f"2^{int(model['n']).bit_length() - 1} random operand pairs per case, best of "
+          f"{model['repeat']}, one core.", "", "| op | case | M elements/s |", "|---|---|---:|"]
+    L += [f"| {r['op']} | {r['case']} | {r['melem_per_s']:.1f} |" for r in model["results"]]
+    low = min(r["melem_per_s"] for r in model["results"])
+    L += ["", f"Target ≥ {TARGET_MODEL / 1e6:.0f} M elements/s: "
+          f"**{'met' if low * 1e6 >= TARGET_MODEL else 'not met'}** (slowest case "
+          f"{low:.1f} M/s)."]
     if data["gen"] is not None:
-        L += ["", "## Verilog generation (scripts/gen_bench.py)", "", "```",
-              json.dumps(data["gen"], indent=1, sort_keys=True), "```"]
+        gen = data["gen"]
+        rows = gen["rows"] if isinstance(gen, dict) else gen
+        L += ["", "## Verilog generation (scripts/gen_bench.py)", "",
+              "One fresh `tcgen generate` process per row (import time included); peak RSS of "
+              "that process.", "",
+              "| what | mode | wall s | peak RSS MB | Verilog bytes | modules | target s | "
+              "status |", "|---|---|---:|---:|---:|---:|---:|---|"]
+        for r in rows:
+            tgt = r.get("target_s")
+            status = (r["error"].splitlines()[-1][:90] if r.get("rc") else
+                      ("met" if tgt and r["wall_s"] <= tgt else "not met" if tgt else ""))
+            L.append(f"| {r['what']} | {r['mode']} | {r['wall_s']:.2f} | "
+                     f"{r['peak_rss_mb']:.0f} | {r['verilog_bytes']:,} | {r['modules']} | "
+                     f"{tgt if tgt else ''} | {status} |")
+    if data["activity"] is not None:
+        L += ["", "## Gate-level activity engines (scripts/activity_bench.py)", "",
+              "Mapped osu018 netlists; seconds include each engine's own preparation (the "
+              "levelized compile, Verilator's build), not reading the netlist.", "",
+              "| unit | cells | engine | cycles | seconds | s per 1000 cycles | nets | toggle "
+              "mismatches vs Icarus |", "|---|---:|---|---:|---:|---:|---:|---|"]
+        for b in data["activity"]:
+            for r in b["runs"]:
+                mis = "-" if r["toggle_mismatches"] is None else r["toggle_mismatches"]
+                L.append(f"| {b['unit']} | {b['cells']:,} | {r['engine']} | {r['cycles']:,} | "
+                         f"{r['seconds']:.1f} | {r['seconds'] * 1000 / r['cycles']:.1f} | "
+                         f"{r['nets']:,} | {mis} |")
     write_report(Path(args.out), "\n".join(L) + "\n", data, strip=ROOT)
     print(f"wrote {args.out}")
     return 0
