@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow lint lint-imports clean
+.PHONY: setup run test test-slow test-sims lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,11 @@ lint-imports: setup
 ## make test-slow: the long sweeps marked `slow` (results go to reports/)
 test-slow: setup
 	$(PY) -m pytest -n $(JOBS) -q -m slow tb
+
+## make test-sims: the whole regression once per simulator (SIM=icarus, SIM=verilator)
+## -> reports/sim_regression.md
+test-sims: setup
+	$(PY) scripts/sim_regression.py
 
 lint: setup
 	$(PY) scripts/main_job.py --no-ppa
