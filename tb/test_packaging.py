@@ -218,12 +218,33 @@ def _processes_in(folder: Path) -> list[str]:
     return out
 
 
+def _ppid(pid: str) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _descends_from(pid: str, ancestor: int) -> bool:
+    for _ in range(16):
+        parent = _ppid(pid)
+        if parent is None or parent <= 1:
+            return False
+        if parent == ancestor:
+            return True
+        pid = str(parent)
+    return False
+
+
 def _interrupt(args, wait_for, timeout=120):
-    """Start ``tcgen args``, wait until ``wait_for()`` is true, send SIGINT, collect."""
+    """Start ``tcgen args``, wait until ``wait_for(pid)`` is true, send SIGINT, collect."""
+    # SIGINT's default action restored in the child: a shell running pytest in the background
+    # (``cmd &``, no job control) makes it ignored, and Python keeps an inherited SIG_IGN
     p = subprocess.Popen([PY, "-m", "tcgen.cli", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.monotonic()
-    while not wait_for():
+    while not wait_for(p.pid):
         assert p.poll() is None, f"finished before the interrupt: {p.communicate()}"
         assert time.monotonic() - t0 < timeout, "the awaited state never came"
         time.sleep(0.05)
@@ -236,13 +257,22 @@ def test_ctrl_c_during_synthesis_leaves_nothing_behind():
     synth = ROOT / "build" / "ppa" / "synth"
     before = set(synth.glob("*")) if synth.is_dir() else set()
 
-    def yosys_running():
-        return any(".tmp" in line for line in _processes_in(synth))
+    ours: dict[str, str] = {}          # tool processes of our command -> their folder (another
+                                       # flow may be running in build/ppa/synth at the same time)
+
+    def yosys_running(pid):
+        for line in _processes_in(synth):
+            tool, cwd = line.split(maxsplit=1)
+            if ".tmp" in cwd and _descends_from(tool, pid):
+                ours[tool] = cwd
+        return bool(ours)
     code, _, err = _interrupt(["ppa", "fp_mul", "-p", "fmt=fp32", "--no-cache"], yosys_running)
     assert code == 130 and err.strip() == "tcgen: interrupted", err
     time.sleep(0.5)
-    assert not _processes_in(synth), "a tool process outlived the command"
-    assert not [p for p in synth.glob("*.tmp")], "a temporary synthesis folder remains"
+    assert not [p for p in ours if Path(f"/proc/{p}").exists()], \
+        "a tool process outlived the command"
+    tmp_dirs = {synth / Path(cwd).relative_to(synth).parts[0] for cwd in ours.values()}
+    assert not [d for d in tmp_dirs if d.exists()], "a temporary synthesis folder remains"
     new = set(synth.glob("*")) - before
     assert all((p / "synth.json").is_file() for p in new), "an incomplete cache entry"
 
@@ -251,6 +281,6 @@ def test_ctrl_c_during_generate_prints_one_line(tmp_path):
     out = tmp_path / "v"
     started = time.monotonic()
     code, _, err = _interrupt(["generate", "--all", "-o", str(out)],
-                              lambda: time.monotonic() - started > 4)
+                              lambda pid: time.monotonic() - started > 4)
     assert code == 130 and err.strip() == "tcgen: interrupted", err
     assert not out.exists()
