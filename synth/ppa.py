@@ -29,7 +29,7 @@ import numpy as np
 
 from . import activity as act
 from . import sta
-from .liberty import BUILD, KNOWN, Liberty, locked, resolve, write_atomic
+from .liberty import BUILD, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
 from .yosys import SynthesisError, SynthResult, module_names, synthesize
 
