@@ -312,16 +312,17 @@ class GateSim:
         return ins, (1 << np.arange(k)).astype(np.int64), np.array([t for _, t in nodes],
                                                                      dtype=np.uint64)
 
-    def _eval_fn(self, g):
-        ins, w, table = self.ff_fn[g]
-        ix = self.values[ins].astype(np.int64) @ w
+    def _lookup(self, ins, weights, table) -> np.ndarray:
+        """Truth-table nodes on the current values: ``table >> (in0 | in1 << 1 | ...) & 1``."""
+        ix = self.values[ins].astype(np.int64) @ weights
         return ((table >> ix.astype(np.uint64)) & np.uint64(1)).astype(np.uint8)
 
+    def _eval_fn(self, g):
+        return self._lookup(*self.ff_fn[g])
+
     def _combinational(self):
-        v = self.values
         for lv in self.levels:
-            ix = v[lv.ins].astype(np.int64) @ lv.weights
-            v[lv.out] = (lv.table >> ix.astype(np.uint64)) & np.uint64(1)
+            self.values[lv.out] = self._lookup(lv.ins, lv.weights, lv.table)
 
     def _set_state(self, q: np.ndarray):
         self.values[self.ff_iq] = q
