@@ -215,7 +215,12 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True)
     env = {"TCGEN_UNIT": unit_name, "TCGEN_PARAMS": json.dumps(params.as_dict()),
-           "TCGEN_RUN_DIR": str(run_dir)}
+           "TCGEN_RUN_DIR": str(run_dir),
+           # cocotb rewrites the asserts of every module it imports (default "*.py"): numpy,
+           # amaranth, tcgen -- ~1.2 s per run, as nothing is cached under
+           # PYTHONDONTWRITEBYTECODE.  The benches' own asserts are the ones worth rewriting.
+           "COCOTB_REWRITE_ASSERTION_FILES": os.environ.get("COCOTB_REWRITE_ASSERTION_FILES",
+                                                            f"{ROOT / 'tb'}/*.py")}
     _python_path()
     if stimulus is not None:
         save_stimulus(run_dir / "stimulus.npz", stimulus)
@@ -255,18 +260,33 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     return summary
 
 
-#: a batch of at least this many vectors runs on Verilator unless the test or ``SIM`` says
-#: otherwise: Icarus simulates an FP16 multiplier at ~3,000 vectors/s, Verilator at ~200,000/s
-#: after a build of ~10 s (ccache keeps the runtime objects between builds), so Verilator wins
-#: from a few tens of thousands of vectors on.
-BATCH_VERILATOR_FROM = 20_000
+#: The batch path's default simulator is the one that finishes first: Icarus starts at once but
+#: evaluates the design event by event, up to ~6 ns per byte of the unit's generated Verilog per
+#: vector (measured here on the batch wrapper, one lane: fp16 fp_add 13 kB 5.6 ns, fp16 fp_mul
+#: 60 kB 4.3 ns, fp32 fp_mul 294 kB 4.6 ns, 8x8 int_mul 19 kB 1.3 ns; the bit-sliced gate
+#: netlist runs at ~2,000 vectors/s on Icarus whatever the unit); Verilator runs 50-500x faster
+#: once built: ~25 s for the first model of a checkout, ~5-10 s for each further one (ccache keeps
+#: the runtime objects in build/ccache).  So a batch goes to Verilator when Icarus is expected to
+#: take longer than building one more Verilator model.
+ICARUS_NS_PER_VECTOR_BYTE = 6.0
+ICARUS_BITSLICE_VECTORS_PER_S = 2_000
+VERILATOR_BUILD_S = 8.0
 
 
-def batch_default_sim(n_vectors: int) -> str:
-    """The batch path's simulator for ``n_vectors`` when neither the test nor ``SIM`` chooses."""
+def icarus_estimate_s(n_vectors: int, verilog_bytes: int, bitslice: bool = False) -> float:
+    """Expected Icarus simulation time of a batch (the cost model above)."""
+    if bitslice:
+        return n_vectors / ICARUS_BITSLICE_VECTORS_PER_S
+    return n_vectors * verilog_bytes * ICARUS_NS_PER_VECTOR_BYTE * 1e-9
+
+
+def batch_default_sim(n_vectors: int, verilog_bytes: int, bitslice: bool = False) -> str:
+    """The batch path's simulator when neither the test nor ``SIM`` chooses: Verilator if it is
+    usable and Icarus would take longer than building it, else Icarus."""
     v = tools.verilator()
     usable = v is not None and v.usable
-    return "verilator" if usable and n_vectors >= BATCH_VERILATOR_FROM else "icarus"
+    slow = icarus_estimate_s(n_vectors, verilog_bytes, bitslice) >= VERILATOR_BUILD_S
+    return "verilator" if usable and slow else "icarus"
 
 
 def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None = None,
@@ -287,10 +307,11 @@ def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None 
         stimulus = {k.removesuffix("__payload"): v for k, v in stimulus.items()   # __valid/
                     if not k.endswith(("__valid", "__ready"))}                    # __ready: unused)
     source = {"kind": "pairs", **pairs} if pairs is not None else {"kind": "file"}
+    params = params if params is not None else get_unit(unit_name).params()
     if sim is None:                    # the faster simulator for the size (README, Simulators)
         n = (int(pairs["stop"]) - int(pairs["start"]) if pairs is not None
              else len(next(iter(stimulus.values()))))
-        sim = batch_default_sim(n)
+        sim = batch_default_sim(n, verilog_file(unit_name, params).stat().st_size, bitslice)
     cfg = {"lanes": lanes, "depth": depth, "source": source, "stall": stall,
            "seed": seed_value, "max_cycles": max_cycles, "max_report": max_report,
            "corrupt": [int(i) for i in corrupt], "bitslice": bitslice}
