@@ -16,7 +16,7 @@ run: setup
 ## cocotb RTL-vs-model, CLI, packaging, PPA sanity)
 test: setup
 	bash scripts/lint_imports.sh
-	$(PY) -m pytest -n $(JOBS) -q tb
+	$(PY) -m pytest -n $(JOBS) --dist worksteal -q --durations=15 tb
 
 ## make lint-imports: only the layer contract of docs/architecture.md (.importlinter)
 lint-imports: setup
@@ -24,7 +24,7 @@ lint-imports: setup
 
 ## make test-slow: the long sweeps marked `slow` (results go to reports/)
 test-slow: setup
-	$(PY) -m pytest -n $(JOBS) -q -m slow tb
+	$(PY) -m pytest -n $(JOBS) --dist worksteal -q -m slow tb
 
 ## make test-sims: the whole regression once per simulator (SIM=icarus, SIM=verilator)
 ## -> reports/sim_regression.md

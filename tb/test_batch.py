@@ -112,3 +112,24 @@ def test_bitslice_planes_roundtrip():
     for g in range(2):
         word = int.from_bytes(raw[g].tobytes(), "big")
         assert np.array_equal(from_plane_word(word, 16), x[g * SLICE:(g + 1) * SLICE])
+
+
+def test_default_simulator_follows_the_cost_model(monkeypatch):
+    """Icarus while its expected time (vectors x Verilog bytes) stays under one Verilator build,
+    Verilator beyond; Icarus whenever Verilator is not usable."""
+    from tcgen.synth import tools
+
+    class V:
+        usable = True
+    monkeypatch.setattr(tools, "verilator", lambda: V())
+    per_build = harness.VERILATOR_BUILD_S / (harness.ICARUS_NS_PER_VECTOR_BYTE * 1e-9)
+    assert harness.batch_default_sim(1000, 60_000) == "icarus"
+    assert harness.batch_default_sim(int(per_build / 60_000) + 1, 60_000) == "verilator"
+    assert harness.batch_default_sim(int(per_build / 60_000) - 1, 60_000) == "icarus"
+    n = int(harness.VERILATOR_BUILD_S * harness.ICARUS_BITSLICE_VECTORS_PER_S)
+    assert harness.batch_default_sim(n, 1, bitslice=True) == "verilator"
+    assert harness.batch_default_sim(n - 1, 1, bitslice=True) == "icarus"
+    V.usable = False
+    assert harness.batch_default_sim(10**9, 10**6) == "icarus"
+    monkeypatch.setattr(tools, "verilator", lambda: None)
+    assert harness.batch_default_sim(10**9, 10**6) == "icarus"

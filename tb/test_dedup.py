@@ -246,20 +246,27 @@ def _prove_equal(gold: str, gate: str, tmp_path: Path) -> tuple[bool, str]:
     return r.returncode == 0 and "SUCCESS!" in log, (r.stderr + log)[-3000:]
 
 
+_SLOW = pytest.mark.slow        # the same mechanisms at larger sizes (~20 s each): make test-slow
 EQUIV_CONFIGS = [
     ("bmma_array", {"m": 2, "n": 2, "k": 32}),
     ("bmma_array", {"m": 2, "n": 3, "k": 64, "fold": 2, "ops": "xor"}),
-    ("int8_mac_array", {"m": 2, "n": 2, "k": 4}),
+    ("int8_mac_array", {"m": 1, "n": 2, "k": 4}),
     ("int8_mac_array", {"m": 2, "n": 2, "k": 4, "fold": 2}),
-    ("dp4_pacq", {}),
+    ("dp4_pacq", {"D": 1, "wbits": 4}),
     ("bnn_epilogue", {}),
+    pytest.param("int8_mac_array", {"m": 2, "n": 2, "k": 4}, marks=_SLOW),
+    pytest.param("dp4_pacq", {}, marks=_SLOW),
 ]
+
+
+def _equiv_id(c):
+    u, p = (c.values if hasattr(c, "values") else c)
+    return f"{u}-{'-'.join(f'{k}={v}' for k, v in p.items()) or 'defaults'}"
 
 
 @pytest.mark.skipif(YOSYS is None, reason="yosys not installed")
 @pytest.mark.parametrize("unit,params", EQUIV_CONFIGS,
-                         ids=[f"{u}-{'-'.join(f'{k}={v}' for k, v in p.items()) or 'defaults'}"
-                              for u, p in EQUIV_CONFIGS])
+                         ids=[_equiv_id(c) for c in EQUIV_CONFIGS])
 def test_dedup_equals_flat(unit, params, tmp_path):
     ok, log = _prove_equal(_gen(unit, top="gold", flat=True, **params),
                            _gen(unit, top="gate", **params), tmp_path)

@@ -6,6 +6,7 @@ itself checked against brute force (nearest of all representable values).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from fractions import Fraction
@@ -40,6 +41,12 @@ def o_value(bits: int, fmt) -> Fraction | str:
     return -v if s else v
 
 
+@functools.lru_cache(maxsize=None)
+def _p2(e: int) -> Fraction:
+    """2**e as a Fraction (cached: the oracle's hot path)."""
+    return F(1 << e) if e >= 0 else F(1, 1 << -e)
+
+
 def o_round(v: Fraction, fmt, mode: str, sign_if_zero: int = 0, saturate=False) -> int:
     e_bits, m_bits = fmt.exp_bits, fmt.man_bits
     bias = 2 ** (e_bits - 1) - 1
@@ -47,7 +54,7 @@ def o_round(v: Fraction, fmt, mode: str, sign_if_zero: int = 0, saturate=False) 
     sbit = 1 << (e_bits + m_bits)
     if fmt.ieee:
         emax = (2 ** e_bits - 2) - bias
-        maxv = (2 - F(1, 2 ** m_bits)) * F(2) ** emax
+        maxv = (2 - F(1, 2 ** m_bits)) * _p2(emax)
         max_enc = ((2 ** e_bits - 2) << m_bits) | (2 ** m_bits - 1)
         inf_enc = (2 ** e_bits - 1) << m_bits
         nan_enc = inf_enc | (1 << (m_bits - 1))
@@ -60,12 +67,12 @@ def o_round(v: Fraction, fmt, mode: str, sign_if_zero: int = 0, saturate=False) 
     s = sbit if v < 0 else 0
     a = abs(v)
     e = a.numerator.bit_length() - a.denominator.bit_length()
-    while F(2) ** e > a:
+    while _p2(e) > a:
         e -= 1
-    while F(2) ** (e + 1) <= a:
+    while _p2(e + 1) <= a:
         e += 1
     e = max(e, emin)
-    ulp = F(2) ** (e - m_bits)
+    ulp = _p2(e - m_bits)
     q = a / ulp
     n = math.floor(q)
     rem = q - n
@@ -78,14 +85,14 @@ def o_round(v: Fraction, fmt, mode: str, sign_if_zero: int = 0, saturate=False) 
         return (s | inf_enc) if fmt.ieee else nan_enc
     if r == 0:
         return s
-    if r < F(2) ** emin:
-        return s | int(r / F(2) ** (emin - m_bits))
+    if r < _p2(emin):
+        return s | int(r / _p2(emin - m_bits))
     e2 = r.numerator.bit_length() - r.denominator.bit_length()
-    while F(2) ** e2 > r:
+    while _p2(e2) > r:
         e2 -= 1
-    while F(2) ** (e2 + 1) <= r:
+    while _p2(e2 + 1) <= r:
         e2 += 1
-    mant = int(r / F(2) ** (e2 - m_bits)) - 2 ** m_bits
+    mant = int(r / _p2(e2 - m_bits)) - 2 ** m_bits
     return s | ((e2 + bias) << m_bits) | mant
 
 
@@ -138,12 +145,18 @@ def test_oracle_matches_brute_force_nearest(fmt, mode):
         if isinstance(got, str):
             assert abs(v) > maxv
             continue
-        if mode == "rtz":
-            cands = [x for x in finite if abs(x) <= abs(v) and (x >= 0) == (v >= 0)]
-            want = max(cands, key=abs) if cands else F(0)
+        i = bisect.bisect_left(finite, v)          # the enumerated values around v
+        below, above = finite[max(i - 1, 0)], finite[min(i, len(finite) - 1)]
+        if mode == "rtz":                          # the largest magnitude not above |v|
+            if v in finite:
+                want = v
+            elif v > 0:
+                want = below if below >= 0 else F(0)
+            else:
+                want = above if above <= 0 else F(0)
             assert got == want, (v, got, want)
         else:
-            best = min(abs(x - v) for x in finite)
+            best = min(abs(below - v), abs(above - v))
             assert abs(got - v) == best or abs(v) > maxv, (v, got)
 
 

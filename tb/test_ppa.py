@@ -316,8 +316,12 @@ def test_scalarized_simulation_gives_identical_toggles(lib, tmp_path):
     assert any(v[0] > 0 for k, v in rates[1].items() if k.startswith("q["))
 
 
-@pytest.mark.parametrize("engine", ["levelized", "verilator"])
-@pytest.mark.parametrize("lib", SIM_LIBS)
+# Verilator on one library in make test, the others in make test-slow: its cell models come from
+# the same liberty functions the levelized engine reads (checked on every library), and its
+# build is the slow part (~10-30 s per library).
+@pytest.mark.parametrize("lib,engine", [(lib, "levelized") for lib in SIM_LIBS]
+                         + [pytest.param(lib, "verilator", marks=[pytest.mark.slow] if i else [])
+                            for i, lib in enumerate(SIM_LIBS)])
 def test_activity_engines_equal_icarus(lib, engine, tmp_path):
     """The levelized and Verilator engines (cells from the liberty's functions) give the same
     toggle count for every net bit as Icarus on the vendor models and its VCD, and the same
