@@ -265,12 +265,19 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
 #: vector (measured here on the batch wrapper, one lane: fp16 fp_add 13 kB 5.6 ns, fp16 fp_mul
 #: 60 kB 4.3 ns, fp32 fp_mul 294 kB 4.6 ns, 8x8 int_mul 19 kB 1.3 ns; the bit-sliced gate
 #: netlist runs at ~2,000 vectors/s on Icarus whatever the unit); Verilator runs 50-500x faster
-#: once built: ~25 s for the first model of a checkout, ~5-10 s for each further one (ccache keeps
-#: the runtime objects in build/ccache).  So a batch goes to Verilator when Icarus is expected to
-#: take longer than building one more Verilator model.
+#: once built, but its build grows with the design: ~5 s plus ~0.1 ms per byte of Verilog once
+#: ccache holds the runtime objects (build/ccache; the first model of a checkout pays ~20 s more
+#: for them): fp16 fp_add 13 kB ~6 s, fp16 fp_mul 60 kB ~11 s, fp32 fp_mul 294 kB ~35 s.  So a
+#: batch goes to Verilator when Icarus is expected to take longer than building the model.
 ICARUS_NS_PER_VECTOR_BYTE = 6.0
 ICARUS_BITSLICE_VECTORS_PER_S = 2_000
-VERILATOR_BUILD_S = 8.0
+VERILATOR_BUILD_S = 5.0
+VERILATOR_BUILD_S_PER_BYTE = 1e-4
+
+
+def verilator_build_estimate_s(verilog_bytes: int) -> float:
+    """Expected Verilator build time of a unit's batch model (the cost model above)."""
+    return VERILATOR_BUILD_S + verilog_bytes * VERILATOR_BUILD_S_PER_BYTE
 
 
 def icarus_estimate_s(n_vectors: int, verilog_bytes: int, bitslice: bool = False) -> float:
@@ -285,7 +292,8 @@ def batch_default_sim(n_vectors: int, verilog_bytes: int, bitslice: bool = False
     usable and Icarus would take longer than building it, else Icarus."""
     v = tools.verilator()
     usable = v is not None and v.usable
-    slow = icarus_estimate_s(n_vectors, verilog_bytes, bitslice) >= VERILATOR_BUILD_S
+    slow = icarus_estimate_s(n_vectors, verilog_bytes, bitslice) >= \
+        verilator_build_estimate_s(verilog_bytes)
     return "verilator" if usable and slow else "icarus"
 
 

@@ -122,13 +122,17 @@ def test_default_simulator_follows_the_cost_model(monkeypatch):
     class V:
         usable = True
     monkeypatch.setattr(tools, "verilator", lambda: V())
-    per_build = harness.VERILATOR_BUILD_S / (harness.ICARUS_NS_PER_VECTOR_BYTE * 1e-9)
+    for size in (13_000, 60_000, 300_000):
+        per_build = harness.verilator_build_estimate_s(size) / (
+            harness.ICARUS_NS_PER_VECTOR_BYTE * 1e-9 * size)          # vectors for one build
+        assert harness.batch_default_sim(int(per_build) + 1, size) == "verilator"
+        assert harness.batch_default_sim(int(per_build) - 1, size) == "icarus"
     assert harness.batch_default_sim(1000, 60_000) == "icarus"
-    assert harness.batch_default_sim(int(per_build / 60_000) + 1, 60_000) == "verilator"
-    assert harness.batch_default_sim(int(per_build / 60_000) - 1, 60_000) == "icarus"
-    n = int(harness.VERILATOR_BUILD_S * harness.ICARUS_BITSLICE_VECTORS_PER_S)
-    assert harness.batch_default_sim(n, 1, bitslice=True) == "verilator"
-    assert harness.batch_default_sim(n - 1, 1, bitslice=True) == "icarus"
+    assert harness.batch_default_sim(100_000, 60_000) == "verilator"     # fp16 fp_mul random
+    assert harness.batch_default_sim(9_000, 294_000) == "icarus"         # fp32 fp_mul, 9k
+    n = int(harness.verilator_build_estimate_s(10_000) * harness.ICARUS_BITSLICE_VECTORS_PER_S)
+    assert harness.batch_default_sim(n + 1, 10_000, bitslice=True) == "verilator"
+    assert harness.batch_default_sim(n - 1, 10_000, bitslice=True) == "icarus"
     V.usable = False
     assert harness.batch_default_sim(10**9, 10**6) == "icarus"
     monkeypatch.setattr(tools, "verilator", lambda: None)
