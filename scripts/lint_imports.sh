@@ -21,8 +21,9 @@ for pkg in sorted(dirs, key=lambda p: p.count(".")):
     src = os.path.abspath(dirs[pkg])
     if pkg == "tcgen":                  # the app layer: its own files; subpackages linked below
         os.makedirs(target)
-        for name in os.listdir(src):
-            if name.endswith(".py"):
+        for name in os.listdir(src):    # its modules, and its subpackages in its own folder
+            if name.endswith(".py") or (f"tcgen.{name}" in cfg["packages"]
+                                        and f"tcgen.{name}" not in dirs):
                 os.symlink(os.path.join(src, name), os.path.join(target, name))
     else:
         os.symlink(src, target)

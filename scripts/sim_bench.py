@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -42,11 +41,9 @@ BEFORE = {
 }
 
 
-def _run(cmd: list[str], env: dict | None = None) -> float:
-    t0 = time.time()
+def _run(cmd: list[str], env: dict | None = None, check: bool = True) -> int:
     print("+", " ".join(cmd), flush=True)
-    subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, **(env or {})})
-    return time.time() - t0
+    return subprocess.run(cmd, cwd=ROOT, check=check, env={**os.environ, **(env or {})}).returncode
 
 
 def main() -> int:
@@ -55,24 +52,28 @@ def main() -> int:
     ap.add_argument("--skip-sim", action="store_true")
     ap.add_argument("--skip-gen", action="store_true")
     ap.add_argument("--skip-activity", action="store_true")
+    ap.add_argument("--work", default=str(ROOT / "build" / "sim_bench"),
+                    help="folder for the steps' raw results (kept)")
     args = ap.parse_args()
     t_start = time.time()
     data: dict = {"sim": {}, "model": None, "gen": None, "activity": None}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        if not args.skip_sim:
-            _run([PY, "-m", "pytest", "-q", "-n", "0", "-m", "bench", "tb/test_sim_speed.py",
-                  "-p", "no:cacheprovider"], env={"TCGEN_SIM_BENCH_OUT": str(tmp / "sim")})
-            for f in sorted((tmp / "sim").glob("*.json")):
-                data["sim"][f.stem] = json.loads(f.read_text())
-        _run([PY, "scripts/model_bench.py", "--json", str(tmp / "model.json")])
-        data["model"] = json.loads((tmp / "model.json").read_text())
-        if not args.skip_gen:
-            _run([PY, "scripts/gen_bench.py", "--json", str(tmp / "gen.json")])
-            data["gen"] = json.loads((tmp / "gen.json").read_text())
-        if not args.skip_activity:
-            _run([PY, "scripts/activity_bench.py", "--json", str(tmp / "act.json")])
-            data["activity"] = json.loads((tmp / "act.json").read_text())
+    work = Path(args.work)                # kept: a failed or interrupted run can be inspected
+    work.mkdir(parents=True, exist_ok=True)
+    if not args.skip_sim:
+        rc = _run([PY, "-m", "pytest", "-q", "-n", "0", "-m", "bench",
+                   "tb/test_sim_speed.py", "-p", "no:cacheprovider", "-rf"],
+                  env={"TCGEN_SIM_BENCH_OUT": str(work / "sim")}, check=False)
+        data["sim_failed"] = rc != 0  # a failed measurement is a mismatch or a bug: said
+        for f in sorted((work / "sim").glob("*.json")):
+            data["sim"][f.stem] = json.loads(f.read_text())
+    _run([PY, "scripts/model_bench.py", "--json", str(work / "model.json")])
+    data["model"] = json.loads((work / "model.json").read_text())
+    if not args.skip_gen:
+        _run([PY, "scripts/gen_bench.py", "--json", str(work / "gen.json")])
+        data["gen"] = json.loads((work / "gen.json").read_text())
+    if not args.skip_activity:
+        _run([PY, "scripts/activity_bench.py", "--json", str(work / "act.json")])
+        data["activity"] = json.loads((work / "act.json").read_text())
     wall = time.time() - t_start
 
     L = ["# Simulation, model and generation throughput", ""]
@@ -91,6 +92,9 @@ def main() -> int:
                  f"{r.get('lanes', 1)} | {r['vectors']:,} | {r['wall_s']:.1f} | "
                  f"{r['per_s']:,.0f} | "
                  f"{(r['sim_per_s'] if 'sim_per_s' in r else float('nan')):,.0f} |")
+    if data.get("sim_failed"):
+        L += ["", "**Some simulation measurements failed** (their vectors did not all match, or "
+              "the bench broke): see the pytest output of this run; their rows are missing."]
     fm = data["sim"].get("bitslice-fp_mul-fp16-verilator") or \
         data["sim"].get("batch-fp_mul-fp16-verilator")
     if fm:

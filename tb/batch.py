@@ -436,23 +436,31 @@ def bitslice_shape(shape: Shape) -> Shape:
 def to_planes(x, width: int) -> np.ndarray:
     """``n`` (a multiple of 64) vectors of ``width`` bits -> ``(n/64, 8·width)`` bytes: the
     big-endian ``64·width``-bit words (bit ``64·j + l`` = bit ``j`` of vector ``l``)."""
-    xr = np.asarray(x, dtype=np.uint64).reshape(-1, SLICE)
-    planes = np.empty((xr.shape[0], width), dtype=">u8")
+    x = np.asarray(x)
+    if width <= 64:
+        limbs = [np.asarray(x, dtype=np.uint64).reshape(-1, SLICE)]
+    else:                                  # wide values (Python ints): 64-bit limbs
+        mask = (1 << 64) - 1
+        limbs = [np.array([(int(v) >> (64 * k)) & mask for v in x], dtype=np.uint64)
+                 .reshape(-1, SLICE) for k in range((width + 63) // 64)]
+    groups = limbs[0].shape[0]
+    planes = np.empty((groups, width), dtype=">u8")
     for j in range(width):                 # one pass per bit: plane j of every group
-        b = ((xr >> np.uint64(j)) & np.uint64(1)).astype(np.uint8)
+        xr = limbs[j // 64]
+        b = ((xr >> np.uint64(j % 64)) & np.uint64(1)).astype(np.uint8)
         planes[:, width - 1 - j] = np.packbits(b, axis=1, bitorder="little").view("<u8")[:, 0]
-    return planes.view(np.uint8).reshape(xr.shape[0], -1)
+    return planes.view(np.uint8).reshape(groups, -1)
 
 
 def from_plane_word(word: int, width: int) -> np.ndarray:
-    """One ``64·width``-bit word -> the 64 vectors it holds."""
-    out = np.zeros(SLICE, dtype=np.uint64)
+    """One ``64·width``-bit word -> the 64 vectors it holds (Python ints beyond 64 bits)."""
+    vals = [0] * SLICE
     for j in range(width):
         plane = (word >> (SLICE * j)) & ((1 << SLICE) - 1)
         for lane in range(SLICE):
             if (plane >> lane) & 1:
-                out[lane] |= np.uint64(1 << j)
-    return out
+                vals[lane] |= 1 << j
+    return np.array(vals, dtype=np.uint64 if width <= 64 else object)
 
 
 def write_raw(path: Path, data: np.ndarray):

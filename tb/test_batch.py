@@ -103,15 +103,18 @@ def test_bitslice_gate_netlist():
         assert m["inputs"] == {"a": hex(int(a[m["index"]])), "b": hex(int(b[m["index"]]))}
 
 
-def test_bitslice_planes_roundtrip():
+@pytest.mark.parametrize("width", [16, 64, 65, 130])
+def test_bitslice_planes_roundtrip(width):
     from batch import SLICE, from_plane_word, to_planes
+    from tcgen.hw.library import random_words
     rng = np.random.default_rng(307)
-    x = rng.integers(0, 1 << 16, 2 * SLICE, dtype=np.uint64)
-    raw = to_planes(x, 16)
-    assert raw.shape == (2, 16 * 8)
+    x = random_words(rng, 2 * SLICE, width)
+    x = x.astype(np.uint64) if width <= 64 else x
+    raw = to_planes(x, width)
+    assert raw.shape == (2, width * 8)
     for g in range(2):
         word = int.from_bytes(raw[g].tobytes(), "big")
-        assert np.array_equal(from_plane_word(word, 16), x[g * SLICE:(g + 1) * SLICE])
+        assert list(from_plane_word(word, width)) == list(x[g * SLICE:(g + 1) * SLICE])
 
 
 def test_default_simulator_follows_the_cost_model(monkeypatch):

@@ -7,6 +7,8 @@
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
                    [--simulator auto|levelized|icarus|verilator]
                    [--json FILE] [--no-cache]                      (docs/ppa.md)
+    tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
+                   [--cache DIR] [--retry-failed] [--strict]      (docs/sweep.md)
 
 Errors (tcgen.errors): bad input -- a usage error, a parameter (``ParamError``), a liberty or a
 flow option (``FlowInputError``) -- prints one line on stderr and exits with status 2, writing
@@ -207,8 +209,32 @@ def cmd_ppa(args) -> int:
     return 0
 
 
-    sys.stdout.write(format_table(res))
-    return 0
+# -- sweep ----------------------------------------------------------------------------------------
+def cmd_sweep(args) -> int:
+    from .sweep import EXECUTORS, load, run, write_outputs
+    if args.jobs < 1:
+        raise UsageError(f"-j must be at least 1, got {args.jobs}")
+    if args.executor not in EXECUTORS:
+        raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, "
+                         f"got {args.executor!r}")
+    if args.scheduler and args.executor != "dask":
+        raise UsageError("--scheduler needs --executor dask")
+    spec = load(args.spec)
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"cannot write into {out}: not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot write into {out}: {e.strerror or e}") from None
+    result = run(spec, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                 cache=args.cache, retry_failed=args.retry_failed)
+    cmd = f"tcgen sweep {args.spec} -o {args.output}" + (
+        f" -j {args.jobs}" if args.jobs != 1 else "") + (
+        f" --executor {args.executor}" if args.executor != "local" else "")
+    for path in write_outputs(result, out, cmd):
+        print(path)
+    return 1 if result.counts.get("failed") and args.strict else 0
 
 
 def _g(v, fmt="{:.4g}"):
@@ -273,6 +299,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "distinct module once, instantiated)")
     p.set_defaults(func=cmd_generate)
     _add_ppa_parser(sub)
+    p = sub.add_parser("sweep", help="measure a design-space sweep (docs/sweep.md)")
+    p.add_argument("spec", help="the sweep spec (TOML)")
+    p.add_argument("-j", "--jobs", type=_int, default=1, help="points measured at once")
+    p.add_argument("--executor", default="local", help="local (process pool) or dask")
+    p.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786); default: a "
+                                       "LocalCluster of -j workers")
+    p.add_argument("-o", "--output", default="build/sweep-out",
+                   help="folder for <name>.csv/.json/.md and the plots")
+    p.add_argument("--cache", help="point cache folder (default build/sweep, or "
+                                   "TCGEN_SWEEP_CACHE)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="measure again the points whose cached record is a failure")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any point failed")
+    p.set_defaults(func=cmd_sweep)
     return ap
 
 
@@ -281,7 +321,7 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise UsageError("tcgen: a command is needed: list, generate, ppa")
+            raise UsageError("tcgen: a command is needed: list, generate, ppa, sweep")
         return args.func(args)
     except (UsageError, ParamError, FlowInputError) as e:
         return _fail(e, EXIT_USAGE)

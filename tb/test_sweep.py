@@ -1,0 +1,313 @@
+"""The sweep engine (tcgen.sweep, ``tcgen sweep``): spec expansion and its errors, content keys,
+the cache (rerun = nothing measured; resume after ``kill -9``), failure isolation, outputs, the
+CLI's error contract, and the Dask executor against the local pool."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tcgen.sweep import SpecError, load, parse, run, write_outputs
+from tcgen.sweep.spec import Activity, evaluate
+from tcgen.sweep.store import Store, point_key
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SMALL = """
+[sweep]
+name = "small"
+liberties = ["osu018"]
+clock_ns = [10.0]
+activity = ["vectorless"]
+
+[[group]]
+name = "pc"
+unit = "popcount"
+label = "popcount n={n}"
+grid = {n = [4, 6, 8]}
+
+[[derived]]
+name = "area_vs_n4"
+expr = "synth__area__um2 / ref.synth__area__um2"
+ref = {group = "pc", params = {n = 4}}
+"""
+
+
+def _spec(text: str, tmp_path: Path, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return load(p)
+
+
+# -- the spec ------------------------------------------------------------------------------------
+def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
+    s = _spec("""
+        [sweep]
+        name = "x"
+        liberties = ["osu018", "sky130hd"]
+        clock_ns = [10, 5]
+        activity = ["vectorless", {mode = "sim", cycles = 100}]
+
+        [[group]]
+        unit = "bmma_array"
+        params = {k = 32}
+        grid = {fold = [1, 2]}
+        zip = {m = [1, 2], n = [1, 2]}
+        points = [{m = 4, n = 4, fold = 4}]
+        liberties = ["osu018"]
+        clock_ns = [10]
+        activity = ["vectorless"]
+
+        [[group.override]]
+        where = {fold = 4}
+        liberties = ["osu018", "sky130hd"]
+
+        [[group]]
+        name = "lzc"
+        unit = "lzc"
+        grid = {width = [8]}
+
+        [[group.override]]
+        where = {width = 8}
+        skip = false
+        clock_ns = [3]
+    """, tmp_path)
+    bm = [p for p in s.points if p.group == "bmma_array"]
+    got = [(p.params_dict["fold"], p.params_dict["m"], p.params_dict["n"], p.liberty) for p in bm]
+    assert got == [(1, 1, 1, "osu018"), (1, 2, 2, "osu018"), (2, 1, 1, "osu018"),
+                   (2, 2, 2, "osu018"), (4, 4, 4, "osu018"), (4, 4, 4, "sky130hd")]
+    assert all(p.params_dict["k"] == 32 and p.params_dict["acc_width"] == 32 for p in bm)
+    lz = [p for p in s.points if p.group == "lzc"]
+    assert len(lz) == 2 * 1 * 2 and {p.clock_ns for p in lz} == {3.0}
+    assert {p.activity for p in lz} == {Activity("vectorless"), Activity("sim", cycles=100)}
+    assert [p.index for p in s.points] == list(range(len(s.points)))
+    assert bm[0].label == "bmma_array fold=1 m=1 n=1"
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("[sweep]\nname='x'\nbogus=1\n[[group]]\nunit='lzc'\n", "sweep.bogus: unknown key"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='nope'\n", "unknown unit"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\ngrid={width=[8, 999]}\n", "width"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\ngrid={nope=[1]}\n", "nope"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='bmma_array'\nzip={m=[1,2], n=[1]}\n",
+     "unequal length"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[group]]\nunit='lzc'\n", "named twice"),
+    ("[sweep]\nname='x'\n[[group]]\nname='a'\nunit='lzc'\n[[group]]\nname='b'\nunit='lzc'\n",
+     "also comes from group a"),
+    ("[sweep]\nname='x'\nliberties=['no_such_lib']\n[[group]]\nunit='lzc'\n", "liberties"),
+    ("[sweep]\nname='x'\nclock_ns=[0]\n[[group]]\nunit='lzc'\n", "positive clock"),
+    ("[sweep]\nname='x'\nactivity=['psychic']\n[[group]]\nunit='lzc'\n", "mode 'psychic'"),
+    ("[sweep]\nname='x'\nmetrics=['area']\n[[group]]\nunit='lzc'\n", "unknown metric 'area'"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\n"
+     "expr='__import__(\"os\")'\n", "unknown function"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\n"
+     "expr='synth__area__um2 / ref.synth__area__um2'\n", "names no reference"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='x.y'\n",
+     "only numbers"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel='{nope}'\n", "label"),
+    ("[sweep\n", "not valid TOML"),
+])
+def test_bad_specs_are_one_line_errors(text, msg, tmp_path):
+    with pytest.raises(SpecError, match=msg) as e:
+        _spec(text, tmp_path)
+    assert "\n" not in str(e.value) and "s.toml" in str(e.value)
+
+
+def test_derived_expressions():
+    own = {"a": 6.0, "b": 3.0, "z": 0.0, "n": None}
+    assert evaluate("a / b + 2 ** 2 - -1", own, None) == 7.0
+    assert evaluate("max(a, b) * abs(-2)", own, None) == 12.0
+    assert evaluate("a / ref.a", own, {"a": 2.0}) == 3.0
+    assert evaluate("a / z", own, None) is None                 # never a made-up number
+    assert evaluate("a * n", own, None) is None
+    assert evaluate("a / ref.a", own, None) is None
+
+
+# -- content keys --------------------------------------------------------------------------------
+def test_point_key_changes_with_what_the_result_depends_on(tmp_path):
+    s = _spec("""
+        [sweep]
+        name = "k"
+        liberties = ["osu018", "sky130hd"]
+        clock_ns = [10, 5]
+        activity = ["vectorless", {mode = "vectorless", toggle_rate = 0.2}]
+        [[group]]
+        unit = "lzc"
+        grid = {width = [8, 16]}
+    """, tmp_path)
+    keys = [point_key(p) for p in s.points]
+    assert len(set(keys)) == len(keys) == 2 * 2 * 2 * 2
+    # the key does not depend on the process (hash seed) or on the group's name and label
+    code = ("import sys; from tcgen.sweep import load; from tcgen.sweep.store import point_key;"
+            f"print(' '.join(point_key(p) for p in load({str(tmp_path / 's.toml')!r}).points))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": "777"}, check=True).stdout.split()
+    assert out == keys
+    renamed = parse({"sweep": {"name": "k2"}, "group": [
+        {"name": "other", "label": "x{width}", "unit": "lzc", "grid": {"width": [8]}}]})
+    assert point_key(renamed.points[0]) == keys[0]
+
+
+# -- running ------------------------------------------------------------------------------------
+def test_rerun_measures_nothing_and_outputs_are_written(tmp_path):
+    s = _spec(SMALL, tmp_path)
+    r1 = run(s, cache=tmp_path / "cache")
+    assert r1.counts == {"done": 3, "cached": 0, "failed": 0}
+    r2 = run(s, cache=tmp_path / "cache")
+    assert r2.counts == {"done": 0, "cached": 3, "failed": 0}
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "_result"} for r in rows]  # noqa
+    assert strip(r1.rows) == strip(r2.rows)
+    areas = [r["synth__area__um2"] for r in r2.rows]
+    assert areas[0] < areas[1] < areas[2]
+    assert [r["area_vs_n4"] for r in r2.rows] == pytest.approx([1.0, areas[1] / areas[0],
+                                                                areas[2] / areas[0]])
+    paths = write_outputs(r2, tmp_path / "out", "tcgen sweep s.toml")
+    csv_text = paths[0].read_text().splitlines()
+    assert csv_text[0].startswith("group,label,unit,n,liberty") and len(csv_text) == 4
+    meta = json.loads(paths[1].read_text())
+    assert meta["command"] == "tcgen sweep s.toml" and len(meta["rows"]) == 3
+    assert "ABC" in " ".join(meta["flow_notes"]) and "yosys" in meta["tools"]
+    md = paths[2].read_text()
+    assert "popcount n=8" in md and "Regenerate: `.venv/bin/tcgen sweep s.toml`" in md
+
+
+def test_a_failing_point_is_recorded_and_the_others_run(tmp_path):
+    """Icarus gate-level simulation needs the library's Verilog cell models; nangate45 has
+    none, so that point fails -- alone."""
+    s = _spec("""
+        [sweep]
+        name = "f"
+        clock_ns = [10]
+        [[group]]
+        unit = "popcount"
+        grid = {n = [4]}
+        liberties = ["osu018", "nangate45"]
+        activity = [{mode = "sim", cycles = 50, simulator = "icarus"}]
+    """, tmp_path)
+    r = run(s, cache=tmp_path / "cache")
+    assert r.counts == {"done": 1, "cached": 0, "failed": 1}
+    bad = [x for x in r.rows if x["status"] == "failed"]
+    assert len(bad) == 1 and bad[0]["liberty"] == "nangate45" and "model" in bad[0]["error"]
+    assert [x for x in r.rows if x["status"] == "ok"][0]["power__total__mw"] > 0
+    # a rerun does not repeat the failure unless asked
+    assert run(s, cache=tmp_path / "cache").counts == {"done": 0, "cached": 2, "failed": 0}
+    assert run(s, cache=tmp_path / "cache", retry_failed=True).counts["failed"] == 1
+
+
+def test_resume_after_kill_9(tmp_path):
+    """A sweep killed mid-run leaves only whole records; the rerun measures the rest."""
+    spec = tmp_path / "s.toml"                # a clock of its own: no point in the flow's cache
+    clock = 10 + int.from_bytes(os.urandom(4), "big") / 2**32
+    spec.write_text(SMALL.replace("[4, 6, 8]", "[4, 5, 7, 9, 10, 11]")
+                    .replace("clock_ns = [10.0]", f"clock_ns = [{clock!r}]"))
+    cache = tmp_path / "cache"
+    cmd = [sys.executable, "-m", "tcgen.cli", "sweep", str(spec), "-o", str(tmp_path / "o"),
+           "--cache", str(cache)]
+    with open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
+        t0 = time.time()
+        while time.time() - t0 < 120 and len(list(cache.glob("*.json"))) < 2 \
+                and proc.poll() is None:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    first = list(cache.glob("*.json"))
+    assert 2 <= len(first) < 6, (tmp_path / "err").read_text()
+    store = Store(cache)
+    assert all(store.get(p.stem) for p in first)                 # every record whole
+    r = run(load(spec), cache=cache)
+    assert r.counts["cached"] >= len(first) and r.counts["failed"] == 0
+    assert r.counts["done"] + r.counts["cached"] == 6
+
+
+def test_cli_bad_spec_is_one_line_exit_2_nothing_written(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text("[sweep]\nname='x'\n[[group]]\nunit='lzc'\ngrid={width=[0]}\n")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "tcgen.cli", "sweep", str(spec), "-o", str(out)],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "width" in r.stderr
+    assert not out.exists()
+    r = subprocess.run([sys.executable, "-m", "tcgen.cli", "sweep", str(tmp_path / "none.toml")],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2 and "cannot read spec" in r.stderr
+
+
+def test_dask_executor_equals_local_pool(tmp_path):
+    pytest.importorskip("dask.distributed")
+    s = _spec(SMALL, tmp_path)
+    local = run(s, jobs=2, cache=tmp_path / "local")
+    dask = run(s, jobs=2, executor="dask", cache=tmp_path / "dask")
+    assert dask.counts == {"done": 3, "cached": 0, "failed": 0}
+    keep = lambda rows: [{k: v for k, v in r.items() if not k.startswith(("_", "runtime"))}  # noqa
+                         for r in rows]
+    assert keep(dask.rows) == keep(local.rows)
+    assert sorted(p.name for p in (tmp_path / "dask").glob("*.json")) == \
+        sorted(p.name for p in (tmp_path / "local").glob("*.json"))
+
+
+def test_plots_are_written_deterministically_and_listed(tmp_path):
+    s = _spec(SMALL + """
+[[plot]]
+name = "area_power"
+x = "synth__area__um2"
+y = "power__total__mw"
+series = "n"
+pareto = true
+baseline = ["pc"]
+
+[[plot]]
+name = "area_by_n"
+kind = "line"
+x = "n"
+y = "area_vs_n4"
+series = "liberty"
+""", tmp_path)
+    r = run(s, cache=tmp_path / "cache")
+    p1 = write_outputs(r, tmp_path / "o1", "tcgen sweep s.toml")
+    p2 = write_outputs(r, tmp_path / "o2", "tcgen sweep s.toml")
+    svgs = [p for p in p1 if p.suffix == ".svg"]
+    assert [p.name for p in svgs] == ["small-area_power.svg", "small-area_by_n.svg"]
+    for p, inside in zip(svgs, ["popcount n=8", "area_vs_n4"]):   # a point label, an axis
+        text = p.read_text()
+        assert text.startswith("<?xml") and inside in text and "Pareto" in svgs[0].read_text()
+        assert text == (tmp_path / "o2" / p.name).read_text()       # byte-identical
+    assert "![" in p1[2].read_text() and "small-area_power.svg" in p1[2].read_text()
+
+
+def test_pareto_front():
+    from tcgen.sweep.output import pareto_front
+    pts = [(1, 5), (2, 3), (3, 4), (4, 1), (2, 6), (5, 1)]
+    assert pareto_front(pts) == [(1, 5), (2, 3), (4, 1)]
+
+
+@pytest.mark.parametrize("plot,msg", [
+    ("name='p'\nx='synth__area__um2'\ny='nope'", "not a metric"),
+    ("name='p'\nkind='line'\nx='synth__area__um2'\ny='power__total__mw'", "not a parameter"),
+    ("name='p'\nkind='pie'\nx='n'\ny='power__total__mw'", "one of scatter, line"),
+    ("name='p'\nx='synth__area__um2'\ny='power__total__mw'\nbaseline=['zz']", "no group 'zz'"),
+    ("name='p'\nx='synth__area__um2'\ny='power__total__mw'\nseries='color'", "series"),
+])
+def test_bad_plots(plot, msg, tmp_path):
+    with pytest.raises(SpecError, match=msg):
+        _spec(SMALL + "\n[[plot]]\n" + plot + "\n", tmp_path)
+
+
+def test_shipped_specs_load():
+    for path in sorted((ROOT / "studies").glob("*.toml")):
+        s = load(path)
+        assert s.points, path
+
+
+def test_docs_list_every_metric():
+    from tcgen.sweep.metrics import METRICS
+    doc = (ROOT / "docs" / "sweep.md").read_text()
+    assert all(f"`{k}`" in doc for k in METRICS)

@@ -1,0 +1,78 @@
+"""Flat metric keys of a sweep point, in the style of OpenROAD's METRICS2.1
+(``<stage>__<metric>__<unit>``), each read from the result of :func:`tcgen.measure.measure`.
+
+The table is the documentation: docs/sweep.md is generated from it (``describe()``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["METRICS", "DEFAULT_METRICS", "flatten", "describe"]
+
+
+def _get(*path: str) -> Callable[[dict], Any]:
+    def read(r: dict):
+        x: Any = r
+        for p in path:
+            if not isinstance(x, dict) or x.get(p) is None:
+                return None
+            x = x[p]
+        return float(x) if isinstance(x, (bool, int, float)) else x
+    return read
+
+
+#: key -> (what it is, the measure() field it comes from, reader)
+METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
+    "synth__area__um2": ("cell area after synthesis and mapping", "area_um2", _get("area_um2")),
+    "synth__cells__count": ("mapped cells", "cell_count", _get("cell_count")),
+    "timing__setup__ws": ("worst setup slack at the clock target (ns; negative: misses it)",
+                          "slack_ns", _get("slack_ns")),
+    "timing__crit_path__ns": ("critical path delay (ns)", "crit_path_ns",
+                              _get("crit_path_ns")),
+    "timing__fmax__mhz": ("1 / critical path (MHz)", "fmax_mhz", _get("fmax_mhz")),
+    "timing__meets__flag": ("1 if the clock target is met, else 0", "meets_timing",
+                            _get("meets_timing")),
+    "power__total__mw": ("total power at the clock target (mW)", "power_mw.total",
+                         _get("power_mw", "total")),
+    "power__internal__mw": ("internal power (mW)", "power_mw.internal",
+                            _get("power_mw", "internal")),
+    "power__switching__mw": ("switching power (mW)", "power_mw.switching",
+                             _get("power_mw", "switching")),
+    "power__leakage__mw": ("leakage power (mW)", "power_mw.leakage",
+                           _get("power_mw", "leakage")),
+    "power__total_fmax__mw": ("total power at fmax (mW)", "power_mw_at_fmax",
+                              _get("power_mw_at_fmax")),
+    "energy__per_op__pj": ("energy per operation at the clock target (pJ)",
+                           "energy_pj_per_op", _get("energy_pj_per_op")),
+    "energy__per_op_fmax__pj": ("energy per operation at fmax (pJ)",
+                                "energy_pj_per_op_fmax", _get("energy_pj_per_op_fmax")),
+    "perf__ops_per_cycle__count": ("operations per cycle (the unit's ops_per_cycle)",
+                                   "ops_per_cycle", _get("ops_per_cycle")),
+    "perf__throughput__gops": ("operations per second at the clock target (G/s)", "gops",
+                               _get("gops")),
+    "perf__throughput_fmax__gops": ("operations per second at fmax (G/s)", "gops_fmax",
+                                    _get("gops_fmax")),
+    "perf__per_watt__gops_per_w": ("throughput per watt at the clock target", "gops_per_w",
+                                   _get("gops_per_w")),
+    "perf__per_area__gops_per_mm2": ("throughput per mm² at the clock target",
+                                     "gops_per_mm2", _get("gops_per_mm2")),
+    "activity__toggle_mean__rate": ("mean toggle rate per net per cycle (sim activity)",
+                                    "sim.mean_toggle_rate", _get("sim", "mean_toggle_rate")),
+    "runtime__flow__s": ("seconds the flow took for this point when first measured",
+                         "runtime_s.total_s", _get("runtime_s", "total_s")),
+}
+
+DEFAULT_METRICS = ("synth__area__um2", "timing__fmax__mhz", "timing__setup__ws",
+                   "power__total__mw", "energy__per_op__pj")
+
+
+def flatten(result: dict) -> dict[str, Any]:
+    """Every metric of a :func:`~tcgen.measure.measure` result (None where it has none)."""
+    return {k: read(result) for k, (_, _, read) in METRICS.items()}
+
+
+def describe() -> str:
+    """The metric table as markdown (docs/sweep.md)."""
+    rows = ["| key | what | from `measure()` |", "|---|---|---|"]
+    rows += [f"| `{k}` | {what} | `{src}` |" for k, (what, src, _) in METRICS.items()]
+    return "\n".join(rows)

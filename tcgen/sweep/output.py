@@ -1,0 +1,181 @@
+"""Write a sweep's results: CSV and JSON (flat metric keys), a markdown table, and the plots the
+spec asks for (matplotlib, SVG).  Every file says how it was made: the command, the date, the
+liberties, the tool versions and the flow choices that change conclusions.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from tcgen.hw.files import write_atomic
+from tcgen.study import liberty_text, report_header, today, tool_versions, write_json
+from tcgen.synth.liberty import resolve
+
+from .engine import SweepResult, params_of
+from .metrics import METRICS
+
+__all__ = ["write_outputs", "FLOW_NOTES", "columns", "plot_svg", "pareto_front"]
+
+#: flow choices that change conclusions, stated in every output
+FLOW_NOTES = (
+    "Synthesis: Yosys `synth -flatten`, ABC mapping with the flow's default script "
+    "(tcgen.synth.yosys); ABC's buffering option alone moves delay by 10–32 % and flips the "
+    "pacq_mul/fp_mul delay ratio from 0.88 to 1.02 in an independent re-run, so compare "
+    "delays only within one flow setting. Timing: OpenSTA on the mapped netlist, no wire load "
+    "beyond the liberty's default, no placement. Power: OpenSTA at the activity mode shown per "
+    "row (vectorless: every input at the toggle rate; sim: the unit's workload through the "
+    "gate-level netlist).",
+)
+
+
+def columns(result: SweepResult) -> list[str]:
+    """The CSV/JSON columns: identity, parameters, every metric, the derived columns."""
+    return (["group", "label", "unit"] + params_of(result.rows, result.spec)
+            + ["liberty", "clock_ns", "activity", "status", "error"] + list(METRICS)
+            + [d.name for d in result.spec.derived] + ["key"])
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        a = abs(v)
+        return f"{v:.4g}" if a and (a < 0.01 or a >= 1e5) else f"{v:,.3f}".rstrip("0").rstrip(".")
+    return str(v)
+
+
+def _markdown(result: SweepResult, command: str) -> str:
+    spec = result.spec
+    libs = sorted({r["liberty"] for r in result.rows})
+    header = report_header(command, wall_s=result.wall_s, compute_min=result.compute_s / 60,
+                           liberties=[resolve(x).describe() for x in libs],
+                           tools=tool_versions(packages=("amaranth",)))
+    L = [f"# {spec.title}", "", header, "", *FLOW_NOTES, ""]
+    c = result.counts
+    L += [f"{len(result.rows)} points: {c.get('done', 0)} measured this run, "
+          f"{c.get('cached', 0)} from the cache, {c.get('failed', 0)} failed.", ""]
+    shown = list(spec.metrics) + [d.name for d in spec.derived]
+    L += ["| point | liberty | clock ns | activity | " + " | ".join(shown) + " |",
+          "|---|---|---:|---|" + "---:|" * len(shown)]
+    for r in result.rows:
+        if r["status"] != "ok":
+            cells = [f"failed: {r['error']}"] + [""] * (len(shown) - 1)
+        else:
+            cells = [_fmt(r.get(k)) for k in shown]
+        L.append(f"| {r['label']} | {r['liberty']} | {r['clock_ns']:g} | {r['activity']} | "
+                 + " | ".join(cells) + " |")
+    if spec.derived:
+        L += ["", "Derived columns:"]
+        for d in spec.derived:
+            ref = "" if d.ref_group is None else \
+                f" (ref: group {d.ref_group} at {dict(d.ref_params)}, same liberty, clock, " \
+                f"activity)"
+            L.append(f"- `{d.name}` = `{d.expr}`{ref}{' — ' + d.doc if d.doc else ''}")
+    return "\n".join(L) + "\n"
+
+
+def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Path]:
+    """``<out>/<name>.csv``, ``.json``, ``.md`` (and plots, when the spec asks); all written
+    atomically.  Returns the paths."""
+    out = Path(out)
+    name = result.spec.name
+    cols = columns(result)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in result.rows:
+        w.writerow([_fmt_csv(r.get(k)) for k in cols])
+    paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
+    write_atomic(paths[0], buf.getvalue())
+    meta = {"command": command, "date": today(), "tools": tool_versions(packages=("amaranth",)),
+            "flow_notes": list(FLOW_NOTES), "spec": result.spec.raw,
+            "metrics": {k: v[0] for k, v in METRICS.items()},
+            "counts": result.counts, "wall_s": round(result.wall_s, 1),
+            "compute_s": round(result.compute_s, 1),
+            "rows": [{k: r.get(k) for k in cols} for r in result.rows]}
+    write_json(paths[1], meta, strip=Path.cwd())
+    plots = [(pl, out / f"{name}-{pl.name}.svg") for pl in result.spec.plots]
+    for pl, path in plots:
+        write_atomic(path, plot_svg(result, pl, command))
+        paths.append(path)
+    write_atomic(paths[2], _markdown(result, command)
+                 + "".join(f"\n![{pl.title or pl.name}]({path.name})\n" for pl, path in plots))
+    return paths
+
+
+def _label(key: str) -> str:
+    m = METRICS.get(key)
+    return f"{key}  ({m[0]})" if m else key
+
+
+def pareto_front(pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points not dominated in (x, y), both to be minimized, sorted by x."""
+    front, best = [], math.inf
+    for x, y in sorted(pts):
+        if y < best:
+            front.append((x, y))
+            best = y
+    return front
+
+
+def plot_svg(result: SweepResult, pl, command: str) -> str:
+    """One plot of the spec as SVG text (deterministic: no date, fixed ids)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    where = dict(pl.where)
+    rows = [r for r in result.rows if r["status"] == "ok"
+            and all(r.get(k) == v for k, v in where.items())
+            and r.get(pl.y) is not None and r.get(pl.x) is not None]
+    with matplotlib.rc_context({"svg.hashsalt": "tcgen", "svg.fonttype": "none",
+                                "font.size": 8}):
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        series: dict = {}
+        for r in rows:
+            series.setdefault(r.get(pl.series), []).append(r)
+        markers = "osD^v<>ph*"
+        for i, (sv, rs) in enumerate(series.items()):
+            rs = sorted(rs, key=lambda r: (r[pl.x], r["label"]))
+            xs, ys = [r[pl.x] for r in rs], [r[pl.y] for r in rs]
+            base = pl.kind == "scatter" and all(r["group"] in pl.baseline for r in rs)
+            style = dict(marker=markers[i % len(markers)], label=f"{pl.series}={sv}"
+                         + (" (baseline)" if base else ""))
+            if pl.kind == "line":
+                ax.plot(xs, ys, **style)
+            else:
+                ax.scatter(xs, ys, facecolors="none" if base else None,
+                           edgecolors=f"C{i}", color=f"C{i}", **style)
+                for r in rs:
+                    ax.annotate(r["label"], (r[pl.x], r[pl.y]), fontsize=5,
+                                xytext=(3, 3), textcoords="offset points")
+        if pl.pareto and rows:
+            front = pareto_front([(r[pl.x], r[pl.y]) for r in rows])
+            ax.step([f[0] for f in front], [f[1] for f in front], where="post", color="0.4",
+                    linestyle="--", linewidth=0.8, label="Pareto front")
+        ax.set_xlabel(_label(pl.x))
+        ax.set_ylabel(_label(pl.y))
+        if pl.logx:
+            ax.set_xscale("log")
+        if pl.logy:
+            ax.set_yscale("log")
+        libs = ", ".join(sorted({r["liberty"] for r in rows}))
+        ax.set_title((pl.title or pl.name) + f"\n{libs} · {command} · {today()}", fontsize=7)
+        ax.grid(True, linewidth=0.3)
+        if series:
+            ax.legend(fontsize=6)
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "tcgen"})
+        plt.close(fig)
+    return buf.getvalue()
+
+
+def _fmt_csv(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return v

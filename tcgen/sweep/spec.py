@@ -1,0 +1,590 @@
+"""The sweep spec: a TOML file naming units, parameter grids, liberties, clock targets, activity
+modes, metrics and derived columns; expanded into a deterministic list of :class:`Point`.
+
+::
+
+    [sweep]
+    name = "fp_formats"                      # names the output files
+    title = "FP multipliers by format"
+    liberties = ["osu018"]                   # defaults of every group ...
+    clock_ns = [10.0]
+    activity = ["vectorless"]                # or {mode = "sim", cycles = 1000, seed = 1}
+    metrics = ["synth__area__um2", "power__total__mw"]   # columns shown (default: a standard set)
+
+    [[group]]
+    name = "mul"                             # unique; default: the unit name
+    unit = "fp_mul"
+    label = "fp_mul {fmt} {rounding}"        # row label (str.format over the point's params)
+    params = {rounding = "rne"}              # fixed values
+    grid = {fmt = ["fp16", "bf16", "fp32"]}  # full product of the axes
+    zip = {}                                 # axes stepped together (equal lengths), x grid
+    points = [{fmt = "fp8_e4m3", rounding = "rtz"}]   # explicit points (over params), added
+    liberties = ["osu018", "nangate45"]      # ... each group may override them
+
+    [[group.override]]                       # per-point overrides: the first match applies
+    where = {fmt = "fp32"}
+    liberties = ["osu018"]
+
+    [[derived]]
+    name = "area_vs_fp16"
+    expr = "synth__area__um2 / ref.synth__area__um2"
+    ref = {group = "mul", params = {fmt = "fp16"}}   # same liberty, clock, activity
+
+Everything is checked before anything runs: unknown keys, units, parameters and values, axes
+of unequal length, duplicate points, derived expressions that use anything but metric names,
+numbers and arithmetic.  An error is one :class:`SpecError` line naming the file and the key.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tcgen.errors import UsageError
+from tcgen.hw.params import ParamError
+from tcgen.registry import get_unit
+from tcgen.synth.ppa import ACTIVITIES
+
+from .metrics import DEFAULT_METRICS, METRICS
+
+__all__ = ["SpecError", "Spec", "Group", "Point", "Activity", "Derived", "Plot", "load",
+           "parse", "evaluate"]
+
+
+class SpecError(UsageError):
+    """A sweep spec that cannot run: one line naming the file, the key and the reason."""
+
+
+@dataclass(frozen=True)
+class Activity:
+    """How switching activity is obtained: ``vectorless`` at ``toggle_rate``, or ``sim`` on the
+    unit's workload of ``cycles`` cycles from ``seed`` (``simulator``: the gate-level engine)."""
+    mode: str = "vectorless"
+    toggle_rate: float = 0.1
+    cycles: int = 2000
+    seed: int = 1
+    simulator: str = "auto"
+
+    def as_dict(self) -> dict:
+        if self.mode == "vectorless":
+            return {"mode": self.mode, "toggle_rate": self.toggle_rate}
+        return {"mode": self.mode, "cycles": self.cycles, "seed": self.seed,
+                "simulator": self.simulator}
+
+    @property
+    def tag(self) -> str:
+        return (f"vectorless@{self.toggle_rate:g}" if self.mode == "vectorless"
+                else f"sim{self.cycles}s{self.seed}" + (
+                    "" if self.simulator == "auto" else f"-{self.simulator}"))
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measurement: a unit at fully resolved parameters, on one liberty, clock and
+    activity.  ``group`` and ``label`` name it in the outputs; ``index`` is its place in the
+    spec's expansion (outputs keep that order)."""
+    group: str
+    label: str
+    unit: str
+    params: tuple[tuple[str, Any], ...]
+    liberty: str
+    clock_ns: float
+    activity: Activity
+    index: int = 0
+
+    @property
+    def params_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    @property
+    def ident(self) -> str:
+        """What the point is (not how it was reached): unit, params, liberty, clock, activity."""
+        return json.dumps({"unit": self.unit, "params": self.params_dict, "liberty": self.liberty,
+                           "clock_ns": self.clock_ns, "activity": self.activity.as_dict()},
+                          sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived column: ``expr`` over this point's metrics, and ``ref.<metric>`` of the
+    reference point (``ref_group`` at ``ref_params``, same liberty, clock and activity)."""
+    name: str
+    expr: str
+    ref_group: str | None = None
+    ref_params: tuple[tuple[str, Any], ...] = ()
+    doc: str = ""
+
+
+@dataclass
+class Group:
+    name: str
+    unit: str
+    label: str
+    points: list[dict[str, Any]] = field(default_factory=list)   # resolved params
+    liberties: tuple[str, ...] = ()
+    clock_ns: tuple[float, ...] = ()
+    activity: tuple[Activity, ...] = ()
+    overrides: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure of the sweep (``<name>.svg``): ``scatter`` of metric ``y`` against metric ``x``
+    (one marker per point, ``baseline`` groups drawn hollow, the Pareto front of minimal x and
+    y traced when ``pareto``), or ``line``: metric ``y`` against parameter ``x``, one line per
+    value of ``series`` (a parameter, ``group``, ``liberty`` or ``activity``).  ``where``
+    keeps only the rows whose columns equal the given values."""
+    name: str
+    kind: str
+    x: str
+    y: str
+    series: str = "group"
+    baseline: tuple[str, ...] = ()
+    where: tuple[tuple[str, Any], ...] = ()
+    title: str = ""
+    logx: bool = False
+    logy: bool = False
+    pareto: bool = False
+
+
+@dataclass
+class Spec:
+    name: str
+    title: str
+    path: Path | None
+    groups: list[Group]
+    metrics: tuple[str, ...]
+    derived: list[Derived]
+    points: list[Point]
+    raw: dict
+    plots: list[Plot] = field(default_factory=list)
+
+    def point(self, group: str, params: dict, like: Point) -> Point | None:
+        """The point of ``group`` whose params include ``params``, on ``like``'s liberty, clock
+        and activity (the reference of a derived column)."""
+        for p in self.points:
+            if (p.group == group and p.liberty == like.liberty and p.clock_ns == like.clock_ns
+                    and p.activity == like.activity
+                    and all(p.params_dict.get(k) == v for k, v in params.items())):
+                return p
+        return None
+
+
+# -- parsing -------------------------------------------------------------------------------------
+_TOP = {"sweep", "group", "derived", "plot"}
+_SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "metrics"}
+_GROUP = {"name", "unit", "label", "params", "grid", "zip", "points", "liberties", "clock_ns",
+          "activity", "override"}
+_OVERRIDE = {"where", "liberties", "clock_ns", "activity", "skip"}
+_DERIVED = {"name", "expr", "ref", "doc"}
+_PLOT = {"name", "kind", "x", "y", "series", "baseline", "where", "title", "logx", "logy",
+         "pareto"}
+PLOT_KINDS = ("scatter", "line")
+_ACTIVITY = {"mode", "toggle_rate", "cycles", "seed", "simulator"}
+
+
+def load(path: str | Path) -> Spec:
+    """Read and check the spec at ``path``."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SpecError(f"sweep: cannot read spec {path}: {e.strerror or e}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"sweep: {path}: not valid TOML: {e}") from None
+    return parse(raw, path)
+
+
+def parse(raw: dict, path: Path | None = None) -> Spec:
+    """Check ``raw`` (a parsed TOML document) and expand it into points."""
+    where = str(path) if path else "spec"
+
+    def err(key: str, msg: str) -> SpecError:
+        return SpecError(f"sweep: {where}: {key}: {msg}")
+
+    _keys(raw, _TOP, "", err)
+    sw = raw.get("sweep")
+    if not isinstance(sw, dict):
+        raise err("[sweep]", "missing (name, liberties, clock_ns, activity, ...)")
+    _keys(sw, _SWEEP, "sweep.", err)
+    name = sw.get("name") or (path.stem if path else "")
+    if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+        raise err("sweep.name", f"{name!r}: letters, digits, '-' and '_' only")
+    libs = _libs(sw.get("liberties", ["osu018"]), "sweep.liberties", err)
+    clocks = _clocks(sw.get("clock_ns", [10.0]), "sweep.clock_ns", err)
+    acts = _activities(sw.get("activity", ["vectorless"]), "sweep.activity", err)
+    metrics = tuple(sw.get("metrics", DEFAULT_METRICS))
+    for m in metrics:
+        if m not in METRICS:
+            raise err("sweep.metrics", f"unknown metric {m!r} (docs/sweep.md lists them)")
+
+    groups_raw = raw.get("group")
+    if not isinstance(groups_raw, list) or not groups_raw:
+        raise err("[[group]]", "a sweep needs at least one group")
+    groups: list[Group] = []
+    for gi, g in enumerate(groups_raw):
+        groups.append(_group(g, gi, libs, clocks, acts, err))
+    names = [g.name for g in groups]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise err("group.name", f"{', '.join(dup)} named twice (give each group a name)")
+
+    points: list[Point] = []
+    seen: dict[str, str] = {}
+    for g in groups:
+        for params in g.points:
+            libs_p, clocks_p, acts_p, skip = g.liberties, g.clock_ns, g.activity, False
+            for ov in g.overrides:
+                if all(params.get(k) == v for k, v in ov["where"].items()):
+                    libs_p = ov.get("liberties", libs_p)
+                    clocks_p = ov.get("clock_ns", clocks_p)
+                    acts_p = ov.get("activity", acts_p)
+                    skip = ov.get("skip", False)
+                    break
+            if skip:
+                continue
+            label = _label(g, params, err)
+            for lib, clk, act in itertools.product(libs_p, clocks_p, acts_p):
+                p = Point(g.name, label, g.unit, tuple(sorted(params.items())), lib, clk, act,
+                          len(points))
+                if p.ident in seen:
+                    raise err(f"group {g.name}", f"point {label} ({lib}, {clk:g} ns, "
+                              f"{act.tag}) also comes from group {seen[p.ident]}")
+                seen[p.ident] = g.name
+                points.append(p)
+
+    derived = [_derived(d, i, groups, metrics, err) for i, d in
+               enumerate(raw.get("derived", []) or [])]
+    dn = [d.name for d in derived]
+    if len(set(dn)) != len(dn) or set(dn) & set(METRICS):
+        raise err("derived.name", "derived names must be unique and not metric names")
+    plots = [_plot(d, i, groups, derived, err) for i, d in enumerate(raw.get("plot", []) or [])]
+    pn = [p.name for p in plots]
+    if len(set(pn)) != len(pn):
+        raise err("plot.name", "plot names must be unique")
+    return Spec(name, sw.get("title", name), path, groups, metrics, derived, points, raw, plots)
+
+
+def _plot(d, i, groups, derived, err) -> Plot:
+    key = f"plot[{i}]"
+    _keys(d, _PLOT, key + ".", err)
+    name = d.get("name")
+    if not isinstance(name, str) or not name.replace("-", "_").isidentifier():
+        raise err(key + ".name", f"{name!r}: letters, digits, '-' and '_' only")
+    kind = d.get("kind", "scatter")
+    if kind not in PLOT_KINDS:
+        raise err(f"plot {name}.kind", f"{kind!r} (one of {', '.join(PLOT_KINDS)})")
+    values = set(METRICS) | {x.name for x in derived}
+    params = {k for g in groups for k in get_unit(g.unit).params().as_dict()}
+    columns = params | {"group", "liberty", "activity", "clock_ns", "unit"}
+    x, y = d.get("x"), d.get("y")
+    if y not in values:
+        raise err(f"plot {name}.y", f"{y!r} is not a metric or derived column")
+    if kind == "scatter" and x not in values:
+        raise err(f"plot {name}.x", f"{x!r} is not a metric or derived column")
+    if kind == "line" and x not in params | {"clock_ns"}:
+        raise err(f"plot {name}.x", f"{x!r} is not a parameter of the sweep's units")
+    series = d.get("series", "group")
+    if series not in columns:
+        raise err(f"plot {name}.series", f"{series!r} is not a parameter or group, liberty, "
+                  f"activity, clock_ns, unit")
+    base = tuple(_listify(d.get("baseline", [])))
+    for b in base:
+        if b not in {g.name for g in groups}:
+            raise err(f"plot {name}.baseline", f"no group {b!r}")
+    where = d.get("where", {})
+    if not isinstance(where, dict) or set(where) - columns:
+        raise err(f"plot {name}.where", "a table of column = value (parameters, group, "
+                  "liberty, activity, clock_ns, unit)")
+    for flag in ("logx", "logy", "pareto"):
+        if not isinstance(d.get(flag, False), bool):
+            raise err(f"plot {name}.{flag}", "true or false")
+    return Plot(name, kind, x, y, series, base, tuple(sorted(where.items())),
+                d.get("title", ""), d.get("logx", False), d.get("logy", False),
+                d.get("pareto", False))
+
+
+def _keys(d: dict, allowed: set, prefix: str, err):
+    if not isinstance(d, dict):
+        raise err(prefix.rstrip(".") or "spec", "must be a table")
+    extra = sorted(set(d) - allowed)
+    if extra:
+        raise err(prefix + extra[0], f"unknown key (known: {', '.join(sorted(allowed))})")
+
+
+def _listify(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _libs(v, key, err) -> tuple[str, ...]:
+    from tcgen.synth.liberty import LibertyError, resolve
+    out = []
+    for x in _listify(v):
+        if not isinstance(x, str):
+            raise err(key, f"{x!r} is not a liberty name or path")
+        try:
+            resolve(x)
+        except (LibertyError, OSError) as e:
+            raise err(key, str(e)) from None
+        out.append(x)
+    if not out:
+        raise err(key, "empty")
+    return tuple(dict.fromkeys(out))
+
+
+def _clocks(v, key, err) -> tuple[float, ...]:
+    out = []
+    for x in _listify(v):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not x > 0:
+            raise err(key, f"{x!r} is not a positive clock period in ns")
+        out.append(float(x))
+    if not out:
+        raise err(key, "empty")
+    return tuple(dict.fromkeys(out))
+
+
+def _activities(v, key, err) -> tuple[Activity, ...]:
+    from tcgen.synth.activity import SIMULATORS
+    out = []
+    for x in _listify(v):
+        if isinstance(x, str):
+            x = {"mode": x}
+        if not isinstance(x, dict):
+            raise err(key, f"{x!r}: a mode name or a table {{mode = ..., ...}}")
+        _keys(x, _ACTIVITY, key + ".", err)
+        mode = x.get("mode", "vectorless")
+        if mode not in ACTIVITIES:
+            raise err(key, f"mode {mode!r} (one of {', '.join(ACTIVITIES)})")
+        a = Activity(mode=mode, toggle_rate=x.get("toggle_rate", 0.1),
+                     cycles=x.get("cycles", 2000), seed=x.get("seed", 1),
+                     simulator=x.get("simulator", "auto"))
+        if isinstance(a.toggle_rate, bool) or not isinstance(a.toggle_rate, (int, float)) \
+                or not 0 < a.toggle_rate <= 1:
+            raise err(key, f"toggle_rate {a.toggle_rate!r} is not in (0, 1]")
+        if isinstance(a.cycles, bool) or not isinstance(a.cycles, int) or a.cycles < 1:
+            raise err(key, f"cycles {a.cycles!r} is not a positive integer")
+        if isinstance(a.seed, bool) or not isinstance(a.seed, int):
+            raise err(key, f"seed {a.seed!r} is not an integer")
+        if a.simulator not in SIMULATORS:
+            raise err(key, f"simulator {a.simulator!r} (one of {', '.join(SIMULATORS)})")
+        out.append(a)
+    if not out:
+        raise err(key, "empty")
+    return tuple(dict.fromkeys(out))
+
+
+def _resolve(unit, values: dict, key: str, err) -> dict:
+    """The unit's full parameter dict for ``values`` (checked by the unit's own Params)."""
+    try:
+        p = unit.make_params({k: _text(v) for k, v in values.items()})
+    except ParamError as e:
+        raise err(key, str(e)) from None
+    return p.as_dict()
+
+
+def _text(v) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def _group(g, gi, libs, clocks, acts, err) -> Group:
+    key = f"group[{gi}]"
+    _keys(g, _GROUP, key + ".", err)
+    uname = g.get("unit")
+    if not isinstance(uname, str):
+        raise err(key + ".unit", "missing (a unit name: tcgen list)")
+    try:
+        unit = get_unit(uname)
+    except UsageError as e:
+        raise err(key + ".unit", str(e)) from None
+    name = g.get("name", uname)
+    key = f"group {name}"
+    fixed = g.get("params", {})
+    grid = g.get("grid", {})
+    zipped = g.get("zip", {})
+    for k, d in (("params", fixed), ("grid", grid), ("zip", zipped)):
+        if not isinstance(d, dict):
+            raise err(f"{key}.{k}", "must be a table of parameter = value(s)")
+    for k, d in (("grid", grid), ("zip", zipped)):
+        for ax, vals in d.items():
+            if not isinstance(vals, list) or not vals:
+                raise err(f"{key}.{k}.{ax}", "must be a non-empty list of values")
+    both = (set(fixed) & set(grid)) | (set(fixed) & set(zipped)) | (set(grid) & set(zipped))
+    if both:
+        raise err(key, f"parameter {sorted(both)[0]} is given twice (params/grid/zip)")
+    lens = {len(v) for v in zipped.values()}
+    if len(lens) > 1:
+        raise err(f"{key}.zip", f"axes of unequal length ({sorted(lens)})")
+    combos: list[dict] = []
+    if grid or zipped or not g.get("points"):
+        gk = list(grid)
+        zrows = [dict(zip(zipped, vs)) for vs in zip(*zipped.values())] if zipped else [{}]
+        for gv in itertools.product(*(grid[k] for k in gk)):
+            for z in zrows:
+                combos.append({**fixed, **dict(zip(gk, gv)), **z})
+    for i, p in enumerate(g.get("points", []) or []):
+        if not isinstance(p, dict):
+            raise err(f"{key}.points[{i}]", "must be a table of parameter = value")
+        combos.append({**fixed, **p})
+    resolved, seen = [], set()
+    for i, c in enumerate(combos):
+        r = _resolve(unit, c, f"{key} point {c}", err)
+        ident = json.dumps(r, sort_keys=True)
+        if ident not in seen:
+            seen.add(ident)
+            resolved.append(r)
+    overrides = []
+    for i, ov in enumerate(g.get("override", []) or []):
+        k = f"{key}.override[{i}]"
+        _keys(ov, _OVERRIDE, k + ".", err)
+        w = ov.get("where")
+        if not isinstance(w, dict) or not w:
+            raise err(k + ".where", "a table of parameter = value to match")
+        bad = sorted(set(w) - set(unit.params().as_dict()))
+        if bad:
+            raise err(k + ".where", f"{unit.name} has no parameter {bad[0]}")
+        o = {"where": {kk: _resolve(unit, {kk: vv}, k + ".where", err)[kk]
+                       for kk, vv in w.items()}}
+        if "liberties" in ov:
+            o["liberties"] = _libs(ov["liberties"], k + ".liberties", err)
+        if "clock_ns" in ov:
+            o["clock_ns"] = _clocks(ov["clock_ns"], k + ".clock_ns", err)
+        if "activity" in ov:
+            o["activity"] = _activities(ov["activity"], k + ".activity", err)
+        if "skip" in ov:
+            if not isinstance(ov["skip"], bool):
+                raise err(k + ".skip", "true or false")
+            o["skip"] = ov["skip"]
+        overrides.append(o)
+    label = g.get("label", name + "".join(f" {k}={{{k}}}" for k in list(grid) + list(zipped)))
+    grp = Group(name, unit.name, label, resolved,
+                _libs(g["liberties"], key + ".liberties", err) if "liberties" in g else libs,
+                _clocks(g["clock_ns"], key + ".clock_ns", err) if "clock_ns" in g else clocks,
+                _activities(g["activity"], key + ".activity", err) if "activity" in g else acts,
+                overrides)
+    for p in resolved:
+        _label(grp, p, err)
+    return grp
+
+
+def _label(g: Group, params: dict, err) -> str:
+    try:
+        return g.label.format(**params)
+    except (KeyError, IndexError, ValueError) as e:
+        raise err(f"group {g.name}.label", f"{g.label!r}: {e} is not a parameter of "
+                  f"{g.unit}") from None
+
+
+# -- derived columns -----------------------------------------------------------------------------
+_OPS = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
+        ast.USub, ast.UAdd, ast.Constant, ast.Name, ast.Attribute, ast.Load, ast.Call)
+FUNCTIONS = {"min": min, "max": max, "abs": abs}
+
+
+def names_in(expr: str) -> tuple[set[str], set[str]]:
+    """(metrics of the point, metrics of ``ref``) that ``expr`` reads."""
+    own, ref = set(), set()
+    for node in ast.walk(ast.parse(expr, mode="eval")):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "ref":
+            ref.add(node.attr)
+        elif isinstance(node, ast.Name) and node.id not in ("ref", *FUNCTIONS):
+            own.add(node.id)
+    return own, ref
+
+
+def _derived(d, i, groups, metrics, err) -> Derived:
+    key = f"derived[{i}]"
+    _keys(d, _DERIVED, key + ".", err)
+    name, expr = d.get("name"), d.get("expr")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise err(key + ".name", f"{name!r} is not a column name (letters, digits, _)")
+    if not isinstance(expr, str):
+        raise err(key + ".expr", "missing (an arithmetic expression over metric names)")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        raise err(f"derived {name}.expr", f"{expr!r}: {e.msg}") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _OPS):
+            raise err(f"derived {name}.expr", f"{expr!r}: only numbers, metric names, "
+                      f"ref.<metric>, + - * / ** and {', '.join(FUNCTIONS)}() are allowed")
+        if isinstance(node, ast.Attribute) and not (isinstance(node.value, ast.Name)
+                                                    and node.value.id == "ref"):
+            raise err(f"derived {name}.expr", f"{expr!r}: only numbers, metric names, "
+                      f"ref.<metric>, + - * / ** and {', '.join(FUNCTIONS)}() are allowed")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                               and node.func.id in FUNCTIONS):
+            raise err(f"derived {name}.expr", f"{expr!r}: unknown function")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            raise err(f"derived {name}.expr", f"{expr!r}: {node.value!r} is not a number")
+    own, refm = names_in(expr)
+    for m in own | refm:
+        if m not in METRICS:
+            raise err(f"derived {name}.expr", f"unknown metric {m!r}")
+    ref = d.get("ref")
+    if refm and ref is None:
+        raise err(f"derived {name}.ref", "the expression reads ref.* but names no reference")
+    rg, rp = None, ()
+    if ref is not None:
+        if not isinstance(ref, dict) or set(ref) - {"group", "params"}:
+            raise err(f"derived {name}.ref", "a table {group = ..., params = {...}}")
+        rg = ref.get("group")
+        match = [g for g in groups if g.name == rg]
+        if not match:
+            raise err(f"derived {name}.ref.group", f"no group {rg!r}")
+        rp_d = ref.get("params", {})
+        if not isinstance(rp_d, dict):
+            raise err(f"derived {name}.ref.params", "a table of parameter = value")
+        unit = get_unit(match[0].unit)
+        known = unit.params().as_dict()
+        bad = sorted(set(rp_d) - set(known))
+        if bad:
+            raise err(f"derived {name}.ref.params", f"{unit.name} has no parameter {bad[0]}")
+        rp_d = {k: _resolve(unit, {k: v}, f"derived {name}.ref.params", err)[k]
+                for k, v in rp_d.items()}
+        if not any(all(p.get(k) == v for k, v in rp_d.items()) for p in match[0].points):
+            raise err(f"derived {name}.ref", f"group {rg} has no point with {rp_d}")
+        rp = tuple(sorted(rp_d.items()))
+    return Derived(name, expr, rg, rp, d.get("doc", ""))
+
+
+def evaluate(expr: str, own: dict, ref: dict | None) -> float | None:
+    """``expr`` over the metric values ``own`` and ``ref``; None when a value is missing (or a
+    division by zero): a derived column never invents a number."""
+    tree = ast.parse(expr, mode="eval")
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.Name):
+            return own.get(n.id)
+        if isinstance(n, ast.Attribute):
+            return None if ref is None else ref.get(n.attr)
+        if isinstance(n, ast.UnaryOp):
+            v = ev(n.operand)
+            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
+        if isinstance(n, ast.Call):
+            args = [ev(a) for a in n.args]
+            return None if any(a is None for a in args) else FUNCTIONS[n.func.id](*args)
+        a, b = ev(n.left), ev(n.right)
+        if a is None or b is None:
+            return None
+        if isinstance(n.op, ast.Add):
+            return a + b
+        if isinstance(n.op, ast.Sub):
+            return a - b
+        if isinstance(n.op, ast.Mult):
+            return a * b
+        if isinstance(n.op, ast.Div):
+            return None if b == 0 else a / b
+        return a ** b
+    v = ev(tree)
+    return None if v is None else float(v)

@@ -1,0 +1,96 @@
+"""The sweep cache: one JSON record per point, named by the point's content key.
+
+The key covers everything a point's result depends on: the unit and its resolved parameters,
+the liberty's text (sha256), the clock target and activity options, the tool versions, the
+flow (``synth`` sources and scripts: :func:`tcgen.synth.ppa.flow_hash`) and the sources of the
+generator (tcgen's hardware library, the unit's family package, the application modules that
+turn a unit into Verilog and a measurement).  Change any of them and the point is measured
+again; change none and it is read back.
+
+Each record is written atomically (a temporary file renamed over the final name), so a sweep
+stopped at any moment -- Ctrl-C, ``kill -9`` -- leaves only whole records; the
+next run measures just the points that have none.  A failed point is recorded too (its error
+line), so a rerun does not repeat a failure that would only fail again; ``--retry-failed``
+measures those again.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import json
+from pathlib import Path
+
+from tcgen.hw.files import write_atomic
+from tcgen.registry import get_unit
+from tcgen.synth.liberty import resolve
+from tcgen.synth.ppa import flow_hash
+from tcgen.synth.tools import versions
+
+from .spec import Point
+
+__all__ = ["point_key", "Store", "source_hash"]
+
+_TCGEN = Path(__file__).resolve().parent.parent            # the installed tcgen package
+#: key format: bump when a record's layout changes
+FORMAT = 1
+
+
+@functools.lru_cache(maxsize=None)
+def _tree_hash(folder: str) -> str:
+    h = hashlib.sha256()
+    root = Path(folder)
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def source_hash(unit_name: str) -> str:
+    """The generator sources a unit's result depends on: tcgen.hw, the unit's family package
+    (for an out-of-tree family, its top-level package) and the application modules."""
+    unit = get_unit(unit_name)
+    mod = importlib.import_module(unit.build.__module__)
+    pkg = Path(mod.__file__).resolve().parent
+    if unit.family != "hw" and pkg.is_relative_to(_TCGEN / "units"):
+        pkg = _TCGEN / "units" / pkg.relative_to(_TCGEN / "units").parts[0]
+    h = hashlib.sha256()
+    for part in (_TCGEN / "hw", pkg):
+        h.update(_tree_hash(str(part)).encode())
+    for name in ("measure.py", "generate.py", "registry.py"):
+        h.update((_TCGEN / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def _context() -> str:
+    return json.dumps({"tools": versions(), "flow": flow_hash()}, sort_keys=True)
+
+
+def point_key(p: Point) -> str:
+    """The content key of point ``p`` (24 hex digits)."""
+    lib = resolve(p.liberty)
+    text = json.dumps({"format": FORMAT, "point": json.loads(p.ident), "liberty": lib.sha256,
+                       "src": source_hash(p.unit), "context": _context()}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class Store:
+    """Records of measured points under ``root`` (``<key>.json``)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        """The record of ``key``, or None (a record that does not parse counts as none)."""
+        try:
+            return json.loads(self.path(key).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, record: dict):
+        write_atomic(self.path(key), json.dumps(record, sort_keys=True, default=str) + "\n")
