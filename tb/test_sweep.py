@@ -120,6 +120,20 @@ def test_bad_specs_are_one_line_errors(text, msg, tmp_path):
     assert "\n" not in str(e.value) and "s.toml" in str(e.value)
 
 
+def test_derived_columns_limited_to_groups(tmp_path):
+    s = _spec(SMALL.replace('ref = {group = "pc", params = {n = 4}}',
+                            'ref = {group = "pc", params = {n = 4}}\ngroups = ["other"]')
+              + '\n[[group]]\nname = "other"\nunit = "popcount"\nlabel = "o{n}"\n'
+                'grid = {n = [5]}\n', tmp_path)
+    r = run(s, cache=tmp_path / "cache")
+    by = {x["label"]: x["area_vs_n4"] for x in r.rows}
+    assert by["popcount n=4"] is None and by["popcount n=8"] is None
+    assert by["o5"] == pytest.approx(r.rows[3]["synth__area__um2"] / r.rows[0]["synth__area__um2"])
+    with pytest.raises(SpecError, match="no group 'zz'"):
+        _spec(SMALL.replace('ref = {group = "pc", params = {n = 4}}',
+                            'ref = {group = "pc", params = {n = 4}}\ngroups = ["zz"]'), tmp_path)
+
+
 def test_derived_expressions():
     own = {"a": 6.0, "b": 3.0, "z": 0.0, "n": None}
     assert evaluate("a / b + 2 ** 2 - -1", own, None) == 7.0

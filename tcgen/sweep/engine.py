@@ -194,6 +194,9 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, records: dict) -> dict:
     metrics = rec.get("metrics") or {}
     row.update(metrics)
     for d in spec.derived:
+        if d.groups and p.group not in d.groups:
+            row[d.name] = None
+            continue
         ref = None
         if d.ref_group is not None:
             rp = spec.point(d.ref_group, dict(d.ref_params), p)

@@ -117,6 +117,7 @@ class Derived:
     ref_group: str | None = None
     ref_params: tuple[tuple[str, Any], ...] = ()
     doc: str = ""
+    groups: tuple[str, ...] = ()        # rows of these groups only (empty: every row)
 
 
 @dataclass
@@ -180,7 +181,7 @@ _SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "metrics"}
 _GROUP = {"name", "unit", "label", "params", "grid", "zip", "points", "liberties", "clock_ns",
           "activity", "override"}
 _OVERRIDE = {"where", "liberties", "clock_ns", "activity", "skip"}
-_DERIVED = {"name", "expr", "ref", "doc"}
+_DERIVED = {"name", "expr", "ref", "doc", "groups"}
 _PLOT = {"name", "kind", "x", "y", "series", "baseline", "where", "title", "logx", "logy",
          "pareto"}
 PLOT_KINDS = ("scatter", "line")
@@ -551,7 +552,11 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         if not any(all(p.get(k) == v for k, v in rp_d.items()) for p in match[0].points):
             raise err(f"derived {name}.ref", f"group {rg} has no point with {rp_d}")
         rp = tuple(sorted(rp_d.items()))
-    return Derived(name, expr, rg, rp, d.get("doc", ""))
+    only = tuple(_listify(d.get("groups", [])))
+    for gname in only:
+        if gname not in {g.name for g in groups}:
+            raise err(f"derived {name}.groups", f"no group {gname!r}")
+    return Derived(name, expr, rg, rp, d.get("doc", ""), only)
 
 
 def evaluate(expr: str, own: dict, ref: dict | None) -> float | None:
