@@ -102,7 +102,8 @@ def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
     ("[sweep]\nname='x'\n[[group]]\nname='a'\nunit='lzc'\n[[group]]\nname='b'\nunit='lzc'\n",
      "also comes from group a"),
     ("[sweep]\nname='x'\nliberties=['no_such_lib']\n[[group]]\nunit='lzc'\n", "liberties"),
-    ("[sweep]\nname='x'\nclock_ns=[0]\n[[group]]\nunit='lzc'\n", "positive clock"),
+    ("[sweep]\nname='x'\nclock_ns=[0]\n[[group]]\nunit='lzc'\n", "positive, finite clock"),
+    ("[sweep]\nname='x'\nclock_ns=[inf]\n[[group]]\nunit='lzc'\n", "positive, finite clock"),
     ("[sweep]\nname='x'\nactivity=['psychic']\n[[group]]\nunit='lzc'\n", "mode 'psychic'"),
     ("[sweep]\nname='x'\nmetrics=['area']\n[[group]]\nunit='lzc'\n", "unknown metric 'area'"),
     ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\n"
@@ -113,6 +114,22 @@ def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
      "only numbers"),
     ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel='{nope}'\n", "label"),
     ("[sweep\n", "not valid TOML"),
+    ("[sweep]\nname='x'\nmetrics=5\n[[group]]\nunit='lzc'\n", "list of metric names"),
+    ("[sweep]\nname='x'\n[[group]]\nname=3\nunit='lzc'\n", "not a group name"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel=3\n", "must be a string"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel='{width.x}'\n", "label"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\n"
+     "expr='min(synth__area__um2)'\n", "min\\(x, y"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\n"
+     "expr='synth__area__um2'\ngroups=[['lzc']]\n", "no group"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\ngrid={width=[8, 9]}\n"
+     "[[group.override]]\nwhere={width=10}\nskip=true\n", "matches no point"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\ngrid={width=[8, 9]}\n[[derived]]\n"
+     "name='d'\nexpr='synth__area__um2 / ref.synth__area__um2'\n"
+     "ref={group='lzc', params={}}\n", "has 2 points"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[plot]]\nname='p'\n"
+     "x='synth__area__um2'\ny='power__total__mw'\nwhere={activity='vectorless'}\n",
+     "matches no point"),
 ])
 def test_bad_specs_are_one_line_errors(text, msg, tmp_path):
     with pytest.raises(SpecError, match=msg) as e:
@@ -142,6 +159,29 @@ def test_derived_expressions():
     assert evaluate("a / z", own, None) is None                 # never a made-up number
     assert evaluate("a * n", own, None) is None
     assert evaluate("a / ref.a", own, None) is None
+    assert evaluate("z ** -1", own, None) is None and evaluate("10 ** 400", own, None) is None
+    assert evaluate("(0 - b) ** 0.5", own, None) is None          # complex: no number
+
+
+def test_override_where_and_ref_compare_against_the_groups_points(tmp_path):
+    """acc_width 8 is legal only with a small k: checked against the group's own points, not
+    against the unit's defaults."""
+    s = _spec("""
+        [sweep]
+        name = "w"
+        [[group]]
+        unit = "bmma_array"
+        params = {m = 1, n = 1, k = 32}
+        grid = {acc_width = [8, 16]}
+        [[group.override]]
+        where = {acc_width = 8}
+        skip = true
+        [[derived]]
+        name = "d"
+        expr = "synth__area__um2 / ref.synth__area__um2"
+        ref = {group = "bmma_array", params = {acc_width = 16}}
+    """, tmp_path)
+    assert [p.params_dict["acc_width"] for p in s.points] == [16]
 
 
 # -- content keys --------------------------------------------------------------------------------
@@ -158,6 +198,11 @@ def test_point_key_changes_with_what_the_result_depends_on(tmp_path):
     """, tmp_path)
     keys = [point_key(p) for p in s.points]
     assert len(set(keys)) == len(keys) == 2 * 2 * 2 * 2
+    # the generator's sources are tcgen.hw's and the family's, found through the packages
+    from tcgen.sweep.store import source_files
+    names = {f"{f.parent.name}/{f.name}" for f in source_files("bmma_array")}
+    assert {"hw/fparith.py", "hw/intarith.py", "bmma/rtl.py", "tcgen/measure.py"} <= names
+    assert "pacq/rtl.py" not in names
     # the key does not depend on the process (hash seed) or on the group's name and label
     code = ("import sys; from tcgen.sweep import load; from tcgen.sweep.store import point_key;"
             f"print(' '.join(point_key(p) for p in load({str(tmp_path / 's.toml')!r}).points))")
@@ -183,8 +228,11 @@ def test_rerun_measures_nothing_and_outputs_are_written(tmp_path):
     assert [r["area_vs_n4"] for r in r2.rows] == pytest.approx([1.0, areas[1] / areas[0],
                                                                 areas[2] / areas[0]])
     paths = write_outputs(r2, tmp_path / "out", "tcgen sweep s.toml")
-    csv_text = paths[0].read_text().splitlines()
+    lines = paths[0].read_text().splitlines()
+    head = [ln for ln in lines if ln.startswith("#")]
+    csv_text = [ln for ln in lines if not ln.startswith("#")]
     assert csv_text[0].startswith("group,label,unit,n,liberty") and len(csv_text) == 4
+    assert "tcgen sweep s.toml" in head[0] and "osu018" in head[0] and "yosys" in head[1]
     meta = json.loads(paths[1].read_text())
     assert meta["command"] == "tcgen sweep s.toml" and len(meta["rows"]) == 3
     assert "ABC" in " ".join(meta["flow_notes"]) and "yosys" in meta["tools"]
@@ -206,24 +254,42 @@ def test_a_failing_point_is_recorded_and_the_others_run(tmp_path):
         activity = [{mode = "sim", cycles = 50, simulator = "icarus"}]
     """, tmp_path)
     r = run(s, cache=tmp_path / "cache")
-    assert r.counts == {"done": 1, "cached": 0, "failed": 1}
+    assert r.counts == {"done": 2, "cached": 0, "failed": 1}
     bad = [x for x in r.rows if x["status"] == "failed"]
     assert len(bad) == 1 and bad[0]["liberty"] == "nangate45" and "model" in bad[0]["error"]
     assert [x for x in r.rows if x["status"] == "ok"][0]["power__total__mw"] > 0
-    # a rerun does not repeat the failure unless asked
-    assert run(s, cache=tmp_path / "cache").counts == {"done": 0, "cached": 2, "failed": 0}
-    assert run(s, cache=tmp_path / "cache", retry_failed=True).counts["failed"] == 1
+    # a rerun does not repeat the failure unless asked, and still counts it as failed
+    assert run(s, cache=tmp_path / "cache").counts == {"done": 0, "cached": 2, "failed": 1}
+    assert run(s, cache=tmp_path / "cache", retry_failed=True).counts == \
+        {"done": 1, "cached": 1, "failed": 1}
+    # the CLI: --strict turns a failed point into exit status 1
+    cmd = [sys.executable, "-m", "tcgen.cli", "sweep", str(tmp_path / "s.toml"), "-o",
+           str(tmp_path / "o"), "--cache", str(tmp_path / "cache")]
+    assert subprocess.run(cmd, capture_output=True, cwd=tmp_path).returncode == 0
+    assert subprocess.run(cmd + ["--strict"], capture_output=True, cwd=tmp_path).returncode == 1
+
+
+def test_a_bug_is_not_recorded_as_a_failed_point(tmp_path, monkeypatch):
+    """Only the flow's and the parameters' errors are point failures; anything else is a bug
+    in tcgen and stops the sweep with its traceback (and caches nothing for that point)."""
+    import tcgen.measure
+    s = _spec(SMALL, tmp_path)
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(tcgen.measure, "measure", broken)
+    with pytest.raises(ZeroDivisionError):
+        run(s, cache=tmp_path / "cache")
+    assert not list((tmp_path / "cache").glob("*.json"))
 
 
 def test_resume_after_kill_9(tmp_path):
     """A sweep killed mid-run leaves only whole records; the rerun measures the rest."""
-    spec = tmp_path / "s.toml"                # a clock of its own: no point in the flow's cache
-    clock = 10 + int.from_bytes(os.urandom(4), "big") / 2**32
-    spec.write_text(SMALL.replace("[4, 6, 8]", "[4, 5, 7, 9, 10, 11]")
-                    .replace("clock_ns = [10.0]", f"clock_ns = [{clock!r}]"))
+    spec = tmp_path / "s.toml"                # every point synthesized: seconds each
+    spec.write_text(SMALL.replace("[4, 6, 8]", "[4, 5, 7, 9, 10, 11]"))
     cache = tmp_path / "cache"
     cmd = [sys.executable, "-m", "tcgen.cli", "sweep", str(spec), "-o", str(tmp_path / "o"),
-           "--cache", str(cache)]
+           "--cache", str(cache), "--no-flow-cache"]
     with open(tmp_path / "err", "w") as err:
         proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True)
@@ -237,6 +303,7 @@ def test_resume_after_kill_9(tmp_path):
     assert 2 <= len(first) < 6, (tmp_path / "err").read_text()
     store = Store(cache)
     assert all(store.get(p.stem) for p in first)                 # every record whole
+    assert all(p.name.startswith(".") for p in cache.iterdir() if p.suffix != ".json")
     r = run(load(spec), cache=cache)
     assert r.counts["cached"] >= len(first) and r.counts["failed"] == 0
     assert r.counts["done"] + r.counts["cached"] == 6
@@ -253,16 +320,31 @@ def test_cli_bad_spec_is_one_line_exit_2_nothing_written(tmp_path):
     r = subprocess.run([sys.executable, "-m", "tcgen.cli", "sweep", str(tmp_path / "none.toml")],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 2 and "cannot read spec" in r.stderr
+    good = tmp_path / "good.toml"
+    good.write_text(SMALL)
+    (tmp_path / "afile").write_text("")
+    for extra, msg in ((["--cache", str(tmp_path / "afile")], "cannot write the cache"),
+                       (["-o", str(tmp_path / "afile")], "cannot write into"),
+                       (["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"],
+                        "cannot reach the Dask scheduler"),
+                       (["--scheduler", "tcp://127.0.0.1:9"], "needs --executor dask"),
+                       (["-j", "0"], "at least 1")):
+        r = subprocess.run([sys.executable, "-m", "tcgen.cli", "sweep", str(good), *extra],
+                           capture_output=True, text=True, cwd=tmp_path,
+                           env={**os.environ, "TCGEN_DASK_TIMEOUT": "2"})
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and msg in r.stderr, \
+            (extra, r.stderr)
 
 
 def test_dask_executor_equals_local_pool(tmp_path):
     pytest.importorskip("dask.distributed")
-    s = _spec(SMALL, tmp_path)
-    local = run(s, jobs=2, cache=tmp_path / "local")
-    dask = run(s, jobs=2, executor="dask", cache=tmp_path / "dask")
+    s = _spec(SMALL, tmp_path)          # both measure every point (not the flow's cache)
+    local = run(s, jobs=2, cache=tmp_path / "local", flow_cache=False)
+    dask = run(s, jobs=2, executor="dask", cache=tmp_path / "dask", flow_cache=False)
     assert dask.counts == {"done": 3, "cached": 0, "failed": 0}
     keep = lambda rows: [{k: v for k, v in r.items() if not k.startswith(("_", "runtime"))}  # noqa
                          for r in rows]
+    assert all(not r["_result"]["cached"] for r in dask.rows + local.rows)
     assert keep(dask.rows) == keep(local.rows)
     assert sorted(p.name for p in (tmp_path / "dask").glob("*.json")) == \
         sorted(p.name for p in (tmp_path / "local").glob("*.json"))

@@ -8,7 +8,8 @@
                    [--simulator auto|levelized|icarus|verilator]
                    [--json FILE] [--no-cache]                      (docs/ppa.md)
     tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
-                   [--cache DIR] [--retry-failed] [--strict]      (docs/sweep.md)
+                   [--cache DIR] [--retry-failed] [--no-flow-cache] [--strict]
+                                                                  (docs/sweep.md)
 
 Errors (tcgen.errors): bad input -- a usage error, a parameter (``ParamError``), a liberty or a
 flow option (``FlowInputError``) -- prints one line on stderr and exits with status 2, writing
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -211,7 +213,7 @@ def cmd_ppa(args) -> int:
 
 # -- sweep ----------------------------------------------------------------------------------------
 def cmd_sweep(args) -> int:
-    from .sweep import EXECUTORS, load, run, write_outputs
+    from .sweep import EXECUTORS, default_cache, load, run, write_outputs
     if args.jobs < 1:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
     if args.executor not in EXECUTORS:
@@ -220,15 +222,32 @@ def cmd_sweep(args) -> int:
     if args.scheduler and args.executor != "dask":
         raise UsageError("--scheduler needs --executor dask")
     spec = load(args.spec)
+    if args.executor == "dask":                 # the import and the scheduler, before any work
+        from .sweep.engine import dask_client
+        if args.scheduler:
+            client, _ = dask_client(args.jobs, args.scheduler)
+            client.close()
+        else:
+            try:
+                import dask.distributed  # noqa: F401
+            except ImportError:
+                raise UsageError("--executor dask needs dask[distributed]: pip install "
+                                 "'tcgen-hdl[dask]'") from None
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"cannot write into {out}: not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot write into {out}: {e.strerror or e}") from None
+    cache = Path(args.cache) if args.cache else default_cache()
+    for what, folder in (("into", out), ("the cache", cache)):
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(f"cannot write {what} {folder}: not a folder")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / f".tcgen-write-test-{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as e:
+            raise UsageError(f"cannot write {what} {folder}: {e.strerror or e}") from None
     result = run(spec, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
-                 cache=args.cache, retry_failed=args.retry_failed)
+                 cache=cache, retry_failed=args.retry_failed,
+                 flow_cache=not args.no_flow_cache)
     cmd = f"tcgen sweep {args.spec} -o {args.output}" + (
         f" -j {args.jobs}" if args.jobs != 1 else "") + (
         f" --executor {args.executor}" if args.executor != "local" else "")
@@ -311,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "TCGEN_SWEEP_CACHE)")
     p.add_argument("--retry-failed", action="store_true",
                    help="measure again the points whose cached record is a failure")
+    p.add_argument("--no-flow-cache", action="store_true",
+                   help="measure again instead of reading the flow's results cache (build/ppa)")
     p.add_argument("--strict", action="store_true", help="exit 1 if any point failed")
     p.set_defaults(func=cmd_sweep)
     return ap

@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -24,7 +25,8 @@ from .metrics import flatten
 from .spec import Point, Spec, evaluate
 from .store import Store, point_key
 
-__all__ = ["run", "SweepResult", "measure_point", "EXECUTORS", "default_cache"]
+__all__ = ["run", "SweepResult", "measure_point", "point_errors", "dask_client", "EXECUTORS",
+           "default_cache"]
 
 EXECUTORS = ("local", "dask")
 
@@ -34,9 +36,19 @@ def default_cache() -> Path:
     return Path(os.environ.get("TCGEN_SWEEP_CACHE") or Path.cwd() / "build" / "sweep")
 
 
+def point_errors() -> tuple[type, ...]:
+    """What a point may fail with and be recorded as failed: the flow's input errors, a
+    failing tool, a parameter the flow rejects, the levelized engine's refusal.  Anything else
+    is a bug in tcgen and stops the sweep with its traceback."""
+    from tcgen.hw.params import ParamError
+    from tcgen.synth.gatesim import GateSimError
+    from tcgen.synth.tools import FlowInputError, ToolError
+    return (FlowInputError, ToolError, ParamError, GateSimError)
+
+
 def measure_point(p: dict) -> dict:
-    """Measure one point (a :func:`_job` dict) and return its record; never raises for a
-    failing point: the record then has ``status = "failed"`` and the error."""
+    """Measure one point (a :func:`_job` dict) and return its record; a point failing with one
+    of :func:`point_errors` gives a record with ``status = "failed"`` and the error."""
     from tcgen.measure import measure
     t0 = time.time()
     act = p["activity"]
@@ -44,18 +56,23 @@ def measure_point(p: dict) -> dict:
         r = measure(p["unit"], p["params"], liberty=p["liberty"], clock_ns=p["clock_ns"],
                     activity=act["mode"], toggle_rate=act.get("toggle_rate", 0.1),
                     workload_cycles=act.get("cycles", 2000), seed=act.get("seed", 1),
-                    simulator=act.get("simulator", "auto"))
-    except KeyboardInterrupt:
-        raise
-    except Exception as e:                          # recorded; the sweep goes on
-        return {"status": "failed", "error": f"{type(e).__name__}: {e}".splitlines()[0],
-                "traceback": traceback.format_exc()[-4000:], "seconds": time.time() - t0}
-    return {"status": "ok", "metrics": flatten(r), "result": r, "seconds": time.time() - t0}
+                    simulator=act.get("simulator", "auto"), cache=p.get("flow_cache", True))
+    except point_errors() as e:                    # recorded; the sweep goes on
+        return _failed(e, t0)
+    return {"status": "ok", "result": r, "seconds": time.time() - t0}
 
 
-def _job(p: Point) -> dict:
-    return {"unit": p.unit, "params": p.params_dict, "liberty": p.liberty,
-            "clock_ns": p.clock_ns, "activity": p.activity.as_dict()}
+def _failed(e: BaseException, t0: float, tb: str | None = None) -> dict:
+    return {"status": "failed", "error": " ".join(f"{type(e).__name__}: {e}".split())[:500],
+            "traceback": (tb or traceback.format_exc())[-4000:], "seconds": time.time() - t0}
+
+
+def _job(p: Point, flow_cache: bool = True) -> dict:
+    job = {"unit": p.unit, "params": p.params_dict, "liberty": p.liberty,
+           "clock_ns": p.clock_ns, "activity": p.activity.as_dict()}
+    if not flow_cache:
+        job["flow_cache"] = False
+    return job
 
 
 @dataclass
@@ -73,7 +90,7 @@ class _Progress:
     def __init__(self, total: int, name: str, stream=None):
         self.stream = stream or sys.stderr
         self.total, self.name = total, name
-        self.counts = {"done": 0, "cached": 0, "failed": 0}
+        self.counts = {"done": 0, "cached": 0, "failed": 0}    # failed: of either kind
         self.t0 = time.time()
         self.live = None
         if self.stream.isatty() and not os.environ.get("CI"):
@@ -92,12 +109,15 @@ class _Progress:
         return f"measured {c['done']} · cached {c['cached']} · failed {c['failed']}"
 
     def update(self, kind: str, p: Point, rec: dict):
+        """``kind``: done (measured now) or cached; a failed record also counts as failed."""
         self.counts[kind] += 1
-        n = sum(self.counts.values())
+        if rec.get("status") == "failed":
+            self.counts["failed"] += 1
+        n = self.counts["done"] + self.counts["cached"]
         if self.live is not None:
             self.live.update(self.task, completed=n, counts=self._text())
         elif kind != "cached":
-            state = "FAILED " + rec.get("error", "") if kind == "failed" else \
+            state = "FAILED " + rec.get("error", "") if rec.get("status") == "failed" else \
                 f"{rec.get('seconds', 0):.0f} s"
             print(f"[sweep {self.name}] {n}/{self.total} {p.label} {p.liberty} "
                   f"{p.clock_ns:g}ns {p.activity.tag}: {state}", file=self.stream, flush=True)
@@ -117,32 +137,75 @@ def _local(jobs: int) -> Callable:
             for p, job in items:
                 done(p, measure_point(job))
             return
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(measure_point, job): p for p, job in items}
-            while futs:
-                finished, _ = wait(futs, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    done(futs.pop(f), f.result())
+        pending, isolate = list(items), False
+        while pending:
+            # a worker that dies (a crash, the OOM killer) breaks the whole pool and every
+            # running point with it; the points left are then run one pool per point, so the
+            # one that kills its worker is recorded as failed and the rest go on
+            batch, pending = (pending[:1], pending[1:]) if isolate else (pending, [])
+            pool = ProcessPoolExecutor(max_workers=1 if isolate else jobs)
+            try:
+                futs = {pool.submit(measure_point, job): (p, job) for p, job in batch}
+                while futs:
+                    finished, _ = wait(futs, return_when=FIRST_COMPLETED)
+                    broken = False
+                    for f in finished:
+                        p, job = futs.pop(f)
+                        try:
+                            rec = f.result()
+                        except BrokenProcessPool as e:
+                            if not isolate:
+                                pending, broken = [(p, job), *futs.values(), *pending], True
+                                break
+                            rec = _failed(e, time.time(), "its worker process died")
+                        done(p, rec)
+                    if broken:
+                        isolate, futs = True, {}
+            except BaseException:          # Ctrl-C: do not wait for the running points
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown(wait=False, cancel_futures=True)
     return submit_all
+
+
+def dask_client(jobs: int, scheduler: str | None):
+    """(client, cluster or None): a Client of ``scheduler``, or of a new LocalCluster of
+    ``jobs`` single-threaded worker processes.  UsageError when dask is not installed or the
+    scheduler cannot be reached within ``TCGEN_DASK_TIMEOUT`` seconds (default 20)."""
+    from tcgen.errors import UsageError
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError("--executor dask needs dask[distributed]: pip install "
+                         "'tcgen-hdl[dask]'") from None
+    if scheduler:
+        try:
+            timeout = os.environ.get("TCGEN_DASK_TIMEOUT", "20")
+            return Client(scheduler, timeout=f"{float(timeout):g}s"), None
+        except (OSError, TimeoutError, ValueError) as e:
+            raise UsageError(f"cannot reach the Dask scheduler {scheduler}: "
+                             f"{' '.join(str(e).split()) or type(e).__name__}") from None
+    cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
 
 
 def _dask(jobs: int, scheduler: str | None) -> Callable:
     def submit_all(items: list[tuple[Point, dict]], done: Callable):
-        from dask.distributed import Client, LocalCluster, as_completed
-        cluster = None
-        if scheduler:
-            client = Client(scheduler)
-        else:
-            cluster = LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
-            client = Client(cluster)
+        from dask.distributed import as_completed
+        client, cluster = dask_client(jobs, scheduler)
         try:
-            futs = {}
-            for p, job in items:
-                f = client.submit(measure_point, job, pure=False)
-                futs[f] = p
+            futs = {client.submit(measure_point, job, pure=False): p for p, job in items}
             for f in as_completed(list(futs)):
-                done(futs[f], f.result())
+                try:
+                    rec = f.result()
+                except point_errors():
+                    raise
+                except Exception as e:          # the worker died (KilledWorker) or the task
+                    if type(e).__name__ != "KilledWorker":     # raised a bug: a bug stops
+                        raise                                  # the sweep
+                    rec = _failed(e, time.time(), "worker process died")
+                done(futs[f], rec)
         finally:
             client.close()
             if cluster is not None:
@@ -151,9 +214,11 @@ def _dask(jobs: int, scheduler: str | None) -> Callable:
 
 
 def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | None = None,
-        cache: str | Path | None = None, retry_failed: bool = False,
+        cache: str | Path | None = None, retry_failed: bool = False, flow_cache: bool = True,
         stream=None) -> SweepResult:
-    """Measure every point of ``spec`` that the cache does not hold; return all rows."""
+    """Measure every point of ``spec`` that the cache does not hold; return all rows.
+    ``flow_cache=False``: the flow measures again instead of reading its own results cache
+    (build/ppa/) -- for a from-scratch run or to compare executors honestly."""
     if executor not in EXECUTORS:
         raise ValueError(f"sweep: executor must be one of {', '.join(EXECUTORS)}")
     store = Store(cache or default_cache())
@@ -169,29 +234,32 @@ def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | 
                 records[p] = rec
                 prog.update("cached", p, rec)
             else:
-                todo.append((p, _job(p)))
+                todo.append((p, _job(p, flow_cache)))
 
         def done(p: Point, rec: dict):
             rec = dict(rec, key=keys[p], point=_job(p))
             store.put(keys[p], rec)
             records[p] = rec
-            prog.update("failed" if rec["status"] == "failed" else "done", p, rec)
+            prog.update("done", p, rec)
 
         if todo:
             (_local(jobs) if executor == "local" else _dask(jobs, scheduler))(todo, done)
     finally:
         prog.close()
-    rows = [_row(spec, p, records[p], keys[p], records) for p in spec.points]
+    metrics = {p: flatten(r["result"]) if r.get("status") == "ok" else {}
+               for p, r in records.items()}        # from the stored result: never stale
+    rows = [_row(spec, p, records[p], keys[p], metrics) for p in spec.points]
     counts = dict(prog.counts)
-    compute = sum((records[p].get("seconds") or 0.0) for p in spec.points)
+    from tcgen.study import compute_min
+    compute = 60 * compute_min(r.get("result") for r in records.values())
     return SweepResult(spec, rows, counts, time.time() - t0, compute)
 
 
-def _row(spec: Spec, p: Point, rec: dict, key: str, records: dict) -> dict:
+def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
     row = {"group": p.group, "label": p.label, "unit": p.unit, **p.params_dict,
            "liberty": p.liberty, "clock_ns": p.clock_ns, "activity": p.activity.tag,
            "status": rec.get("status"), "error": rec.get("error"), "key": key}
-    metrics = rec.get("metrics") or {}
+    metrics = all_metrics.get(p) or {}
     row.update(metrics)
     for d in spec.derived:
         if d.groups and p.group not in d.groups:
@@ -200,7 +268,7 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, records: dict) -> dict:
         ref = None
         if d.ref_group is not None:
             rp = spec.point(d.ref_group, dict(d.ref_params), p)
-            ref = (records.get(rp) or {}).get("metrics") if rp is not None else None
+            ref = all_metrics.get(rp) if rp is not None else None
         row[d.name] = evaluate(d.expr, metrics, ref) if rec.get("status") == "ok" else None
     row["_result"] = rec.get("result")
     return row

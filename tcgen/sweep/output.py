@@ -78,33 +78,51 @@ def _markdown(result: SweepResult, command: str) -> str:
     return "\n".join(L) + "\n"
 
 
+def _provenance(result: SweepResult, command: str) -> dict:
+    libs = sorted({r["liberty"] for r in result.rows})
+    return {"command": command, "date": today(),
+            "tools": tool_versions(packages=("amaranth", "numpy")),
+            "liberties": [resolve(x).describe() for x in libs],
+            "flow_notes": list(FLOW_NOTES)}
+
+
 def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Path]:
-    """``<out>/<name>.csv``, ``.json``, ``.md`` (and plots, when the spec asks); all written
-    atomically.  Returns the paths."""
+    """``<out>/<name>.csv``, ``.json``, ``.md`` and one SVG per plot of the spec.  Everything
+    is rendered first and then written, each file atomically: a failure leaves the previous
+    outputs as they were.  Returns the paths."""
     out = Path(out)
     name = result.spec.name
     cols = columns(result)
+    prov = _provenance(result, command)
     buf = io.StringIO()
+    # provenance as leading comment lines (pandas: read_csv(path, comment="#"))
+    buf.write(f"# {command} | {prov['date']} | "
+              + "; ".join(liberty_text(x) for x in prov["liberties"]) + "\n")
+    buf.write("# tools: " + ", ".join(f"{k} {v}" for k, v in sorted(prov["tools"].items()))
+              + "\n")
+    for note in FLOW_NOTES:
+        buf.write(f"# {note}\n")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for r in result.rows:
         w.writerow([_fmt_csv(r.get(k)) for k in cols])
-    paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
-    write_atomic(paths[0], buf.getvalue())
-    meta = {"command": command, "date": today(), "tools": tool_versions(packages=("amaranth",)),
-            "flow_notes": list(FLOW_NOTES), "spec": result.spec.raw,
+    meta = {**prov, "spec": result.spec.raw,
             "metrics": {k: v[0] for k, v in METRICS.items()},
             "counts": result.counts, "wall_s": round(result.wall_s, 1),
             "compute_s": round(result.compute_s, 1),
             "rows": [{k: r.get(k) for k in cols} for r in result.rows]}
+    plots = [(out / f"{name}-{pl.name}.svg", plot_svg(result, pl, command, prov))
+             for pl in result.spec.plots]
+    md = _markdown(result, command) + "".join(
+        f"\n![{pl.title or pl.name}]({path.name})\n"
+        for pl, (path, _) in zip(result.spec.plots, plots))
+    paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
+    write_atomic(paths[0], buf.getvalue())
     write_json(paths[1], meta, strip=Path.cwd())
-    plots = [(pl, out / f"{name}-{pl.name}.svg") for pl in result.spec.plots]
-    for pl, path in plots:
-        write_atomic(path, plot_svg(result, pl, command))
-        paths.append(path)
-    write_atomic(paths[2], _markdown(result, command)
-                 + "".join(f"\n![{pl.title or pl.name}]({path.name})\n" for pl, path in plots))
-    return paths
+    for path, text in plots:
+        write_atomic(path, text)
+    write_atomic(paths[2], md)
+    return paths + [p for p, _ in plots]
 
 
 def _label(key: str) -> str:
@@ -122,8 +140,10 @@ def pareto_front(pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return front
 
 
-def plot_svg(result: SweepResult, pl, command: str) -> str:
-    """One plot of the spec as SVG text (deterministic: no date, fixed ids)."""
+def plot_svg(result: SweepResult, pl, command: str, prov: dict | None = None) -> str:
+    """One plot of the spec as SVG text: the same rows and date give the same bytes (no
+    timestamp in the metadata, fixed ids); the title says the command, liberties and date, a
+    footer the tool versions and the flow caveat."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -165,6 +185,10 @@ def plot_svg(result: SweepResult, pl, command: str) -> str:
         libs = ", ".join(sorted({r["liberty"] for r in rows}))
         ax.set_title((pl.title or pl.name) + f"\n{libs} · {command} · {today()}", fontsize=7)
         ax.grid(True, linewidth=0.3)
+        tools = (prov or {}).get("tools") or {}
+        fig.text(0.01, 0.005, "tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items()))
+                 + ". Delays depend on ABC's mapping/buffering options (docs/sweep.md).",
+                 fontsize=4, color="0.35", wrap=True)
         if series:
             ax.legend(fontsize=6)
         buf = io.StringIO()

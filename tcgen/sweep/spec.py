@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,10 +218,15 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     name = sw.get("name") or (path.stem if path else "")
     if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
         raise err("sweep.name", f"{name!r}: letters, digits, '-' and '_' only")
+    if not isinstance(sw.get("title", name), str):
+        raise err("sweep.title", "must be a string")
     libs = _libs(sw.get("liberties", ["osu018"]), "sweep.liberties", err)
     clocks = _clocks(sw.get("clock_ns", [10.0]), "sweep.clock_ns", err)
     acts = _activities(sw.get("activity", ["vectorless"]), "sweep.activity", err)
-    metrics = tuple(sw.get("metrics", DEFAULT_METRICS))
+    metrics = sw.get("metrics", DEFAULT_METRICS)
+    if not isinstance(metrics, (list, tuple)) or not all(isinstance(m, str) for m in metrics):
+        raise err("sweep.metrics", "a list of metric names (docs/sweep.md)")
+    metrics = tuple(metrics)
     for m in metrics:
         if m not in METRICS:
             raise err("sweep.metrics", f"unknown metric {m!r} (docs/sweep.md lists them)")
@@ -265,14 +271,21 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     dn = [d.name for d in derived]
     if len(set(dn)) != len(dn) or set(dn) & set(METRICS):
         raise err("derived.name", "derived names must be unique and not metric names")
-    plots = [_plot(d, i, groups, derived, err) for i, d in enumerate(raw.get("plot", []) or [])]
+    plots = [_plot(d, i, groups, derived, points, err)
+             for i, d in enumerate(raw.get("plot", []) or [])]
     pn = [p.name for p in plots]
     if len(set(pn)) != len(pn):
         raise err("plot.name", "plot names must be unique")
     return Spec(name, sw.get("title", name), path, groups, metrics, derived, points, raw, plots)
 
 
-def _plot(d, i, groups, derived, err) -> Plot:
+def _column(p: Point, k: str):
+    """Point ``p``'s value in output column ``k`` (what a plot's ``where`` compares)."""
+    return {"group": p.group, "liberty": p.liberty, "activity": p.activity.tag,
+            "clock_ns": p.clock_ns, "unit": p.unit}.get(k, p.params_dict.get(k))
+
+
+def _plot(d, i, groups, derived, points, err) -> Plot:
     key = f"plot[{i}]"
     _keys(d, _PLOT, key + ".", err)
     name = d.get("name")
@@ -297,12 +310,16 @@ def _plot(d, i, groups, derived, err) -> Plot:
                   f"activity, clock_ns, unit")
     base = tuple(_listify(d.get("baseline", [])))
     for b in base:
-        if b not in {g.name for g in groups}:
+        if not isinstance(b, str) or b not in {g.name for g in groups}:
             raise err(f"plot {name}.baseline", f"no group {b!r}")
     where = d.get("where", {})
     if not isinstance(where, dict) or set(where) - columns:
         raise err(f"plot {name}.where", "a table of column = value (parameters, group, "
                   "liberty, activity, clock_ns, unit)")
+    if where and not any(all(_text(_column(p, k)) == _text(v) for k, v in where.items())
+                         for p in points):
+        raise err(f"plot {name}.where", f"{where} matches no point (activity is written as "
+                  f"in the table: " + ", ".join(sorted({p.activity.tag for p in points})) + ")")
     for flag in ("logx", "logy", "pareto"):
         if not isinstance(d.get(flag, False), bool):
             raise err(f"plot {name}.{flag}", "true or false")
@@ -342,8 +359,8 @@ def _libs(v, key, err) -> tuple[str, ...]:
 def _clocks(v, key, err) -> tuple[float, ...]:
     out = []
     for x in _listify(v):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not x > 0:
-            raise err(key, f"{x!r} is not a positive clock period in ns")
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < math.inf:
+            raise err(key, f"{x!r} is not a positive, finite clock period in ns")
         out.append(float(x))
     if not out:
         raise err(key, "empty")
@@ -368,16 +385,28 @@ def _activities(v, key, err) -> tuple[Activity, ...]:
         if isinstance(a.toggle_rate, bool) or not isinstance(a.toggle_rate, (int, float)) \
                 or not 0 < a.toggle_rate <= 1:
             raise err(key, f"toggle_rate {a.toggle_rate!r} is not in (0, 1]")
+        if not isinstance(a.simulator, str):
+            raise err(key, f"simulator {a.simulator!r} is not a name")
         if isinstance(a.cycles, bool) or not isinstance(a.cycles, int) or a.cycles < 1:
             raise err(key, f"cycles {a.cycles!r} is not a positive integer")
         if isinstance(a.seed, bool) or not isinstance(a.seed, int):
             raise err(key, f"seed {a.seed!r} is not an integer")
         if a.simulator not in SIMULATORS:
             raise err(key, f"simulator {a.simulator!r} (one of {', '.join(SIMULATORS)})")
+        if mode == "vectorless":           # what does not apply is not part of the point
+            a = Activity(mode, toggle_rate=float(a.toggle_rate))
+        else:
+            a = Activity(mode, cycles=a.cycles, seed=a.seed, simulator=a.simulator)
         out.append(a)
     if not out:
         raise err(key, "empty")
     return tuple(dict.fromkeys(out))
+
+
+def _matching(points: list[dict], where: dict) -> list[dict]:
+    """The resolved points whose parameters equal ``where``'s values (compared as the CLI
+    spells them, so 8 and "8", true and "true" agree)."""
+    return [p for p in points if all(k in p and _text(p[k]) == _text(v) for k, v in where.items())]
 
 
 def _resolve(unit, values: dict, key: str, err) -> dict:
@@ -404,7 +433,11 @@ def _group(g, gi, libs, clocks, acts, err) -> Group:
     except UsageError as e:
         raise err(key + ".unit", str(e)) from None
     name = g.get("name", uname)
+    if not isinstance(name, str) or not name:
+        raise err(key + ".name", f"{name!r} is not a group name")
     key = f"group {name}"
+    if not isinstance(g.get("label", ""), str):
+        raise err(key + ".label", "must be a string (str.format over the parameters)")
     fixed = g.get("params", {})
     grid = g.get("grid", {})
     zipped = g.get("zip", {})
@@ -449,8 +482,10 @@ def _group(g, gi, libs, clocks, acts, err) -> Group:
         bad = sorted(set(w) - set(unit.params().as_dict()))
         if bad:
             raise err(k + ".where", f"{unit.name} has no parameter {bad[0]}")
-        o = {"where": {kk: _resolve(unit, {kk: vv}, k + ".where", err)[kk]
-                       for kk, vv in w.items()}}
+        hits = _matching(resolved, w)
+        if not hits:
+            raise err(k + ".where", f"{w} matches no point of the group")
+        o = {"where": {kk: hits[0][kk] for kk in w}}
         if "liberties" in ov:
             o["liberties"] = _libs(ov["liberties"], k + ".liberties", err)
         if "clock_ns" in ov:
@@ -476,9 +511,9 @@ def _group(g, gi, libs, clocks, acts, err) -> Group:
 def _label(g: Group, params: dict, err) -> str:
     try:
         return g.label.format(**params)
-    except (KeyError, IndexError, ValueError) as e:
-        raise err(f"group {g.name}.label", f"{g.label!r}: {e} is not a parameter of "
-                  f"{g.unit}") from None
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError) as e:
+        raise err(f"group {g.name}.label", f"{g.label!r}: {type(e).__name__} {e} (fields "
+                  f"are the parameters of {g.unit})") from None
 
 
 # -- derived columns -----------------------------------------------------------------------------
@@ -522,6 +557,12 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
                                                and node.func.id in FUNCTIONS):
             raise err(f"derived {name}.expr", f"{expr!r}: unknown function")
+        if isinstance(node, ast.Call):
+            n_args = len(node.args)
+            if node.keywords or (node.func.id == "abs" and n_args != 1) or \
+                    (node.func.id != "abs" and n_args < 2):
+                raise err(f"derived {name}.expr", f"{expr!r}: abs(x), min(x, y, ...), "
+                          f"max(x, y, ...)")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
             raise err(f"derived {name}.expr", f"{expr!r}: {node.value!r} is not a number")
     own, refm = names_in(expr)
@@ -547,14 +588,14 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         bad = sorted(set(rp_d) - set(known))
         if bad:
             raise err(f"derived {name}.ref.params", f"{unit.name} has no parameter {bad[0]}")
-        rp_d = {k: _resolve(unit, {k: v}, f"derived {name}.ref.params", err)[k]
-                for k, v in rp_d.items()}
-        if not any(all(p.get(k) == v for k, v in rp_d.items()) for p in match[0].points):
-            raise err(f"derived {name}.ref", f"group {rg} has no point with {rp_d}")
-        rp = tuple(sorted(rp_d.items()))
+        hits = _matching(match[0].points, rp_d)
+        if len(hits) != 1:
+            raise err(f"derived {name}.ref", f"group {rg} has {len(hits)} points with {rp_d} "
+                      f"(the reference must name exactly one)")
+        rp = tuple(sorted(hits[0].items()))
     only = tuple(_listify(d.get("groups", [])))
     for gname in only:
-        if gname not in {g.name for g in groups}:
+        if not isinstance(gname, str) or gname not in {g.name for g in groups}:
             raise err(f"derived {name}.groups", f"no group {gname!r}")
     return Derived(name, expr, rg, rp, d.get("doc", ""), only)
 
@@ -591,5 +632,8 @@ def evaluate(expr: str, own: dict, ref: dict | None) -> float | None:
         if isinstance(n.op, ast.Div):
             return None if b == 0 else a / b
         return a ** b
-    v = ev(tree)
-    return None if v is None else float(v)
+    try:
+        v = ev(tree)
+        return None if v is None or isinstance(v, complex) else float(v)
+    except (ArithmeticError, TypeError, ValueError):      # 0 ** -1, 10 ** 400, ...
+        return None

