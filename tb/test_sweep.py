@@ -309,7 +309,7 @@ def test_resume_after_kill_9(tmp_path):
     assert r.counts["done"] + r.counts["cached"] == 6
 
 
-def test_cli_bad_spec_is_one_line_exit_2_nothing_written(tmp_path):
+def test_cli_bad_spec_is_one_line_exit_2_nothing_written(tmp_path, capsys, monkeypatch):
     spec = tmp_path / "bad.toml"
     spec.write_text("[sweep]\nname='x'\n[[group]]\nunit='lzc'\ngrid={width=[0]}\n")
     out = tmp_path / "out"
@@ -323,17 +323,18 @@ def test_cli_bad_spec_is_one_line_exit_2_nothing_written(tmp_path):
     good = tmp_path / "good.toml"
     good.write_text(SMALL)
     (tmp_path / "afile").write_text("")
+    from tcgen.cli import main                  # the same entry point, in this process
+    monkeypatch.setenv("TCGEN_DASK_TIMEOUT", "2")
     for extra, msg in ((["--cache", str(tmp_path / "afile")], "cannot write the cache"),
                        (["-o", str(tmp_path / "afile")], "cannot write into"),
                        (["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"],
                         "cannot reach the Dask scheduler"),
                        (["--scheduler", "tcp://127.0.0.1:9"], "needs --executor dask"),
                        (["-j", "0"], "at least 1")):
-        r = subprocess.run([sys.executable, "-m", "tcgen.cli", "sweep", str(good), *extra],
-                           capture_output=True, text=True, cwd=tmp_path,
-                           env={**os.environ, "TCGEN_DASK_TIMEOUT": "2"})
-        assert r.returncode == 2 and r.stderr.count("\n") == 1 and msg in r.stderr, \
-            (extra, r.stderr)
+        capsys.readouterr()
+        assert main(["sweep", str(good), *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and msg in err, (extra, err)
 
 
 def test_dask_executor_equals_local_pool(tmp_path):
