@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 from .metrics import flatten
 from .spec import Point, Spec, evaluate
@@ -274,8 +274,8 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
     return row
 
 
-def params_of(rows: Iterable[dict], spec: Spec) -> list[str]:
-    """The parameter columns of the rows (union over the groups' units, in first-seen order)."""
+def params_of(spec: Spec) -> list[str]:
+    """The parameter columns of a sweep (union over the groups' units, in first-seen order)."""
     from tcgen.registry import get_unit
     out: list[str] = []
     for g in spec.groups:

@@ -32,7 +32,7 @@ FLOW_NOTES = (
 
 def columns(result: SweepResult) -> list[str]:
     """The CSV/JSON columns: identity, parameters, every metric, the derived columns."""
-    return (["group", "label", "unit"] + params_of(result.rows, result.spec)
+    return (["group", "label", "unit"] + params_of(result.spec)
             + ["liberty", "clock_ns", "activity", "status", "error"] + list(METRICS)
             + [d.name for d in result.spec.derived] + ["key"])
 
