@@ -16,11 +16,29 @@ import numpy as np
 
 from .params import Params
 
-__all__ = ["UnitSpec"]
+__all__ = ["UnitSpec", "Workload"]
 
 
 def _one(p) -> float:
     return 1.0
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A named operating mode of a unit, beside its default workload: the stimulus for
+    activity-annotated power and, where the mode changes it, the work done per cycle.  PacQ's
+    INT4+INT2 multiplier streaming only INT4 words does 4 products per cycle, only INT2 words
+    8: the same hardware, two workloads, two energies per product.
+
+    stimulus        (params, rng, n) -> {input name: array}, like ``UnitSpec.workload``
+    ops_per_cycle   params -> work per cycle in this mode (None: the unit's ``ops_per_cycle``)
+    doc             one line for ``tcgen info`` and the reports
+    check           params -> None, raising ``ParamError`` where the mode does not apply
+    """
+    stimulus: Callable
+    ops_per_cycle: Callable | None = None
+    doc: str = ""
+    check: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +56,8 @@ class UnitSpec:
     ops_per_cycle   params -> work per cycle in the paper's units (see ``ops_unit``)
     ops_unit        what one op is ("FLOP", "MAC", "bit-op", "result" ...)
     workload        (params, rng, n) -> {input name: array}: the default stimulus
+    workloads       {name: :class:`Workload`}: named operating modes (``tcgen ppa --workload``,
+                    a sweep group's ``workload`` axis)
     """
     name: str
     family: str
@@ -48,6 +68,20 @@ class UnitSpec:
     ops_per_cycle: Callable = field(default=_one)
     ops_unit: str = "op"
     workload: Callable | None = None
+    workloads: dict = field(default_factory=dict)
+
+    def named_workload(self, name: str, params: Params) -> Workload:
+        """The workload ``name`` for ``params`` (``ParamError`` naming the choices if the unit
+        has no such workload or it does not apply to these params)."""
+        from .params import ParamError
+        if name not in self.workloads:
+            known = ", ".join(sorted(self.workloads)) or "none"
+            raise ParamError(f"unit {self.name} has no workload {name!r} (named workloads: "
+                             f"{known})")
+        wl = self.workloads[name]
+        if wl.check is not None:
+            wl.check(params)
+        return wl
 
     def make_params(self, values: dict[str, str] | None = None) -> Params:
         """Params from CLI text values (``ParamError`` on a bad name or value)."""

@@ -1,6 +1,6 @@
 """`make run`: generate Verilog for every registered unit at its defaults into build/verilog,
 lint each file with Verilator, print a table, then (unless --no-ppa) measure PPA of every unit
-with scripts/ppa_summary.py (reports/ppa_summary.md).
+at its defaults: the sweep studies/ppa_summary.toml into reports/ (ppa_summary.md/.csv/.json).
 
 Exit status 1 if any unit fails to generate or lint.
 """
@@ -74,10 +74,11 @@ def main() -> int:
     if failed:
         print(f"{failed} unit(s) failed to generate or lint", file=sys.stderr)
         return 1
-    ppa = ROOT / "scripts" / "ppa_summary.py"
-    if not args.no_ppa and ppa.exists():
+    if not args.no_ppa:
         print()
-        return subprocess.call([sys.executable, str(ppa)])
+        tcgen = Path(sys.executable).with_name("tcgen")
+        return subprocess.call([str(tcgen), "sweep", "studies/ppa_summary.toml",
+                                "-j", str(os.cpu_count() or 1), "-o", "reports"], cwd=ROOT)
     return 0
 
 

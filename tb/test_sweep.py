@@ -408,3 +408,133 @@ def test_docs_list_every_metric():
     from tcgen.sweep.metrics import METRICS
     doc = (ROOT / "docs" / "sweep.md").read_text()
     assert all(f"`{k}`" in doc for k in METRICS)
+
+
+# -- named workloads ---------------------------------------------------------------------------
+WL = """
+[sweep]
+name = "wl"
+liberties = ["osu018"]
+activity = ["vectorless"]
+
+[[group]]
+name = "mul"
+unit = "pacq_mul"
+label = "pacq_mul {workload}"
+grid = {workload = ["int4", "int2"]}
+
+[[group]]
+name = "dp"
+unit = "dp4_pacq"
+label = "dp4 D{D} {workload}"
+grid = {D = [1, 2], workload = ["int4", "int2"]}
+
+[[derived]]
+name = "vs_D1"
+expr = "perf__per_watt__gops_per_w / ref.perf__per_watt__gops_per_w"
+ref = {group = "dp", params = {D = 1}}
+groups = ["dp"]
+"""
+
+
+def test_workload_axis_expands_and_references_follow_the_row(tmp_path):
+    s = _spec(WL, tmp_path)
+    assert [p.label for p in s.points] == ["pacq_mul int4", "pacq_mul int2", "dp4 D1 int4",
+                                           "dp4 D1 int2", "dp4 D2 int4", "dp4 D2 int2"]
+    assert all(p.workload in ("int4", "int2") and "workload" not in p.params_dict
+               for p in s.points)
+    assert json.loads(s.points[0].ident)["workload"] == "int4"
+    d2_int2 = s.points[5]
+    ref = s.point("dp", {"D": 1}, d2_int2)
+    assert ref.workload == "int2" and ref.params_dict["D"] == 1
+    # a point without a named workload keeps the key it had before workloads existed
+    plain = _spec(SMALL, tmp_path, "p.toml").points[0]
+    assert "workload" not in json.loads(plain.ident)
+
+
+@pytest.mark.parametrize("grid,msg", [
+    ('{workload = ["int8"]}', "no workload 'int8'"),
+    ('{wbits = ["4"], workload = ["int2"]}', "built for INT4 weights only"),
+])
+def test_bad_workloads(grid, msg, tmp_path):
+    with pytest.raises(SpecError, match=msg):
+        _spec(f"[sweep]\nname='x'\n[[group]]\nunit='pacq_mul'\ngrid={grid}\n", tmp_path)
+    with pytest.raises(SpecError, match="no workload"):      # a unit with none
+        _spec("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nparams={workload='int4'}\n", tmp_path)
+
+
+def test_named_workload_sets_stimulus_and_ops(monkeypatch):
+    """measure(workload=...) hands the flow the named stimulus and its ops per cycle (the flow
+    itself is replaced: this checks what tcgen.measure passes, not the tools)."""
+    import numpy as np
+
+    import tcgen.measure as m
+    seen = {}
+
+    def fake_flow(text, top, **kw):
+        seen.update(kw)
+        return {"runtime_s": {}}
+    monkeypatch.setattr(m, "measure_verilog", fake_flow)
+    monkeypatch.setattr(m, "verilog", lambda name, params: "module pacq_mul; endmodule")
+    r = m.measure("pacq_mul", None, activity="sim", workload="int2", workload_cycles=50)
+    assert seen["ops_per_cycle"] == 8.0 and (np.asarray(seen["workload"]["int2"]) == 1).all()
+    assert r["workload_name"] == "int2" and "--workload int2" in r["command"]
+    m.measure("pacq_mul", None, workload="int4")
+    assert seen["ops_per_cycle"] == 4.0 and seen["workload"] is None     # vectorless
+    m.measure("pacq_mul", None)
+    assert seen["ops_per_cycle"] == 8.0                                   # the unit's own
+
+
+def test_every_unit_group(tmp_path):
+    from tcgen.registry import all_units
+    s = _spec("[sweep]\nname='all'\n[[group]]\nunit='*'\n", tmp_path)
+    assert [g.unit for g in s.groups] == [u.name for u in all_units()]
+    with pytest.raises(SpecError, match="every unit at its defaults"):
+        _spec("[sweep]\nname='all'\n[[group]]\nunit='*'\ngrid={n=[1]}\n", tmp_path)
+
+
+# -- report templates --------------------------------------------------------------------------
+def test_report_template_renders_rows_and_derived(tmp_path):
+    (tmp_path / "r.md.j2").write_text(
+        "{{ header[:11] }}\n"
+        "{% for r in rows(group='pc') %}{{ r.label }}={{ r.area_vs_n4 | fmt('{:.2f}') }};"
+        "{% endfor %}\n\n{{ row(n=8).synth__cells__count | fmt('{:g}') }} "
+        "{{ value('area_vs_n4', n=99) | fmt }} {{ spread(values('area_vs_n4')) }}\n")
+    s = _spec(SMALL + '\n[[report]]\ntemplate = "r.md.j2"\noutput = "r.md"\n', tmp_path)
+    res = run(s, cache=tmp_path / "cache")
+    paths = write_outputs(res, tmp_path / "out", "tcgen sweep s.toml")
+    text = (tmp_path / "out" / "r.md").read_text()
+    assert tmp_path / "out" / "r.md" in paths
+    a = {r["n"]: r for r in res.rows}
+    lines = text.splitlines()
+    assert lines[0] == "Regenerate:"
+    assert lines[1] == "".join(f"popcount n={n}={a[n]['area_vs_n4']:.2f};" for n in (4, 6, 8))
+    assert lines[2].startswith(f"{a[8]['synth__cells__count']:g} – 1.00–")
+
+
+@pytest.mark.parametrize("template,msg", [
+    ("{{ row(group='nope') }}", r"matches 0 rows"),
+    ("{{ row(group='pc') }}", r"matches 3 rows"),
+    ("{{ undefined_name }}", "undefined"),
+    ("{% for %}", r"r.md.j2:1"),
+])
+def test_report_errors_write_nothing(template, msg, tmp_path):
+    from tcgen.sweep.report import ReportError
+    (tmp_path / "r.md.j2").write_text(template)
+    s = _spec(SMALL + '\n[[report]]\ntemplate = "r.md.j2"\noutput = "r.md"\n', tmp_path)
+    res = run(s, cache=tmp_path / "cache")
+    with pytest.raises(ReportError, match=msg):
+        write_outputs(res, tmp_path / "out", "tcgen sweep s.toml")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("rep,msg", [
+    ('template = "missing.j2"\noutput = "r.md"', "no file"),
+    ('template = "r.md.j2"\noutput = "../r.md"', "a file name"),
+    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "no.such.module"', "cannot import"),
+    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "json"', "no context"),
+])
+def test_bad_report_entries(rep, msg, tmp_path):
+    (tmp_path / "r.md.j2").write_text("x")
+    with pytest.raises(SpecError, match=msg):
+        _spec(SMALL + "\n[[report]]\n" + rep + "\n", tmp_path)

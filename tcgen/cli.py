@@ -86,7 +86,8 @@ def cmd_list(args) -> int:
                         "params": [{"name": f.name, "type": _tname(f), "default": f.default,
                                     "allowed": describe_field(f),
                                     "doc": f.metadata.get("doc", "")}
-                                   for f in u.params.fields()]})
+                                   for f in u.params.fields()],
+                        "workloads": {k: w.doc for k, w in sorted(u.workloads.items())}})
         print(json.dumps(out, indent=2))
         return 0
     for u in units:
@@ -96,6 +97,8 @@ def cmd_list(args) -> int:
             doc = f.metadata.get("doc", "")
             print(f"    {f.name}: {_tname(f)} = {default}  ({describe_field(f)})"
                   + (f"  {doc}" if doc else ""))
+        for name, w in sorted(u.workloads.items()):
+            print(f"    workload {name}: {w.doc}")
     return 0
 
 
@@ -157,6 +160,9 @@ def _add_ppa_parser(sub):
     p.add_argument("--cycles", type=_int, default=2000, metavar="N",
                    help="sim: workload cycles (default 2000)")
     p.add_argument("--seed", type=_int, default=1, metavar="S", help="sim: workload seed")
+    p.add_argument("--workload", default=None, metavar="NAME",
+                   help="one of the unit's named workloads (`tcgen list`): its stimulus "
+                        "for sim and its ops per cycle (default: the unit's default workload)")
     p.add_argument("--simulator", default="auto", metavar="SIM",
                    help="sim: gate-level engine: auto (default; levelized, Icarus for a netlist "
                         "it refuses), levelized, icarus or verilator (docs/ppa.md)")
@@ -200,7 +206,7 @@ def cmd_ppa(args) -> int:
     res = measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
                   activity=args.activity, toggle_rate=args.toggle_rate,
                   workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
-                  simulator=args.simulator)
+                  simulator=args.simulator, workload=args.workload)
     text = json.dumps(res, indent=1, sort_keys=True) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
@@ -254,6 +260,24 @@ def cmd_sweep(args) -> int:
     for path in write_outputs(result, out, cmd):
         print(path)
     return 1 if result.counts.get("failed") and args.strict else 0
+
+
+# -- claims ---------------------------------------------------------------------------------------
+def cmd_claims(args) -> int:
+    from .claims import judge, load, render
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise UsageError(f"cannot write {out}: folder {out.parent} does not exist")
+    claims = judge(load(args.claims), args.results)
+    cmd = "tcgen claims" + (f" --claims {args.claims}" if args.claims != "claims" else "") + (
+        f" --results {args.results}" if args.results != "reports" else "") + (
+        f" -o {args.output}" if args.output != "reports/claims.md" else "")
+    write_atomic(out, render(claims, cmd))
+    counts: dict[str, int] = {}
+    for c in claims:
+        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    print(f"{out}: {len(claims)} claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    return 0
 
 
 def _g(v, fmt="{:.4g}"):
@@ -330,6 +354,13 @@ def build_parser() -> argparse.ArgumentParser:
                                    "TCGEN_SWEEP_CACHE)")
     p.add_argument("--retry-failed", action="store_true",
                    help="measure again the points whose cached record is a failure")
+    q = sub.add_parser("claims", help="judge the papers' claims against the measured results "
+                                      "(reports/claims.md, docs/claims.md)")
+    q.add_argument("--claims", default="claims", help="folder of <family>.toml (default claims)")
+    q.add_argument("--results", default="reports",
+                   help="folder of the sweeps' <name>.json (default reports)")
+    q.add_argument("-o", "--output", default="reports/claims.md", help="the ledger (markdown)")
+    q.set_defaults(func=cmd_claims)
     p.add_argument("--no-flow-cache", action="store_true",
                    help="measure again instead of reading the flow's results cache (build/ppa)")
     p.add_argument("--strict", action="store_true", help="exit 1 if any point failed")

@@ -28,22 +28,32 @@ __all__ = ["measure"]
 
 def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
             toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True,
-            simulator="auto") -> dict:
+            simulator="auto", workload=None) -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
     strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
-    ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md)."""
+    ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md).  ``workload``: one of the unit's
+    named workloads (its stimulus for ``sim``, and its ops per cycle for every activity); None =
+    the default workload."""
     unit = get_unit(unit_name)
     params = _params(unit, params)
     clock_ns, toggle_rate, workload_cycles, seed = check_options(
         clock_ns, activity, toggle_rate, workload_cycles, seed)
     lib = resolve(liberty)
-    workload = None
+    named = None
+    if workload is not None:
+        if not isinstance(workload, str):
+            raise ParamError(f"ppa: workload must be a name, got {type(workload).__name__}")
+        named = unit.named_workload(workload, params)
+    stimulus = unit.workload if named is None else named.stimulus
+    ops = unit.ops_per_cycle if named is None or named.ops_per_cycle is None \
+        else named.ops_per_cycle
+    stim = None
     if activity == "sim":
         check_simulator(lib, simulator)
-        if unit.workload is None:
+        if stimulus is None:
             raise ParamError(f"ppa: unit {unit.name} declares no workload; sim power needs one "
                              "(use activity vectorless)")
-        workload = unit.workload(params, np.random.default_rng(seed), workload_cycles)
+        stim = stimulus(params, np.random.default_rng(seed), workload_cycles)
     t0 = time.monotonic()
     text = verilog(unit.name, params)
     t_gen = time.monotonic() - t0
@@ -52,6 +62,8 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     cmd = ["tcgen", "ppa", unit.name]
     for k, v in changed.items():
         cmd += ["-p", f"{k}={_fmt(v)}"]
+    if workload is not None:
+        cmd += ["--workload", workload]
     cmd += ["--liberty", lib.name if lib.name in KNOWN else str(lib.source),
             "--clock-ns", f"{clock_ns:g}", "--activity", activity]
     if activity == "vectorless":
@@ -61,16 +73,20 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         if simulator != "auto":
             cmd += ["--simulator", simulator]
     res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
-                          toggle_rate=toggle_rate, workload=workload,
+                          toggle_rate=toggle_rate, workload=stim,
                           workload_cycles=workload_cycles,
-                          ops_per_cycle=float(unit.ops_per_cycle(params)),
+                          ops_per_cycle=float(ops(params)),
                           ops_unit=unit.ops_unit, cache=cache, simulator=simulator)
     out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
     out.update(res)
+    if workload is not None:
+        out["workload_name"] = workload
     if activity == "sim":
+        src = f"{unit.name}.workload" if workload is None else \
+            f"{unit.name}.workloads[{workload!r}].stimulus"
         out["workload"] = dict(out.get("workload", {}), seed=seed,
-                               source=f"{unit.name}.workload(params, "
-                                      f"numpy.random.default_rng({seed}), {workload_cycles})")
+                               source=f"{src}(params, numpy.random.default_rng({seed}), "
+                                      f"{workload_cycles})")
     out["command"] = " ".join(shlex.quote(c) for c in cmd)
     out["runtime_s"] = dict(out["runtime_s"], generate_verilog_s=round(t_gen, 3))
     return out

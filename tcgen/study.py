@@ -1,7 +1,8 @@
-"""What the study scripts (scripts/*_ppa.py, pacq_numerics.py, ppa_summary.py, ...) share, one
-copy each: the report header (command, date, wall and compute time, liberties, tool versions),
-the derived figures (``ratio``, ``spread``, ``compute_min``), the result look-up (``find``), the
-parallel run loop (``run_parallel``) and the atomic report writer (``write_report``).
+"""What the sweep engine's outputs and the scripts (pacq_numerics.py, fp_exhaustive.py,
+sim_bench.py, ...) share, one copy each: the report header (command, date, wall and compute
+time, liberties, tool versions), ``spread`` and ``compute_min``, the parallel loop of the
+verification scripts (``run_parallel``; PPA studies are sweeps: tcgen.sweep) and the atomic
+report writer (``write_report``).
 
 Pure helpers: no unit, no liberty and no paper figure is named here (paper figures live in each
 family's ``paper`` module).
@@ -19,8 +20,8 @@ from typing import Callable, Iterable, Iterator
 from tcgen.hw.files import write_atomic
 from tcgen.synth.tools import versions
 
-__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "report_header", "ratio",
-           "spread", "compute_min", "find", "run_parallel", "write_report", "write_json"]
+__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "report_header", "spread",
+           "compute_min", "run_parallel", "write_report", "write_json"]
 
 
 # -- header -------------------------------------------------------------------------------------
@@ -84,13 +85,6 @@ def report_header(command: str, *, wall_s: float | None = None,
 
 
 # -- derived figures ----------------------------------------------------------------------------
-def ratio(a: float | None, b: float | None, fmt: str = "{:.2f}×", missing: str = "n/a") -> str:
-    """``a / b`` formatted, or ``missing`` when either is absent (or ``b`` is 0)."""
-    if a is None or b is None or b == 0:
-        return missing
-    return fmt.format(a / b)
-
-
 def spread(values: Iterable[float | None], missing: str = "n/a") -> str:
     """``lo×`` or ``lo–hi×`` over the present values (equal to 2 decimals: one value)."""
     vals = [v for v in values if v is not None]
@@ -102,20 +96,26 @@ def spread(values: Iterable[float | None], missing: str = "n/a") -> str:
 
 def compute_min(results: Iterable[dict]) -> float:
     """Minutes the measurements took when first made: each result of ``measure`` keeps its
-    ``runtime_s``, cached or not; counted once per ``cache_key``."""
-    seen = {}
+    ``runtime_s``, cached or not; counted once per ``cache_key``.  A result whose synthesis was
+    reused from the flow's netlist cache (``synth_cached``) counts that synthesis as it took
+    when it ran (its ``synth.json`` beside the netlist), once per netlist: what a from-scratch
+    run costs."""
+    seen, synth = {}, {}
     for r in results:
-        if r and r.get("cache_key"):
-            seen[r["cache_key"]] = (r.get("runtime_s") or {}).get("total_s", 0.0)
-    return sum(seen.values()) / 60
-
-
-def find(rows: Iterable[dict], **fields) -> dict | None:
-    """The first row whose ``fields`` all equal the given values and that has no ``error``."""
-    for r in rows:
-        if "error" not in r and all(r.get(k) == v for k, v in fields.items()):
-            return r
-    return None
+        if not (r and r.get("cache_key")):
+            continue
+        rt = r.get("runtime_s") or {}
+        seen[r["cache_key"]] = rt.get("total_s", 0.0)
+        if rt.get("synth_cached") and r.get("netlist"):
+            meta = Path(r["netlist"]).parent / "synth.json"
+            if meta.parent not in synth:
+                try:
+                    synth[meta.parent] = sum(
+                        v for v in json.loads(meta.read_text()).get("runtime_s", {}).values()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool))
+                except (OSError, ValueError):
+                    synth[meta.parent] = 0.0
+    return (sum(seen.values()) + sum(synth.values())) / 60
 
 
 # -- running ------------------------------------------------------------------------------------

@@ -56,7 +56,8 @@ def measure_point(p: dict) -> dict:
         r = measure(p["unit"], p["params"], liberty=p["liberty"], clock_ns=p["clock_ns"],
                     activity=act["mode"], toggle_rate=act.get("toggle_rate", 0.1),
                     workload_cycles=act.get("cycles", 2000), seed=act.get("seed", 1),
-                    simulator=act.get("simulator", "auto"), cache=p.get("flow_cache", True))
+                    simulator=act.get("simulator", "auto"), cache=p.get("flow_cache", True),
+                    workload=p.get("workload"))
     except point_errors() as e:                    # recorded; the sweep goes on
         return _failed(e, t0)
     return {"status": "ok", "result": r, "seconds": time.time() - t0}
@@ -70,6 +71,8 @@ def _failed(e: BaseException, t0: float, tb: str | None = None) -> dict:
 def _job(p: Point, flow_cache: bool = True) -> dict:
     job = {"unit": p.unit, "params": p.params_dict, "liberty": p.liberty,
            "clock_ns": p.clock_ns, "activity": p.activity.as_dict()}
+    if p.workload is not None:
+        job["workload"] = p.workload
     if not flow_cache:
         job["flow_cache"] = False
     return job
@@ -256,8 +259,9 @@ def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | 
 
 
 def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
-    row = {"group": p.group, "label": p.label, "unit": p.unit, **p.params_dict,
+    row = {"group": p.group, "label": p.label, "unit": p.unit, **p.axes,
            "liberty": p.liberty, "clock_ns": p.clock_ns, "activity": p.activity.tag,
+           "workload": p.workload,
            "status": rec.get("status"), "error": rec.get("error"), "key": key}
     metrics = all_metrics.get(p) or {}
     row.update(metrics)
@@ -275,11 +279,14 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
 
 
 def params_of(spec: Spec) -> list[str]:
-    """The parameter columns of a sweep (union over the groups' units, in first-seen order)."""
+    """The parameter columns of a sweep (union over the groups' units, in first-seen order),
+    then ``workload`` if a point names one."""
     from tcgen.registry import get_unit
     out: list[str] = []
     for g in spec.groups:
         for k in get_unit(g.unit).params().as_dict():
             if k not in out:
                 out.append(k)
+    if any(p.workload for p in spec.points):
+        out.append("workload")
     return out

@@ -56,8 +56,12 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                                    _get("gops_per_w")),
     "perf__per_area__gops_per_mm2": ("throughput per mm² at the clock target",
                                      "gops_per_mm2", _get("gops_per_mm2")),
+    "perf__per_area_fmax__gops_per_mm2": ("throughput per mm² at fmax", "gops_per_mm2_fmax",
+                                          _get("gops_per_mm2_fmax")),
     "activity__toggle_mean__rate": ("mean toggle rate per net per cycle (sim activity)",
                                     "sim.mean_toggle_rate", _get("sim", "mean_toggle_rate")),
+    "activity__toggle_inputs__rate": ("mean toggle rate per input per cycle (sim activity)",
+                                      "sim.input_toggle_rate", _get("sim", "input_toggle_rate")),
     "runtime__flow__s": ("seconds the flow took for this point when first measured",
                          "runtime_s.total_s", _get("runtime_s", "total_s")),
 }

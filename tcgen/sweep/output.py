@@ -15,6 +15,7 @@ from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
 from .metrics import METRICS
+from .report import render
 
 __all__ = ["write_outputs", "FLOW_NOTES", "columns", "plot_svg", "pareto_front"]
 
@@ -48,13 +49,16 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _header(result: SweepResult, command: str) -> str:
+    libs = sorted({r["liberty"] for r in result.rows})
+    return report_header(command, wall_s=result.wall_s, compute_min=result.compute_s / 60,
+                         liberties=[resolve(x).describe() for x in libs],
+                         tools=tool_versions(packages=("amaranth",)))
+
+
 def _markdown(result: SweepResult, command: str) -> str:
     spec = result.spec
-    libs = sorted({r["liberty"] for r in result.rows})
-    header = report_header(command, wall_s=result.wall_s, compute_min=result.compute_s / 60,
-                           liberties=[resolve(x).describe() for x in libs],
-                           tools=tool_versions(packages=("amaranth",)))
-    L = [f"# {spec.title}", "", header, "", *FLOW_NOTES, ""]
+    L = [f"# {spec.title}", "", _header(result, command), "", *FLOW_NOTES, ""]
     c = result.counts
     L += [f"{len(result.rows)} points: {c.get('done', 0)} measured this run, "
           f"{c.get('cached', 0)} from the cache, {c.get('failed', 0)} failed.", ""]
@@ -116,13 +120,18 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
     md = _markdown(result, command) + "".join(
         f"\n![{pl.title or pl.name}]({path.name})\n"
         for pl, (path, _) in zip(result.spec.plots, plots))
+    reports = [(out / rep.output, render(rep, result.rows, header=_header(result, command),
+                                         flow_notes=FLOW_NOTES))
+               for rep in result.spec.reports]
     paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
     write_atomic(paths[0], buf.getvalue())
     write_json(paths[1], meta, strip=Path.cwd())
     for path, text in plots:
         write_atomic(path, text)
     write_atomic(paths[2], md)
-    return paths + [p for p, _ in plots]
+    for path, text in reports:
+        write_atomic(path, text)
+    return paths + [p for p, _ in plots] + [p for p, _ in reports]
 
 
 def _label(key: str) -> str:

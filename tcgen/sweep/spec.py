@@ -11,7 +11,7 @@ modes, metrics and derived columns; expanded into a deterministic list of :class
     activity = ["vectorless"]                # or {mode = "sim", cycles = 1000, seed = 1}
     metrics = ["synth__area__um2", "power__total__mw"]   # columns shown (default: a standard set)
 
-    [[group]]
+    [[group]]                                # unit = "*": every registered unit at defaults
     name = "mul"                             # unique; default: the unit name
     unit = "fp_mul"
     label = "fp_mul {fmt} {rounding}"        # row label (str.format over the point's params)
@@ -96,17 +96,26 @@ class Point:
     clock_ns: float
     activity: Activity
     index: int = 0
+    workload: str | None = None          # one of the unit's named workloads (None: default)
 
     @property
     def params_dict(self) -> dict[str, Any]:
         return dict(self.params)
 
     @property
+    def axes(self) -> dict[str, Any]:
+        """The params and, when set, the named workload: what ``where`` and ``ref`` match."""
+        return {**self.params_dict, **({"workload": self.workload} if self.workload else {})}
+
+    @property
     def ident(self) -> str:
-        """What the point is (not how it was reached): unit, params, liberty, clock, activity."""
-        return json.dumps({"unit": self.unit, "params": self.params_dict, "liberty": self.liberty,
-                           "clock_ns": self.clock_ns, "activity": self.activity.as_dict()},
-                          sort_keys=True)
+        """What the point is (not how it was reached): unit, params, liberty, clock, activity
+        and the named workload (absent for the default one, so older keys stay valid)."""
+        d = {"unit": self.unit, "params": self.params_dict, "liberty": self.liberty,
+             "clock_ns": self.clock_ns, "activity": self.activity.as_dict()}
+        if self.workload is not None:
+            d["workload"] = self.workload
+        return json.dumps(d, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -164,20 +173,24 @@ class Spec:
     points: list[Point]
     raw: dict
     plots: list[Plot] = field(default_factory=list)
+    reports: list = field(default_factory=list)        # report.Report
 
     def point(self, group: str, params: dict, like: Point) -> Point | None:
         """The point of ``group`` whose params include ``params``, on ``like``'s liberty, clock
-        and activity (the reference of a derived column)."""
-        for p in self.points:
-            if (p.group == group and p.liberty == like.liberty and p.clock_ns == like.clock_ns
-                    and p.activity == like.activity
-                    and all(p.params_dict.get(k) == v for k, v in params.items())):
-                return p
-        return None
+        and activity (the reference of a derived column).  Where the group has several named
+        workloads and ``params`` names none, the one ``like`` runs."""
+        hits = [p for p in self.points
+                if p.group == group and p.liberty == like.liberty and p.clock_ns == like.clock_ns
+                and p.activity == like.activity
+                and all(p.axes.get(k) == v for k, v in params.items())]
+        if len(hits) > 1:
+            hits = [p for p in hits if p.workload == like.workload]
+        return hits[0] if len(hits) == 1 else None
 
 
 # -- parsing -------------------------------------------------------------------------------------
-_TOP = {"sweep", "group", "derived", "plot"}
+_TOP = {"sweep", "group", "derived", "plot", "report"}
+_REPORT = {"template", "output", "context"}
 _SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "metrics"}
 _GROUP = {"name", "unit", "label", "params", "grid", "zip", "points", "liberties", "clock_ns",
           "activity", "override"}
@@ -236,6 +249,16 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
         raise err("[[group]]", "a sweep needs at least one group")
     groups: list[Group] = []
     for gi, g in enumerate(groups_raw):
+        if isinstance(g, dict) and g.get("unit") == "*":        # every registered unit
+            bad = sorted(set(g) & {"name", "label", "params", "grid", "zip", "points",
+                                   "override"})
+            if bad:
+                raise err(f"group[{gi}].{bad[0]}", "unit = \"*\" measures every unit at its "
+                          "defaults (no name, label, params, grid, zip, points, override)")
+            from tcgen.registry import all_units
+            for u in all_units():
+                groups.append(_group({**g, "unit": u.name}, gi, libs, clocks, acts, err))
+            continue
         groups.append(_group(g, gi, libs, clocks, acts, err))
     names = [g.name for g in groups]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -258,8 +281,9 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                 continue
             label = _label(g, params, err)
             for lib, clk, act in itertools.product(libs_p, clocks_p, acts_p):
-                p = Point(g.name, label, g.unit, tuple(sorted(params.items())), lib, clk, act,
-                          len(points))
+                p = Point(g.name, label, g.unit,
+                          tuple(sorted((k, v) for k, v in params.items() if k != "workload")),
+                          lib, clk, act, len(points), params.get("workload"))
                 if p.ident in seen:
                     raise err(f"group {g.name}", f"point {label} ({lib}, {clk:g} ns, "
                               f"{act.tag}) also comes from group {seen[p.ident]}")
@@ -276,13 +300,34 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     pn = [p.name for p in plots]
     if len(set(pn)) != len(pn):
         raise err("plot.name", "plot names must be unique")
-    return Spec(name, sw.get("title", name), path, groups, metrics, derived, points, raw, plots)
+    reports = [_report(d, i, path, err) for i, d in enumerate(raw.get("report", []) or [])]
+    outs = [r.output for r in reports]
+    if len(set(outs)) != len(outs):
+        raise err("report.output", "two reports write the same file")
+    return Spec(name, sw.get("title", name), path, groups, metrics, derived, points, raw, plots,
+                reports)
+
+
+def _report(d, i, path: Path | None, err):
+    from .report import Report, check
+    key = f"report[{i}]"
+    _keys(d, _REPORT, key + ".", err)
+    t, out, ctx = d.get("template"), d.get("output"), d.get("context")
+    if not isinstance(t, str) or not t:
+        raise err(key + ".template", "a template file name (beside the spec)")
+    if not isinstance(out, str) or not out or Path(out).name != out:
+        raise err(key + ".output", f"{out!r}: a file name (written into the output folder)")
+    if ctx is not None and not isinstance(ctx, str):
+        raise err(key + ".context", "a module name")
+    rep = Report((path.parent if path else Path.cwd()) / t, out, ctx)
+    check(rep, err, key)
+    return rep
 
 
 def _column(p: Point, k: str):
     """Point ``p``'s value in output column ``k`` (what a plot's ``where`` compares)."""
     return {"group": p.group, "liberty": p.liberty, "activity": p.activity.tag,
-            "clock_ns": p.clock_ns, "unit": p.unit}.get(k, p.params_dict.get(k))
+            "clock_ns": p.clock_ns, "unit": p.unit}.get(k, p.axes.get(k))
 
 
 def _plot(d, i, groups, derived, points, err) -> Plot:
@@ -295,7 +340,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     if kind not in PLOT_KINDS:
         raise err(f"plot {name}.kind", f"{kind!r} (one of {', '.join(PLOT_KINDS)})")
     values = set(METRICS) | {x.name for x in derived}
-    params = {k for g in groups for k in get_unit(g.unit).params().as_dict()}
+    params = {k for g in groups for k in _axis_names(get_unit(g.unit))}
     columns = params | {"group", "liberty", "activity", "clock_ns", "unit"}
     x, y = d.get("x"), d.get("y")
     if y not in values:
@@ -409,13 +454,26 @@ def _matching(points: list[dict], where: dict) -> list[dict]:
     return [p for p in points if all(k in p and _text(p[k]) == _text(v) for k, v in where.items())]
 
 
+def _axis_names(unit) -> list[str]:
+    """What a group of ``unit`` may set: its parameters, and ``workload`` if it has named
+    workloads."""
+    return list(unit.params().as_dict()) + (["workload"] if unit.workloads else [])
+
+
 def _resolve(unit, values: dict, key: str, err) -> dict:
-    """The unit's full parameter dict for ``values`` (checked by the unit's own Params)."""
+    """The unit's full parameter dict for ``values`` (checked by the unit's own Params), with
+    ``workload`` when one is named (checked against the unit's named workloads)."""
+    values = dict(values)
+    wl = values.pop("workload", None)
     try:
         p = unit.make_params({k: _text(v) for k, v in values.items()})
+        if wl is not None:
+            if not isinstance(wl, str):
+                raise ParamError(f"workload {wl!r} is not a name")
+            unit.named_workload(wl, p)
     except ParamError as e:
         raise err(key, str(e)) from None
-    return p.as_dict()
+    return {**p.as_dict(), **({"workload": wl} if wl is not None else {})}
 
 
 def _text(v) -> str:
@@ -479,7 +537,7 @@ def _group(g, gi, libs, clocks, acts, err) -> Group:
         w = ov.get("where")
         if not isinstance(w, dict) or not w:
             raise err(k + ".where", "a table of parameter = value to match")
-        bad = sorted(set(w) - set(unit.params().as_dict()))
+        bad = sorted(set(w) - set(_axis_names(unit)))
         if bad:
             raise err(k + ".where", f"{unit.name} has no parameter {bad[0]}")
         hits = _matching(resolved, w)
@@ -584,15 +642,18 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         if not isinstance(rp_d, dict):
             raise err(f"derived {name}.ref.params", "a table of parameter = value")
         unit = get_unit(match[0].unit)
-        known = unit.params().as_dict()
-        bad = sorted(set(rp_d) - set(known))
+        bad = sorted(set(rp_d) - set(_axis_names(unit)))
         if bad:
             raise err(f"derived {name}.ref.params", f"{unit.name} has no parameter {bad[0]}")
         hits = _matching(match[0].points, rp_d)
-        if len(hits) != 1:
-            raise err(f"derived {name}.ref", f"group {rg} has {len(hits)} points with {rp_d} "
-                      f"(the reference must name exactly one)")
-        rp = tuple(sorted(hits[0].items()))
+        # several named workloads of one configuration: the row's own workload is the reference
+        keep = set(rp_d) | {k for k in (hits[0] if hits else {}) if k != "workload"}
+        distinct = {json.dumps({k: v for k, v in h.items() if k in keep}, sort_keys=True)
+                    for h in hits}
+        if len(distinct) != 1:
+            raise err(f"derived {name}.ref", f"group {rg} has {len(distinct)} points with "
+                      f"{rp_d} (the reference must name exactly one)")
+        rp = tuple(sorted((k, v) for k, v in hits[0].items() if k in keep))
     only = tuple(_listify(d.get("groups", [])))
     for gname in only:
         if not isinstance(gname, str) or gname not in {g.name for g in groups}:

@@ -26,7 +26,8 @@ from .paper import (BMMA_CHAIN_INDEPENDENT, BMMA_CHAIN_SAME_ACC, BMMA_LATENCY_CY
                     GPU_BOOST_GHZ, GPU_SMS, NOTES_BMMA_PER_8, PAPER_2080TI)
 
 __all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8",
-           "layer_ops", "network_ops", "images_per_second", "gpu_peak", "gpu_chain_cycles"]
+           "layer_ops", "network_ops", "images_per_second", "gpu_peak", "gpu_chain_cycles",
+           "accumulator_bits"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,15 @@ def network_ops(name: str, batch: int = 8, tile=(8, 8, 128)) -> dict:
             tot[key] += v * layer.repeat
     tot["utilization"] = tot["useful"] / tot["padded"] if tot["padded"] else 0.0
     return tot
+
+
+def accumulator_bits(networks=None) -> int:
+    """Signed bits that hold every binary layer's result v = K − 2·popc ∈ [−K, K] over the
+    networks (K = cin·k² for a convolution, cin for a fully connected layer; notes §2 [D])."""
+    k_max = max(layer.cin * (layer.k * layer.k if layer.kind == "conv" else 1)
+                for name in (networks or NETWORKS) for layer in NETWORKS[name]
+                if layer.kind != "bwn")
+    return k_max.bit_length() + 1
 
 
 def images_per_second(name: str, tile=(8, 8, 128), fold: int = 1, clock_mhz: float = 100.0,

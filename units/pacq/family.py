@@ -11,7 +11,8 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
-from tcgen.hw.spec import UnitSpec
+from tcgen.hw.params import ParamError
+from tcgen.hw.spec import UnitSpec, Workload
 
 from . import layouts, model
 from .model import activations
@@ -100,6 +101,29 @@ def _pacq_mul_ops(p):
     return float(lanes_of(p.wbits))
 
 
+def _stream_check(width):
+    """A width-only stream needs hardware that has that width."""
+    def check(p):
+        if p.wbits not in ("both", str(width)):
+            raise ParamError(f"workload int{width}: the unit is built for INT{p.wbits} weights "
+                             f"only (wbits={p.wbits})")
+    return check
+
+
+def _mul_stream(width):
+    """pacq_mul streaming one weight width: A ~ N(0, 1) FP16, uniform random 16-bit words,
+    int2 held at the width (the same draws as the default workload, in the same order)."""
+    def stimulus(p, rng, n):
+        w = {"a": activations(rng, n), "w": rng.integers(0, 1 << 16, n, dtype=np.uint64)}
+        if p.wbits == "both":
+            w["int2"] = np.full(n, 1 if width == 2 else 0, np.uint64)
+        return w
+    return Workload(stimulus, ops_per_cycle=lambda p: float(16 // width),
+                    doc=f"only INT{width} words ({16 // width} products per cycle); "
+                        f"A ~ N(0,1) FP16, random codes",
+                    check=_stream_check(width))
+
+
 PACQ_MUL = UnitSpec(
     name="pacq_mul", family="pacq",
     summary="parallel FP-INT multiplier: FP16 x packed INT4x4/INT2x8 word per cycle "
@@ -108,7 +132,8 @@ PACQ_MUL = UnitSpec(
     ops_per_cycle=_pacq_mul_ops, ops_unit="product",
     workload=lambda p, rng, n: dict({"a": activations(rng, n),
                                      "w": rng.integers(0, 1 << 16, n, dtype=np.uint64)},
-                                    **_rand_int2(p, rng, n)))
+                                    **_rand_int2(p, rng, n)),
+    workloads={"int4": _mul_stream(4), "int2": _mul_stream(2)})
 
 
 # -- DP-4s (stream units: stimulus/model at payload level) -------------------------------------
@@ -181,12 +206,34 @@ def _dp4_pacq_ops(p):
     return 4.0 * p.D
 
 
+def _dp4_stream(width):
+    """dp4_pacq streaming one weight width: each operation is held on the op stream for the
+    G = L/D beats it takes, as a real producer must (the default workload offers a new payload
+    every cycle, most of which the unit does not take)."""
+    def stimulus(p, rng, n):
+        L, Lmax = 16 // width, lanes_of(p.wbits)
+        G = L // p.D
+        n_ops = n // G + 1
+        fields = {"a": activations(rng, 4 * n_ops).reshape(n_ops, 4),
+                  "w": rng.integers(0, 1 << 16, (n_ops, 4), dtype=np.uint64),
+                  "int2": np.full(n_ops, 1 if width == 2 else 0, np.uint64),
+                  "c": num.from_float(rng.normal(0, 4, (n_ops, Lmax)), p.acc),
+                  "sa": num.from_float(rng.normal(0, 4, n_ops), p.acc)}
+        pl = pack(layouts.dp4_pacq_op(p), _op_fields(p, fields))
+        return {"op__payload": np.repeat(pl, G)[:n], "op__valid": np.ones(n, np.uint64),
+                "res__ready": np.ones(n, np.uint64)}
+    return Workload(stimulus, doc=f"only INT{width} operations, each held for its "
+                                  f"G = {16 // width}/D beats; A ~ N(0,1) FP16, c, ΣA ~ N(0,4)",
+                    check=_stream_check(width))
+
+
 DP4_PACQ = UnitSpec(
     name="dp4_pacq", family="pacq",
     summary="PacQ DP-4: 4 pacq_mul, D in {1,2,4} duplicated adder trees, ΣA accumulator, "
             "FP16/FP32 accumulation (stream)",
     params=Dp4PacqParams, build=Dp4Pacq, model=_dp4_pacq_model,
-    ops_per_cycle=_dp4_pacq_ops, ops_unit="MAC", workload=_dp4_pacq_workload)
+    ops_per_cycle=_dp4_pacq_ops, ops_unit="MAC", workload=_dp4_pacq_workload,
+    workloads={"int4": _dp4_stream(4), "int2": _dp4_stream(2)})
 
 UNITS = (FP16_MUL, INT_DEQUANT, DEQUANT_MUL, PACQ_MUL, DP4_BASELINE, DP4_PACQ)
 

@@ -1,0 +1,342 @@
+"""The claims ledger (``tcgen claims``, docs/claims.md): every quantitative claim of the papers
+that hardware can check, one TOML file per family under ``claims/``, judged against the sweep
+results committed under ``reports/`` (``<sweep>.json``, written by ``tcgen sweep ... -o
+reports``) or against a family model, and written as ``reports/claims.md``.
+
+A claim says where the paper makes it, the paper's value, how we measure it and the tolerance;
+the verdict is computed, never typed:
+
+* **holds** -- a node-independent figure (cycles, counts, a model's output) within tolerance;
+* **holds as a ratio** -- a ratio between two designs, measured with our flow on each library,
+  within tolerance of the paper's (absolute values from another node are never compared);
+* **mixed** -- holds on some libraries/activities and not on others (which, is listed);
+* **fails** -- outside the tolerance everywhere it is judged;
+* **untestable here** -- with the reason; **pending** -- the family is not built yet.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tcgen.errors import UsageError
+from tcgen.study import today
+
+__all__ = ["ClaimError", "Claim", "load", "judge", "render", "VERDICTS"]
+
+VERDICTS = ("holds", "holds as a ratio", "mixed", "fails", "untestable here", "pending")
+_CLAIM = {"id", "where", "claim", "paper_value", "paper_text", "unit", "kind", "status",
+          "measure", "note", "source", "sweep", "rows", "value", "judge_on", "compare",
+          "tolerance", "call", "args", "why", "fmt"}
+KINDS = ("ratio", "absolute", "bound", "accuracy", "exact", "count", "model")
+COMPARES = ("within", "at_least", "at_most")
+
+
+class ClaimError(UsageError):
+    """A ledger file that cannot be read or checked: one line naming the file and the claim."""
+
+
+@dataclass
+class Claim:
+    family: str
+    file: str
+    id: str
+    where: str
+    claim: str
+    paper_value: float | None = None
+    paper_text: str = ""
+    unit: str = ""
+    kind: str = "ratio"
+    status: str = "measured"          # measured | untestable | pending
+    measure: str = ""
+    note: str = ""
+    source: str = ""                   # sweep | model
+    sweep: str = ""
+    rows: dict = field(default_factory=dict)
+    value: str = ""
+    judge_on: dict = field(default_factory=dict)
+    compare: str = "within"
+    tolerance: float = 0.1
+    call: str = ""
+    args: dict = field(default_factory=dict)
+    why: str = ""
+    fmt: str = "{:.2f}"
+    # filled by judge()
+    cells: list = field(default_factory=list)      # (cell label, value, judged, ok)
+    command: str = ""                               # what made the figures
+    verdict: str = ""
+    reason: str = ""
+
+
+# -- loading ---------------------------------------------------------------------------------
+def load(folder: str | Path) -> list[Claim]:
+    """Every claim of every ``*.toml`` under ``folder`` (sorted by file name), checked."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ClaimError(f"claims: no folder {folder}")
+    out: list[Claim] = []
+    seen: dict[str, str] = {}
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            raw = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise ClaimError(f"claims: {path}: not valid TOML: {e}") from None
+        head = raw.get("claims", {})
+        family = head.get("family") or path.stem
+        for i, d in enumerate(raw.get("claim", []) or []):
+            c = _claim(d, family, path, i)
+            if c.id in seen:
+                raise ClaimError(f"claims: {path}: claim {c.id} also in {seen[c.id]}")
+            seen[c.id] = path.name
+            out.append(c)
+    return out
+
+
+def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
+    def err(msg):
+        return ClaimError(f"claims: {path}: claim[{i}]{' ' + d['id'] if 'id' in d else ''}: "
+                          f"{msg}")
+    if not isinstance(d, dict):
+        raise err("must be a table")
+    extra = sorted(set(d) - _CLAIM)
+    if extra:
+        raise err(f"unknown key {extra[0]} (known: {', '.join(sorted(_CLAIM))})")
+    for k in ("id", "where", "claim"):
+        if not isinstance(d.get(k), str) or not d[k]:
+            raise err(f"{k} missing (a string)")
+    c = Claim(family, path.name, **{k: v for k, v in d.items()})
+    if c.kind not in KINDS:
+        raise err(f"kind {c.kind!r} (one of {', '.join(KINDS)})")
+    if c.compare not in COMPARES:
+        raise err(f"compare {c.compare!r} (one of {', '.join(COMPARES)})")
+    if c.status == "pending" or c.status == "untestable":
+        if c.status == "untestable" and not c.why:
+            raise err("an untestable claim says why")
+        return c
+    if c.status != "measured":
+        raise err(f"status {c.status!r} (measured, untestable or pending)")
+    if c.paper_value is None or isinstance(c.paper_value, bool) \
+            or not isinstance(c.paper_value, (int, float)):
+        raise err("a measured claim needs paper_value (a number)")
+    if c.source == "sweep":
+        if not c.sweep or not isinstance(c.rows, dict) or not c.rows:
+            raise err("source sweep needs sweep = NAME and rows = {name = {column = value}}")
+    elif c.source == "model":
+        if ":" not in c.call:
+            raise err("source model needs call = 'module:function'")
+    else:
+        raise err(f"source {c.source!r} (sweep or model)")
+    if not c.value:
+        raise err("value missing (an expression over the rows or the model's output x)")
+    names = _names(c.value, err)
+    allowed = set(c.rows) if c.source == "sweep" else {"x"}
+    if names - allowed:
+        raise err(f"value uses {sorted(names - allowed)[0]!r} (known: {sorted(allowed)})")
+    return c
+
+
+# -- expressions -----------------------------------------------------------------------------
+_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
+          ast.Pow, ast.USub, ast.UAdd, ast.Constant, ast.Name, ast.Attribute, ast.Load,
+          ast.Subscript, ast.Call)
+_FUNCS = {"min": min, "max": max, "abs": abs}
+
+
+def _names(expr: str, err) -> set[str]:
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise err(f"value {expr!r} is not an expression") from None
+    names = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise err(f"value {expr!r}: {type(node).__name__} is not allowed")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                               and node.func.id in _FUNCS):
+            raise err(f"value {expr!r}: only min, max, abs may be called")
+        if isinstance(node, ast.Name) and node.id not in _FUNCS:
+            names.add(node.id)
+    return names
+
+
+def _eval(expr: str, env: dict) -> float | None:
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.Name):
+            return env[n.id]
+        if isinstance(n, ast.Attribute):
+            base = ev(n.value)
+            return None if base is None else base.get(n.attr)
+        if isinstance(n, ast.Subscript):
+            base = ev(n.value)
+            return None if base is None else base.get(ev(n.slice))
+        if isinstance(n, ast.UnaryOp):
+            v = ev(n.operand)
+            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
+        if isinstance(n, ast.Call):
+            args = [ev(a) for a in n.args]
+            return None if any(a is None for a in args) else _FUNCS[n.func.id](*args)
+        a, b = ev(n.left), ev(n.right)
+        if a is None or b is None:
+            return None
+        op = n.op
+        if isinstance(op, ast.Div):
+            return None if b == 0 else a / b
+        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(op)) \
+            if not isinstance(op, ast.Pow) else a ** b
+    v = ev(ast.parse(expr, mode="eval"))
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) \
+            or math.isnan(float(v)):
+        return None
+    return float(v)
+
+
+# -- judging -----------------------------------------------------------------------------------
+def _match(r: dict, where: dict) -> bool:
+    return all(str(r.get(k)).lower() == str(v).lower() for k, v in where.items())
+
+
+def _ok(c: Claim, v: float) -> bool:
+    p = float(c.paper_value)
+    if c.compare == "at_least":
+        return v >= p * (1 - c.tolerance)
+    if c.compare == "at_most":
+        return v <= p * (1 + c.tolerance)
+    return abs(v / p - 1) <= c.tolerance if p else abs(v) <= c.tolerance
+
+
+def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
+    """Fill every claim's cells and verdict from the sweep results in ``results`` (a folder of
+    ``<sweep>.json``) or its model.  A sweep that is missing is an error naming the command
+    that makes it."""
+    results = Path(results)
+    sweeps: dict[str, dict] = {}
+    for c in claims:
+        if c.status == "pending":
+            c.verdict, c.reason = "pending", "family not built yet"
+            continue
+        if c.status == "untestable":
+            c.verdict, c.reason = "untestable here", c.why
+            continue
+        if c.source == "model":
+            mod, fn = c.call.split(":")
+            try:
+                x = getattr(importlib.import_module(mod), fn)(**c.args)
+            except (ImportError, AttributeError) as e:
+                raise ClaimError(f"claims: {c.file}: {c.id}: cannot call {c.call}: {e}") \
+                    from None
+            v = _eval(c.value, {"x": _plain(x)})
+            c.cells = [("model", v, True, v is not None and _ok(c, v))]
+            c.command = f"{c.call}({', '.join(f'{k}={v!r}' for k, v in c.args.items())})"
+        else:
+            if c.sweep not in sweeps:
+                path = results / f"{c.sweep}.json"
+                if not path.is_file():
+                    raise ClaimError(f"claims: {c.file}: {c.id}: no results {path} (make them "
+                                     f"with: tcgen sweep studies/{c.sweep}.toml -o {results})")
+                sweeps[c.sweep] = json.loads(path.read_text())
+            c.cells = _sweep_cells(c, sweeps[c.sweep]["rows"])
+            c.command = sweeps[c.sweep].get("command", "")
+        _verdict(c)
+    return claims
+
+
+def _plain(x):
+    """Model output with string keys (so ``x['INT4']`` and ``x['4']`` both read dicts)."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return {str(i): _plain(v) for i, v in enumerate(x)}
+    return x
+
+
+def _sweep_cells(c: Claim, rows: list[dict]) -> list:
+    first = next(iter(c.rows.values()))
+    cells = list(dict.fromkeys((r["liberty"], r["activity"]) for r in rows
+                               if _match(r, first)))
+    out = []
+    for lib, act in cells:
+        env = {}
+        for name, where in c.rows.items():
+            hits = [r for r in rows if _match(r, {**where, "liberty": lib, "activity": act})]
+            env[name] = hits[0] if len(hits) == 1 and hits[0].get("status") == "ok" else None
+        v = _eval(c.value, env) if all(e is not None for e in env.values()) else None
+        judged = _match({"liberty": lib, "activity": act}, c.judge_on)
+        out.append((f"{lib} {act.split('@')[0]}", v, judged, v is not None and _ok(c, v)))
+    if not out:
+        raise ClaimError(f"claims: {c.file}: {c.id}: rows {first} match nothing in "
+                         f"{c.sweep}.json")
+    return out
+
+
+def _verdict(c: Claim):
+    judged = [x for x in c.cells if x[2]]
+    if not judged or any(x[1] is None for x in judged):
+        c.verdict, c.reason = "untestable here", "a measurement it needs is missing or failed"
+        return
+    good = [x[0] for x in judged if x[3]]
+    if len(good) == len(judged):
+        c.verdict = "holds as a ratio" if c.kind == "ratio" else "holds"
+    elif not good:
+        c.verdict = "fails"
+    else:
+        c.verdict, c.reason = "mixed", "holds on " + ", ".join(good)
+    rel = {"within": f"within ±{100 * c.tolerance:g} % of", "at_least": "at least",
+           "at_most": "at most"}[c.compare]
+    c.reason = (c.reason + "; " if c.reason else "") + f"judged: ours {rel} the paper's, on " + \
+        ", ".join(x[0] for x in judged)
+
+
+# -- the report ------------------------------------------------------------------------------
+def render(claims: list[Claim], command: str) -> str:
+    fams = list(dict.fromkeys(c.family for c in claims))
+    counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
+    L = ["# Claims ledger", "",
+         f"Regenerate: `.venv/bin/{command}`.  Date {today()}.  Claims: `claims/*.toml`; "
+         "measured figures: the sweep results under reports/ (`<sweep>.json`, each with its "
+         "own command, liberties and tool versions) and the family models named per claim. "
+         "Verdicts are computed (tcgen/claims.py, docs/claims.md): *holds as a ratio* = our "
+         "ratio between the same two designs, on each library, within the tolerance of the "
+         "paper's; absolute figures of another process node are never compared.", "",
+         f"**{len(claims)} claims**: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+         + ".", "",
+         "| family | claims | " + " | ".join(VERDICTS) + " |",
+         "|---|---:|" + "---:|" * len(VERDICTS)]
+    for f in fams:
+        cs = [c for c in claims if c.family == f]
+        L.append(f"| {f} | {len(cs)} | " + " | ".join(
+            str(sum(c.verdict == v for c in cs)) for v in VERDICTS) + " |")
+    for f in fams:
+        L += ["", f"## {f}", "",
+              "| id | where | claim | paper | ours | verdict | how measured |",
+              "|---|---|---|---|---|---|---|"]
+        for c in (c for c in claims if c.family == f):
+            paper = c.paper_text or (f"{c.paper_value:g}{c.unit}" if c.paper_value is not None
+                                     else "")
+            ours = "; ".join(f"{lab} {_f(c, v)}{'' if j else ' (not judged)'}"
+                             for lab, v, j, _ in c.cells) or "–"
+            how = c.measure or (f"sweep {c.sweep}: `{c.value}`" if c.source == "sweep"
+                                else f"`{c.call}`: `{c.value}`")
+            if c.command:
+                how += f" — `{c.command}`"
+            verdict = f"**{c.verdict}**" + (f" ({c.reason})" if c.reason else "")
+            note = f" Note: {c.note}" if c.note else ""
+            L.append(f"| {c.id} | {c.where} | {_cell(c.claim)}{_cell(note)} | {_cell(paper)} | "
+                     f"{ours} | {_cell(verdict)} | {_cell(how)} |")
+    return "\n".join(L) + "\n"
+
+
+def _f(c: Claim, v):
+    return "–" if v is None else c.fmt.format(v) + (c.unit if c.unit in ("×", "%") else "")
+
+
+def _cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
