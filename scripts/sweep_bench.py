@@ -64,9 +64,11 @@ def main(argv=None) -> int:
     ratio = runs["dask"]["wall_s"] / runs["local"]["wall_s"]
     L += ["", f"Dask / local wall time: {ratio:.2f}. Rows identical between the executors "
           f"(area, cells, critical path, power of every point): **{'yes' if same else 'NO'}**.",
-          "", "On one machine the pool is the cheaper executor (no scheduler, no serialization "
-          "of results through the client); Dask pays off when workers on other machines add "
-          "cores (docs/sweep.md, 'Executors')."]
+          "", "Wall times include starting the executor (the pool's processes; Dask's "
+          "LocalCluster: scheduler, workers, nanny processes). On one machine the pool is the "
+          "cheaper executor (no scheduler, no result traffic through the client); Dask pays "
+          "off when workers on other machines add cores (docs/sweep.md, 'Executors'). Σ flow "
+          "seconds over wall × workers is the workers' busy share."]
     write_report(args.output, "\n".join(L) + "\n",
                  {k: {kk: vv for kk, vv in v.items() if kk != "rows"} for k, v in runs.items()}
                  | {"same_rows": same, "command": cmd})

@@ -1,0 +1,313 @@
+"""Golden models of the LUT Tensor Core family (Mo et al., ISCA'25; ../shared/papers/003_lut_tc.md).
+numpy and :mod:`tcgen.hw.numeric` only -- no Amaranth -- so they can be used on their own.
+
+Three layers, each checked against the one above it (tb/test_lut_model.py):
+
+1. **exact** -- ``O = A · dequant(W)`` in float64 / int64 (:func:`dequantize`, :func:`exact_gemm`).
+2. **algorithmic** -- the paper's method in exact arithmetic: weight reinterpretation
+   {0,1} → {−1,+1} (Eq. 1–3, with the offline MSB flip for signed weights and the offset term
+   −s′z′Σa), bit planes, offline index inversion (Eq. 6), the 2^(K−1)-entry symmetric table
+   with the first activation's coefficient fixed at −1 (Eq. 4–5), lookup + conditional negate,
+   Σ_j 2^j accumulation (:func:`reinterpret`, :func:`bit_planes`, :func:`encode_plane`,
+   :func:`half_table`, :func:`lut_dot`, :func:`lut_gemm`).  Equal to layer 1 exactly for
+   integer activations.
+3. **bit-accurate** -- what the RTL computes: table precompute in the entry format (naive or
+   Gray-code network, :func:`precompute`), INT8 table quantization with a scale granularity
+   (:func:`quantize_tables`), and the bit-serial DP-4 (:func:`dp_bits`): entry → negate →
+   plane scaling (INT: shift; FP: ×2^j, correct at ±0, subnormals and overflow) →
+   accumulate in the accumulator format, LSB plane first, the partial sum injected at plane 0.
+
+Conventions: a group is K activations a_0..a_{K−1}; a weight code is the unsigned b-bit field
+q ∈ [0, 2^b) (signed weights: two's complement, ``signed=True``).  In a plane's K-bit code the
+MSB belongs to a_0 (the paper's W3↔A, ..., W0↔D); the stored code is (sign, idx) with
+sign = the a_0 bit and idx = the other K−1 bits XOR'd with it (Eq. 6), so the value is
+(sign ? −1 : +1) · T[idx].  The released RTL's convention differs (sign = weight k=0; note
+§1.4); docs/lut.md lists every deviation of the released RTL.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tcgen.hw import numeric as num
+
+__all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_planes",
+           "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
+           "lut_gemm", "entry_bits", "precompute", "quantize_tables",
+           "plane_scale", "dp_bits", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
+
+#: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
+ACT_FORMATS = ("fp16", "fp8_e4m3", "int8", "int16")
+#: table entry formats: the activation's own (exact for INT), or INT8 after table quantization
+ENTRY_FORMATS = ("fp16", "fp8_e4m3", "fp32", "int8", "int11", "int16", "int18")
+#: accumulator formats (the paper does not say; the released RTL accumulates in FP16)
+ACC_FORMATS = ("int24", "int32", "fp16", "fp32")
+
+
+def _is_int(fmt: str) -> bool:
+    return fmt.startswith("int")
+
+
+def _int_width(fmt: str) -> int:
+    return int(fmt[3:])
+
+
+# -- layer 1: exact ---------------------------------------------------------------------------
+def dequantize(q, s, z, bits: int, *, signed: bool = False) -> np.ndarray:
+    """r = s · (q − z) (Eq. 1), float64; ``q`` the stored b-bit codes (two's complement when
+    ``signed``)."""
+    q = np.asarray(q, dtype=np.int64)
+    if signed:
+        q = np.where(q >= 1 << (bits - 1), q - (1 << bits), q)
+    return np.asarray(s, dtype=np.float64) * (q - np.asarray(z, dtype=np.float64))
+
+
+def exact_gemm(A, Wq, s, z, bits: int, *, signed: bool = False) -> np.ndarray:
+    """O[m, n] = Σ_k A[m, k] · s[n] · (Wq[n, k] − z[n]) in float64 (A: [M, Kt] values, Wq:
+    [N, Kt] codes, s and z per output column n or per (n, k))."""
+    s = np.asarray(s, dtype=np.float64)
+    z = np.asarray(z, dtype=np.float64)
+    Wq = np.asarray(Wq)
+    if s.ndim == 1:
+        s = s[:, None]
+    if z.ndim == 1:
+        z = z[:, None]
+    W = dequantize(Wq, s, z, bits, signed=signed)
+    return np.asarray(A, dtype=np.float64) @ W.T
+
+
+# -- layer 2: the paper's algorithm in exact arithmetic ------------------------------------------
+def _unsigned(q, bits: int, signed: bool) -> np.ndarray:
+    """The code the table method works on: unsigned as stored, or the MSB flipped offline
+    (offset binary) for two's-complement weights."""
+    q = np.asarray(q, dtype=np.int64) & ((1 << bits) - 1)
+    return q ^ (1 << (bits - 1)) if signed else q
+
+
+def reinterpret(q, bits: int, *, signed: bool = False) -> np.ndarray:
+    """q′ = 2·q_u − (2^b − 1) (Eq. 2): odd integers in [−(2^b−1), 2^b−1].  Signed weights flip
+    the MSB offline first, so q′ = 2q + 1."""
+    return 2 * _unsigned(q, bits, signed) - ((1 << bits) - 1)
+
+
+def reinterpret_scale(s, z, bits: int, *, signed: bool = False):
+    """(s′, z′) of Eq. 2: s′ = s/2, z′ = 2·z_u + 1 − 2^b, with z_u = z (+ 2^(b−1) for signed
+    weights), so that s·(q − z) = s′·(q′ − z′) exactly."""
+    zu = np.asarray(z, dtype=np.float64) + ((1 << (bits - 1)) if signed else 0)
+    return np.asarray(s, dtype=np.float64) / 2, 2 * zu + 1 - (1 << bits)
+
+
+def bit_planes(q, bits: int, *, signed: bool = False) -> np.ndarray:
+    """Planes q_j ∈ {0, 1} of the (MSB-flipped, if signed) code, LSB first: shape (bits, ...).
+    q′ = Σ_j 2^j (2 q_j − 1), so each plane is a {−1, +1} vector."""
+    qu = _unsigned(q, bits, signed)
+    return np.stack([(qu >> j) & 1 for j in range(bits)])
+
+
+def encode_plane(plane) -> tuple[np.ndarray, np.ndarray]:
+    """Offline index inversion (Eq. 6) of one plane's K bits (last axis; bit i belongs to
+    a_i): (sign, idx) with sign = the a_0 bit and idx = the bits of a_1..a_{K−1} (a_1 at the
+    MSB) XOR'd with sign."""
+    plane = np.asarray(plane, dtype=np.int64)
+    K = plane.shape[-1]
+    sign = plane[..., 0]
+    idx = np.zeros(plane.shape[:-1], dtype=np.int64)
+    for k in range(1, K):
+        idx |= plane[..., k] << (K - 1 - k)
+    return sign, idx ^ (sign * ((1 << (K - 1)) - 1))
+
+
+def decode_plane(sign, idx, K: int) -> np.ndarray:
+    """The inverse of :func:`encode_plane`: the K plane bits (last axis)."""
+    sign = np.asarray(sign, dtype=np.int64)
+    raw = np.asarray(idx, dtype=np.int64) ^ (sign * ((1 << (K - 1)) - 1))
+    bits = [sign] + [(raw >> (K - 1 - k)) & 1 for k in range(1, K)]
+    return np.stack(bits, axis=-1)
+
+
+def half_table(a) -> np.ndarray:
+    """The symmetric table (Eq. 5): T[idx] = −a_0 + Σ_{k≥1} (2·bit_k(idx) − 1)·a_k, with
+    bit_k(idx) the bit of a_k (a_1 at the MSB): shape (..., 2^(K−1)), exact (float64/int64)."""
+    a = np.asarray(a)
+    K = a.shape[-1]
+    idx = np.arange(1 << (K - 1))
+    coef = np.stack([-np.ones_like(idx)] +
+                    [2 * ((idx >> (K - 1 - k)) & 1) - 1 for k in range(1, K)], axis=-1)
+    return np.einsum("...k,ik->...i", a, coef)
+
+
+def full_table(a) -> np.ndarray:
+    """The full 1-bit table T[W] = Σ_i (2·W_i − 1)·a_i over all 2^K codes W (a_0 at the MSB):
+    what a conventional (unsymmetrized) LUT stores; T[~W] = −T[W] (Eq. 4)."""
+    a = np.asarray(a)
+    K = a.shape[-1]
+    w = np.arange(1 << K)
+    coef = np.stack([2 * ((w >> (K - 1 - i)) & 1) - 1 for i in range(K)], axis=-1)
+    return np.einsum("...k,ik->...i", a, coef)
+
+
+def lookup(table, sign, idx) -> np.ndarray:
+    """(sign ? −1 : +1) · table[..., idx] (the half table's lookup + conditional negate)."""
+    v = np.take_along_axis(np.asarray(table), np.asarray(idx)[..., None], axis=-1)[..., 0]
+    return np.where(np.asarray(sign) == 1, -v, v)
+
+
+def lut_dot(a, q, bits: int, *, signed: bool = False) -> np.ndarray:
+    """Σ_i a_i · q′_i over one K-group (last axis) by the table method: for each plane j,
+    ±T[idx_j] from the symmetric table, weighted 2^j (exact)."""
+    T = half_table(a)
+    planes = bit_planes(q, bits, signed=signed)
+    out = 0
+    for j in range(bits):
+        sign, idx = encode_plane(planes[j])
+        out = out + (1 << j) * lookup(T, sign, idx)
+    return out
+
+
+def lut_gemm(A, Wq, s, z, bits: int, *, K: int = 4, signed: bool = False) -> np.ndarray:
+    """O = A · dequant(W) by the table method (layer 2): per K-group of A a symmetric table,
+    per output column the planes of its codes, then s′·acc − s′·z′·Σa (the offset term; zero
+    only on a symmetric grid z = (2^b − 1)/2).  ``s`` and ``z`` per output column."""
+    A = np.asarray(A)
+    Wq = np.asarray(Wq)
+    M, Kt = A.shape
+    if Kt % K:
+        raise ValueError(f"lut_gemm: the reduction length {Kt} is not a multiple of K={K}")
+    G = Kt // K
+    Ag = A.reshape(M, G, K)
+    Wg = Wq.reshape(Wq.shape[0], G, K)
+    acc = np.zeros((M, Wq.shape[0]), dtype=np.result_type(A.dtype, np.int64))
+    for g in range(G):
+        acc = acc + lut_dot(Ag[:, None, g, :], Wg[None, :, g, :], bits, signed=signed)
+    sp, zp = reinterpret_scale(s, z, bits, signed=signed)
+    return sp[None, :] * acc - (sp * zp)[None, :] * A.sum(axis=1, dtype=np.float64)[:, None]
+
+
+# -- layer 3: bit-accurate --------------------------------------------------------------------
+def entry_bits(act_fmt: str, K: int) -> int:
+    """Signed bits that hold every exact table entry of K activations of ``act_fmt`` (INT):
+    |T| ≤ K·2^(w−1), and +K·2^(w−1) must fit, so w + ⌊log2 K⌋ + 1 (INT8, K = 4: 11 bits --
+    an "INT8 table" of INT8 activations drops about 2 bits, note §1.6)."""
+    return _int_width(act_fmt) + K.bit_length()
+
+
+def _wrap(v, width: int) -> np.ndarray:
+    """Two's-complement wrap to ``width`` bits (what a register of that width holds)."""
+    v = np.asarray(v, dtype=np.int64)
+    m = 1 << width
+    return ((v + (m >> 1)) % m) - (m >> 1)
+
+
+def precompute(a, act_fmt: str, *, network: str = "gray", entry_fmt: str | None = None,
+               rounding: str = "rne") -> np.ndarray:
+    """The half table of K activations as the precompute hardware makes it (last axis = K).
+
+    INT activations (``a``: integer values): exact entries (int64).  FP activations (``a``:
+    encodings of ``act_fmt``): entries in ``entry_fmt`` (default the activation format), each
+    add correctly rounded: ``network="naive"`` computes every entry on its own chain
+    ((−a_0 ± a_1) ± a_2) ± ...; ``"gray"`` computes T[0] on a chain and then walks the indices
+    in Gray-code order, T[next] = T[prev] ± 2·a_k (one add per entry; 2·a_k exact unless it
+    overflows).  The two round differently; both are the model of their network."""
+    if network not in ("gray", "naive"):
+        raise ValueError(f"precompute: network must be gray or naive, got {network!r}")
+    if _is_int(act_fmt):
+        return half_table(np.asarray(a, dtype=np.int64))
+    fmt = entry_fmt or act_fmt
+    a = np.asarray(a, dtype=np.uint64)
+    if fmt != act_fmt:
+        a = num.fp_convert(a, act_fmt, fmt, rounding)
+    K = a.shape[-1]
+    F = num.get_format(fmt)
+    neg = lambda x: x ^ np.uint64(F.sign_mask)             # noqa: E731  exact negation
+    n = 1 << (K - 1)
+    out = np.zeros(a.shape[:-1] + (n,), dtype=np.uint64)
+
+    def chain(i):
+        t = neg(a[..., 0])
+        for k in range(1, K):
+            ak = a[..., k] if (i >> (K - 1 - k)) & 1 else neg(a[..., k])
+            t = num.fp_add(t, ak, fmt, rounding)
+        return t
+    if network == "naive":
+        for i in range(n):
+            out[..., i] = chain(i)
+        return out
+    two = num.from_float(2.0, fmt)
+    prev, t = 0, chain(0)
+    out[..., 0] = t
+    for r in range(1, n):
+        g = r ^ (r >> 1)
+        flip = g ^ prev                                      # one bit: a_k with k = K−1−bit
+        k = K - 1 - (flip.bit_length() - 1)
+        d = num.fp_mul(a[..., k], two, fmt, rounding)
+        t = num.fp_add(t, d if g & flip else neg(d), fmt, rounding)
+        out[..., g] = t
+        prev = g
+    return out
+
+
+def quantize_tables(T, granularity: str = "table", block: int = 1):
+    """INT8 table quantization, symmetric ±127 (so negation never overflows): ``T`` float64
+    entries (..., G, 2^(K−1)) with G tables along the reduction; the scale is max|T|/127 over
+    each table (``"table"``), each ``block`` consecutive tables (``"block"``) or all G tables
+    (``"row"``).  Returns (T_q int64 in [−127, 127], scale broadcastable to T_q); an all-zero
+    granule has scale 0 and T_q = 0.  |T − scale·T_q| ≤ scale/2."""
+    T = np.asarray(T, dtype=np.float64)
+    G = T.shape[-2]
+    if granularity == "table":
+        m = np.abs(T).max(axis=-1, keepdims=True)
+    elif granularity == "row":
+        m = np.broadcast_to(np.abs(T).max(axis=(-1, -2), keepdims=True), T.shape[:-1] + (1,))
+    elif granularity == "block":
+        if block < 1:
+            raise ValueError("quantize_tables: block must be >= 1")
+        g = np.abs(T).max(axis=-1)
+        pad = (-G) % block
+        gp = np.concatenate([g, np.zeros(g.shape[:-1] + (pad,))], axis=-1) if pad else g
+        bm = gp.reshape(g.shape[:-1] + (-1, block)).max(axis=-1)
+        m = np.repeat(bm, block, axis=-1)[..., :G, None]
+    else:
+        raise ValueError(f"quantize_tables: granularity must be table, block or row, got "
+                         f"{granularity!r}")
+    scale = m / 127.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(scale > 0, np.rint(T / np.where(scale > 0, scale, 1.0)), 0.0)
+    return np.clip(q, -127, 127).astype(np.int64), scale
+
+
+def plane_scale(e, j, fmt: str, rounding: str = "rne") -> np.ndarray:
+    """e · 2^j in ``fmt``: an INT left shift (wrapping at the format's width), or for FP the
+    correctly rounded product -- exact except that it overflows to ±Inf (±0 stays ±0, a
+    subnormal is shifted, not mis-scaled)."""
+    if _is_int(fmt):
+        return _wrap(np.asarray(e, dtype=np.int64) << int(j), _int_width(fmt))
+    return num.fp_mul(e, num.from_float(float(2 ** int(j)), fmt), fmt, rounding)
+
+
+def dp_bits(table, signs, idxs, c, *, entry_fmt: str, acc_fmt: str,
+            rounding: str = "rne") -> np.ndarray:
+    """One LUT DP-4 result as the bit-serial unit computes it: for planes j = 0..b−1 (LSB
+    first; ``signs``/``idxs`` shape (b, ...)), the entry T[idx_j] (``table`` (..., 2^(K−1)),
+    INT values or ``entry_fmt`` encodings) is negated when sign_j, brought to the accumulator
+    format (exact: the accumulator is at least as wide), scaled by 2^j and added, the partial
+    sum ``c`` (accumulator values/encodings) injected at plane 0.  INT accumulators wrap at
+    their width; FP adds round with ``rounding``."""
+    table = np.asarray(table)
+    signs = np.asarray(signs, dtype=np.int64)
+    idxs = np.asarray(idxs, dtype=np.int64)
+    acc = np.asarray(c)
+    for j in range(signs.shape[0]):
+        e = np.take_along_axis(table, idxs[j][..., None], axis=-1)[..., 0]
+        if _is_int(acc_fmt):
+            if not _is_int(entry_fmt):
+                raise ValueError("dp_bits: an INT accumulator needs INT table entries")
+            v = np.where(signs[j] == 1, -e.astype(np.int64), e.astype(np.int64))
+            acc = _wrap(acc.astype(np.int64) + plane_scale(v, j, acc_fmt), _int_width(acc_fmt))
+        else:
+            if _is_int(entry_fmt):
+                raise ValueError("dp_bits: INT entries accumulate in an INT accumulator")
+            F = num.get_format(acc_fmt)
+            e = num.fp_convert(e.astype(np.uint64), entry_fmt, acc_fmt, rounding)
+            e = np.where(signs[j] == 1, e ^ np.uint64(F.sign_mask), e)
+            acc = num.fp_add(acc.astype(np.uint64), plane_scale(e, j, acc_fmt, rounding),
+                             acc_fmt, rounding)
+    return acc
