@@ -33,7 +33,7 @@ from tcgen.hw import numeric as num
 __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_planes",
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
            "lut_gemm", "entry_bits", "precompute", "quantize_tables",
-           "plane_scale", "dp_bits", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
+           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
 ACT_FORMATS = ("fp16", "fp8_e4m3", "int8", "int16")
@@ -278,36 +278,63 @@ def plane_scale(e, j, fmt: str, rounding: str = "rne") -> np.ndarray:
     """e · 2^j in ``fmt``: an INT left shift (wrapping at the format's width), or for FP the
     correctly rounded product -- exact except that it overflows to ±Inf (±0 stays ±0, a
     subnormal is shifted, not mis-scaled)."""
+    j = np.asarray(j, dtype=np.int64)
     if _is_int(fmt):
-        return _wrap(np.asarray(e, dtype=np.int64) << int(j), _int_width(fmt))
-    return num.fp_mul(e, num.from_float(float(2 ** int(j)), fmt), fmt, rounding)
+        return _wrap(np.asarray(e, dtype=np.int64) << j, _int_width(fmt))
+    return num.fp_mul(e, num.from_float(np.exp2(j.astype(np.float64)), fmt), fmt, rounding)
+
+
+def rtl_scale(e, j, fmt: str) -> np.ndarray:
+    """The released RTL's plane scaling (note §2.5): j added to the exponent *field*, modulo
+    its width, sign and mantissa untouched -- ±0 becomes ±2^(j−bias), a subnormal is
+    mis-scaled, and exp + j ≥ all-ones gives Inf/NaN or wraps.  Kept to measure it
+    (``scale = rtl``) and to show where it differs (docs/lut.md)."""
+    F = num.get_format(fmt)
+    e = np.asarray(e, dtype=np.uint64)
+    mb, emask = F.man_bits, (1 << F.exp_bits) - 1
+    ef = (e >> np.uint64(mb)) & np.uint64(emask)
+    ef = (ef + np.asarray(j).astype(np.uint64)) & np.uint64(emask)
+    return (e & ~np.uint64(emask << mb)) | (ef << np.uint64(mb))
+
+
+def dp_step(table, sign, idx, j, c, *, entry_fmt: str, acc_fmt: str, rounding: str = "rne",
+            scale: str = "correct") -> np.ndarray:
+    """One plane of the LUT DP-4 (what ``lut_dp4`` computes in one cycle):
+    c + (sign ? −1 : +1) · T[idx] · 2^j.  INT: the entry sign-extended, shifted and negated in
+    the accumulator's width (two's complement, wrapping).  FP: the entry widened (exactly) to
+    the accumulator format, its sign flipped, scaled (``correct``: :func:`plane_scale`;
+    ``rtl``: :func:`rtl_scale`), then one correctly rounded add."""
+    table = np.asarray(table)
+    idx = np.asarray(idx, dtype=np.int64)
+    e = np.take_along_axis(table, np.broadcast_to(idx, table.shape[:-1])[..., None],
+                           axis=-1)[..., 0]
+    neg = np.asarray(sign, dtype=np.int64) == 1
+    if _is_int(acc_fmt):
+        if not _is_int(entry_fmt):
+            raise ValueError("dp_step: an INT accumulator needs INT table entries")
+        v = np.where(neg, -e.astype(np.int64), e.astype(np.int64))
+        w = _int_width(acc_fmt)
+        return _wrap(np.asarray(c, dtype=np.int64) + plane_scale(v, j, acc_fmt), w)
+    if _is_int(entry_fmt):
+        raise ValueError("dp_step: INT entries accumulate in an INT accumulator")
+    F = num.get_format(acc_fmt)
+    e = e.astype(np.uint64)
+    if entry_fmt != acc_fmt:
+        e = num.fp_convert(e, entry_fmt, acc_fmt, rounding)
+    e = np.where(neg, e ^ np.uint64(F.sign_mask), e)
+    e = plane_scale(e, j, acc_fmt, rounding) if scale == "correct" else rtl_scale(e, j, acc_fmt)
+    return num.fp_add(np.asarray(c, dtype=np.uint64), e, acc_fmt, rounding)
 
 
 def dp_bits(table, signs, idxs, c, *, entry_fmt: str, acc_fmt: str,
-            rounding: str = "rne") -> np.ndarray:
-    """One LUT DP-4 result as the bit-serial unit computes it: for planes j = 0..b−1 (LSB
-    first; ``signs``/``idxs`` shape (b, ...)), the entry T[idx_j] (``table`` (..., 2^(K−1)),
-    INT values or ``entry_fmt`` encodings) is negated when sign_j, brought to the accumulator
-    format (exact: the accumulator is at least as wide), scaled by 2^j and added, the partial
-    sum ``c`` (accumulator values/encodings) injected at plane 0.  INT accumulators wrap at
-    their width; FP adds round with ``rounding``."""
-    table = np.asarray(table)
+            rounding: str = "rne", scale: str = "correct") -> np.ndarray:
+    """One LUT DP-4 result as the bit-serial unit computes it: :func:`dp_step` for planes
+    j = 0..b−1 (LSB first; ``signs``/``idxs`` shape (b, ...)), the partial sum ``c``
+    (accumulator values or encodings) injected at plane 0."""
     signs = np.asarray(signs, dtype=np.int64)
     idxs = np.asarray(idxs, dtype=np.int64)
     acc = np.asarray(c)
     for j in range(signs.shape[0]):
-        e = np.take_along_axis(table, idxs[j][..., None], axis=-1)[..., 0]
-        if _is_int(acc_fmt):
-            if not _is_int(entry_fmt):
-                raise ValueError("dp_bits: an INT accumulator needs INT table entries")
-            v = np.where(signs[j] == 1, -e.astype(np.int64), e.astype(np.int64))
-            acc = _wrap(acc.astype(np.int64) + plane_scale(v, j, acc_fmt), _int_width(acc_fmt))
-        else:
-            if _is_int(entry_fmt):
-                raise ValueError("dp_bits: INT entries accumulate in an INT accumulator")
-            F = num.get_format(acc_fmt)
-            e = num.fp_convert(e.astype(np.uint64), entry_fmt, acc_fmt, rounding)
-            e = np.where(signs[j] == 1, e ^ np.uint64(F.sign_mask), e)
-            acc = num.fp_add(acc.astype(np.uint64), plane_scale(e, j, acc_fmt, rounding),
-                             acc_fmt, rounding)
+        acc = dp_step(table, signs[j], idxs[j], j, acc, entry_fmt=entry_fmt, acc_fmt=acc_fmt,
+                      rounding=rounding, scale=scale)
     return acc

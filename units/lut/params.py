@@ -1,0 +1,61 @@
+"""Validated parameters of the LUT Tensor Core family (docs/architecture.md, "The unit protocol").
+
+Defaults are the paper's configuration where it gives one (K = 4, FP16 tables, the released
+RTL's FP16 accumulator) and the correct behaviour where the paper or the released RTL is wrong
+(docs/lut.md): every deviation is a parameter (``scale = rtl`` keeps the released RTL's
+exponent-field add).  Bad values raise ``ParamError`` naming unit, field, value and what is
+allowed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcgen.hw.numeric import MODES
+from tcgen.hw.params import Params, param
+
+from .model import ACC_FORMATS, ENTRY_FORMATS
+
+__all__ = ["LutDp4Params", "SCALES", "is_int", "int_width"]
+
+#: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
+#: RTL's add of j to the exponent field (wrong at ±0, subnormals and overflow; note §2.5)
+SCALES = ("correct", "rtl")
+
+
+def is_int(fmt: str) -> bool:
+    return fmt.startswith("int")
+
+
+def int_width(fmt: str) -> int:
+    return int(fmt[3:])
+
+
+def _width(fmt: str) -> int:
+    from tcgen.hw.numeric import get_format
+    return int_width(fmt) if is_int(fmt) else get_format(fmt).width
+
+
+@dataclass(frozen=True)
+class LutDp4Params(Params):
+    UNIT = "lut_dp4"
+    k: int = param(4, range=(2, 6), doc="activations per table (the table has 2^(k-1) entries)")
+    entry: str = param("fp16", choices=ENTRY_FORMATS,
+                       doc="table entry format (INT: exact entries or an INT8-quantized table)")
+    acc: str = param("fp16", choices=ACC_FORMATS,
+                     doc="accumulator format (INT entries: int24/int32; FP entries: fp16/fp32)")
+    w_bits: int = param(2, range=(1, 8), doc="weight bits: planes 0..w_bits-1 (plane port width)")
+    rounding: str = param("rne", choices=MODES, doc="FP accumulate rounding")
+    scale: str = param("correct", choices=SCALES,
+                       doc="FP plane scaling: correct, or rtl (the released RTL's exponent add)")
+
+    def check(self):
+        if is_int(self.entry) != is_int(self.acc):
+            raise self.error("acc", self.acc, "an INT accumulator for INT entries and an FP one "
+                             f"for FP entries (entry is {self.entry})")
+        if _width(self.acc) < _width(self.entry):
+            raise self.error("acc", self.acc, f"at least as wide as the entry ({self.entry})")
+        if is_int(self.entry) and self.scale != "correct":
+            raise self.error("scale", self.scale, "correct for INT entries (a shift)")
+        if is_int(self.entry) and self.rounding != "rne":
+            raise self.error("rounding", self.rounding, "rne (the default) for INT entries: "
+                             "nothing is rounded")
