@@ -128,7 +128,8 @@ class Scoreboard:
 
     def __init__(self, expected: dict, inputs: dict | None = None, log=None,
                  max_report: int = 10, layouts: dict | None = None):
-        self.expected = {k: np.asarray(v).astype(object) for k, v in expected.items()}
+        # element by element: np.asarray of Python ints on both sides of 2**63 gives float64
+        self.expected = {k: _objects(v) for k, v in expected.items()}
         self.inputs = inputs or {}
         self.log = log
         self.max_report = max_report
@@ -172,6 +173,14 @@ class Scoreboard:
             self._report(f"mismatch at vector {i}" + (f" ({ins})" if ins else "") + ": " +
                          "; ".join(outs))
         return len(idx)
+
+
+def _objects(values) -> np.ndarray:
+    """Exact integers as an object array (numpy would turn a list of Python ints that straddle
+    2**63 into float64 and drop their low bits)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = [int(x) for x in values]
+    return out
 
 
 def _or_padded(a, b):

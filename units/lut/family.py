@@ -11,11 +11,12 @@ from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
-from . import model
-from .params import LutDp4Params, int_width, is_int
-from .rtl import LutDp4, acc_width, entry_width, plane_bits, table_layout
+from . import layouts, model
+from .params import LutArrayParams, LutDp4Params, int_width, is_int
+from .rtl import LutArray, LutDp4, acc_width, entry_width, plane_bits, table_layout
 
-__all__ = ["UNITS", "to_signed", "dp4_inputs"]
+__all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
+           "random_requests"]
 
 
 def to_signed(v, width: int) -> np.ndarray:
@@ -88,4 +89,73 @@ LUT_DP4 = UnitSpec(
     params=LutDp4Params, build=LutDp4, model=_lut_dp4_model,
     ops_per_cycle=_lut_dp4_ops, ops_unit="MAC", workload=dp4_inputs)
 
-UNITS = (LUT_DP4,)
+# -- lut_array --------------------------------------------------------------------------------
+def _ints(a) -> np.ndarray:
+    a = np.asarray(a)
+    return np.asarray(a.tolist(), dtype=np.int64) if a.dtype == object else a.astype(np.int64)
+
+
+def array_request(p, lut, sign, idx, c=None, chain: bool = False, emit: bool = True) -> int:
+    """Payload of one ``lut_array`` request: lut [M, 2^(k−1)] (INT values or FP encodings),
+    sign and idx [w_bits, N] (plane j of column n, offline-encoded: :func:`.model.encode_plane`),
+    c [M, N] (INT values or FP encodings; default 0)."""
+    ew, aw = entry_width(p.entry), acc_width(p.acc)
+    lut = _ints(lut) & ((1 << ew) - 1)
+    codes = (_ints(sign) << (p.k - 1)) | _ints(idx)
+    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
+    fields = {"lut": lut[None], "w": codes[None], "c": c[None], "chain": np.array([int(chain)]),
+              "emit": np.array([int(emit)])}
+    return int(pack(layouts.array_request(p), fields)[0])
+
+
+def array_result(p, payload: int) -> np.ndarray:
+    """D [M, N] from one output payload (INT: signed values; FP: encodings)."""
+    d = _ints(unpack(layouts.array_result(p), [int(payload)])[0])
+    return to_signed(d, acc_width(p.acc)) if is_int(p.acc) else d
+
+
+def _lut_array_model(p, req__payload):
+    f = unpack(layouts.array_request(p), np.asarray(list(req__payload), dtype=object))
+    lut, c = _ints(f["lut"]), _ints(f["c"])
+    if is_int(p.entry):
+        lut, c = to_signed(lut, entry_width(p.entry)), to_signed(c, acc_width(p.acc))
+    d = model.lut_array_model({"lut": lut, "w": _ints(f["w"]), "c": c, "chain": _ints(f["chain"]),
+                               "emit": _ints(f["emit"])}, m=p.m, n=p.n, k=p.k, w_bits=p.w_bits,
+                              entry_fmt=p.entry, acc_fmt=p.acc, rounding=p.rounding,
+                              scale=p.scale)["d"]
+    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
+    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+
+
+def random_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
+    """``count`` random requests: tables as the precompute makes them (FP: N(0, 1) activations
+    through the Gray network; INT: exact tables or INT8 codes), random plane codes, random C,
+    a ``chain_rate`` share chained onto the accumulator."""
+    aw = acc_width(p.acc)
+    out = []
+    for _ in range(count):
+        lut = _int_entries(p, rng, p.m) if is_int(p.entry) else _fp_entries(p, rng, p.m)
+        sign = rng.integers(0, 2, (p.w_bits, p.n))
+        idx = rng.integers(0, 1 << (p.k - 1), (p.w_bits, p.n))
+        if is_int(p.acc):
+            c = rng.integers(-(1 << (aw - 4)), 1 << (aw - 4), (p.m, p.n))
+        else:
+            c = num.from_float(rng.normal(0, 8, (p.m, p.n)), p.acc)
+        out.append(array_request(p, lut, sign, idx, c, chain=bool(rng.random() < chain_rate)))
+    return out
+
+
+def _array_workload(p, rng, n):
+    return {"req__payload": np.array(random_requests(p, rng, n), dtype=object),
+            "req__valid": np.ones(n, dtype=np.uint64), "d__ready": np.ones(n, dtype=np.uint64)}
+
+
+LUT_ARRAY = UnitSpec(
+    name="lut_array", family="lut",
+    summary="LUT Tensor Core M×N×K array (default M2N64K4): tables and weight planes in "
+            "registers, M·N LUT units, bit-serial W_BIT planes, chained accumulators, streams",
+    params=LutArrayParams, build=LutArray, model=_lut_array_model,
+    ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
+    workload=_array_workload)
+
+UNITS = (LUT_DP4, LUT_ARRAY)

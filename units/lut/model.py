@@ -33,7 +33,7 @@ from tcgen.hw import numeric as num
 __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_planes",
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
            "lut_gemm", "entry_bits", "precompute", "quantize_tables",
-           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
+           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
 ACT_FORMATS = ("fp16", "fp8_e4m3", "int8", "int16")
@@ -338,3 +338,35 @@ def dp_bits(table, signs, idxs, c, *, entry_fmt: str, acc_fmt: str,
         acc = dp_step(table, signs[j], idxs[j], j, acc, entry_fmt=entry_fmt, acc_fmt=acc_fmt,
                       rounding=rounding, scale=scale)
     return acc
+
+
+def lut_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, entry_fmt: str,
+                    acc_fmt: str, rounding: str = "rne", scale: str = "correct") -> dict:
+    """Transaction model of ``lut_array``.
+
+    ``req``: lut [R, M, 2^(k−1)] table entries (INT values, or ``entry_fmt`` encodings), w
+    [R, w_bits, N] plane codes (idx in the low k−1 bits, the sign at bit k−1), c [R, M, N]
+    (accumulator values or encodings), chain [R], emit [R].  Returns {"d": [E, M, N]}, the D
+    tile of every emitting request in order.  The accumulator starts at 0 (+0.0) after reset;
+    ``chain`` adds onto it, otherwise onto C; every request updates it."""
+    fp = not _is_int(acc_fmt)
+    acc = np.zeros((m, n), dtype=np.uint64 if fp else np.int64)
+    out = []
+    mask = (1 << (k - 1)) - 1
+    for r in range(len(req["chain"])):
+        T = np.asarray(req["lut"][r])
+        T = T.astype(np.uint64) if fp else T.astype(np.int64)
+        codes = np.asarray(req["w"][r], dtype=np.int64)
+        c = np.asarray(req["c"][r])
+        base = acc if int(req["chain"][r]) else (c.astype(np.uint64) if fp else
+                                                 c.astype(np.int64))
+        Tb = np.broadcast_to(T[:, None, :], (m, n, T.shape[-1]))
+        for j in range(w_bits):
+            base = dp_step(Tb, (codes[j] >> (k - 1))[None, :], (codes[j] & mask)[None, :], j,
+                           base, entry_fmt=entry_fmt, acc_fmt=acc_fmt, rounding=rounding,
+                           scale=scale)
+        acc = np.asarray(base)
+        if int(req["emit"][r]):
+            out.append(acc.copy())
+    dt = np.uint64 if fp else np.int64
+    return {"d": np.array(out, dtype=dt) if out else np.zeros((0, m, n), dtype=dt)}

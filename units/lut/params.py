@@ -15,11 +15,14 @@ from tcgen.hw.params import Params, param
 
 from .model import ACC_FORMATS, ENTRY_FORMATS
 
-__all__ = ["LutDp4Params", "SCALES", "is_int", "int_width"]
+__all__ = ["LutDp4Params", "LutArrayParams", "SCALES", "TABLES", "is_int", "int_width"]
 
 #: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
 #: RTL's add of j to the exponent field (wrong at ±0, subnormals and overflow; note §2.5)
 SCALES = ("correct", "rtl")
+#: where the tables (and the weight planes) live: registers inside the array, or input ports
+#: held by the producer for the whole operation (the released RTL's way: its area excludes them)
+TABLES = ("internal", "external")
 
 
 def is_int(fmt: str) -> bool:
@@ -35,19 +38,7 @@ def _width(fmt: str) -> int:
     return int_width(fmt) if is_int(fmt) else get_format(fmt).width
 
 
-@dataclass(frozen=True)
-class LutDp4Params(Params):
-    UNIT = "lut_dp4"
-    k: int = param(4, range=(2, 6), doc="activations per table (the table has 2^(k-1) entries)")
-    entry: str = param("fp16", choices=ENTRY_FORMATS,
-                       doc="table entry format (INT: exact entries or an INT8-quantized table)")
-    acc: str = param("fp16", choices=ACC_FORMATS,
-                     doc="accumulator format (INT entries: int24/int32; FP entries: fp16/fp32)")
-    w_bits: int = param(2, range=(1, 8), doc="weight bits: planes 0..w_bits-1 (plane port width)")
-    rounding: str = param("rne", choices=MODES, doc="FP accumulate rounding")
-    scale: str = param("correct", choices=SCALES,
-                       doc="FP plane scaling: correct, or rtl (the released RTL's exponent add)")
-
+class _LutCommon:
     def check(self):
         if is_int(self.entry) != is_int(self.acc):
             raise self.error("acc", self.acc, "an INT accumulator for INT entries and an FP one "
@@ -59,3 +50,33 @@ class LutDp4Params(Params):
         if is_int(self.entry) and self.rounding != "rne":
             raise self.error("rounding", self.rounding, "rne (the default) for INT entries: "
                              "nothing is rounded")
+
+
+@dataclass(frozen=True)
+class LutDp4Params(_LutCommon, Params):
+    UNIT = "lut_dp4"
+    k: int = param(4, range=(2, 6), doc="activations per table (the table has 2^(k-1) entries)")
+    entry: str = param("fp16", choices=ENTRY_FORMATS,
+                       doc="table entry format (INT: exact entries or an INT8-quantized table)")
+    acc: str = param("fp16", choices=ACC_FORMATS,
+                     doc="accumulator format (INT entries: int24/int32; FP entries: fp16/fp32)")
+    w_bits: int = param(2, range=(1, 8), doc="weight bits: planes 0..w_bits-1 (plane port width)")
+    rounding: str = param("rne", choices=MODES, doc="FP accumulate rounding")
+    scale: str = param("correct", choices=SCALES,
+                       doc="FP plane scaling: correct, or rtl (the released RTL's exponent add)")
+
+
+@dataclass(frozen=True)
+class LutArrayParams(_LutCommon, Params):
+    UNIT = "lut_array"
+    m: int = param(2, range=(1, 16), doc="rows: tables per operation (activation rows)")
+    n: int = param(64, range=(1, 256), doc="columns: weight groups per plane (outputs per row)")
+    k: int = param(4, range=(2, 6), doc="activations per table (2^(k-1) entries)")
+    entry: str = param("fp16", choices=ENTRY_FORMATS, doc="table entry format")
+    acc: str = param("fp16", choices=ACC_FORMATS, doc="accumulator format")
+    w_bits: int = param(2, range=(1, 8), doc="weight bits = planes = cycles per operation")
+    rounding: str = param("rne", choices=MODES, doc="FP accumulate rounding")
+    scale: str = param("correct", choices=SCALES, doc="FP plane scaling (see lut_dp4)")
+    table: str = param("internal", choices=TABLES,
+                       doc="internal: table and weight-plane registers in the array; external: "
+                           "read from the request, held for the whole operation (their way)")

@@ -14,22 +14,31 @@
     or the released RTL's add of j to the exponent field (``scale = rtl``: wrong at ±0,
     subnormals and overflow; kept to measure what the correct one costs), then hw's FPAdd.
 
+* :class:`LutArray` -- the M×N×K array (Fig. 9): M tables broadcast to N units each, N weight
+  codes per plane broadcast to M units each, M·N :class:`LutDp4` units and accumulators, a
+  bit-serial sequencer (one plane per cycle, W_BIT cycles per operation) with stream
+  handshakes.  ``table = internal`` registers the tables and the weight planes inside the
+  array (an input stage); ``external`` reads them from the request, which the producer holds
+  for the whole operation (the released RTL's way: its area excludes the table storage).
+
 Sub-components are added with tcgen.hw.dedup.shared (one module per distinct configuration).
 """
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Signal, signed
-from amaranth.lib import data, wiring
+from amaranth import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.fparith import FPAdd, FPAddParams, FPConvert, FPConvertParams, round_pack, unpack
 from tcgen.hw.intarith import shift_left
+from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
 
-from .params import LutDp4Params, int_width, is_int
+from . import layouts
+from .params import LutArrayParams, LutDp4Params, int_width, is_int
 
-__all__ = ["LutDp4", "entry_width", "acc_width", "plane_bits", "table_layout"]
+__all__ = ["LutDp4", "LutArray", "entry_width", "acc_width", "plane_bits", "table_layout"]
 
 
 def entry_width(fmt: str) -> int:
@@ -105,4 +114,124 @@ class LutDp4(wiring.Component):
         add = shared(m, "acc_add", FPAdd(FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False,
                                                      pipeline=0)))
         m.d.comb += [add.a.eq(self.c), add.b.eq(scaled), self.y.eq(add.y)]
+        return m
+
+
+class LutArray(wiring.Component):
+    """``lut_array``: D[i, n] = (chain ? acc : C)[i, n] + Σ_j 2^j · (sign ? −1 : +1) ·
+    T_i[idx_{n,j}] over the w_bits planes of one operation (one LMMA of one K-group).
+
+    Parameters: :class:`~tcgen.units.lut.params.LutArrayParams` (m, n, k, entry, acc, w_bits,
+    rounding, scale, table).
+
+    Interface (streams, valid/ready)::
+
+        req  In(stream)  payload = {lut, w, c, chain, emit} (layouts.array_request; the port is
+                         its flat view)
+        d    Out(stream) payload = D, M×N accumulator words, row-major
+
+    Sequencing: plane j of an operation is computed in its j-th cycle (LSB plane first), the
+    base (C, or the accumulator when ``chain``) added at plane 0.  ``internal``: a request is
+    taken (ready = 1) into the table/weight registers when the stage is empty or finishing its
+    last plane, so operations follow each other every w_bits cycles without a bubble; latency
+    w_bits + 1.  ``external``: the request is read in place and taken in its last cycle
+    (latency w_bits).  The accumulator is the D register: an operation starts only when an
+    emitted D has been taken; ``emit = 0`` updates the accumulator without output.  Sync reset
+    clears the stage, the plane counter, the accumulators (chain after reset adds onto 0) and
+    any pending output.
+    """
+
+    def __init__(self, params: LutArrayParams):
+        self.params = p = params
+        self.req_layout = flat(layouts.array_request(p))
+        self.latency = p.w_bits + (1 if p.table == "internal" else 0)
+        super().__init__({"req": In(stream.Signature(self.req_layout)),
+                          "d": Out(stream.Signature(flat(layouts.array_result(p))))})
+
+    def unit_params(self) -> LutDp4Params:
+        p = self.params
+        return LutDp4Params(k=p.k, entry=p.entry, acc=p.acc, w_bits=p.w_bits,
+                            rounding=p.rounding, scale=p.scale)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        W, N, M, K = p.w_bits, p.n, p.m, p.k
+        ew, aw = entry_width(p.entry), acc_width(p.acc)
+        E = 1 << (K - 1)
+        bits = self.req.payload.as_value()
+        lay = self.req_layout
+
+        def field(name):
+            f = lay[name]
+            return bits[f.offset:f.offset + width_of(f.shape)]
+
+        can_advance = ~self.d.valid | self.d.ready          # the D register can be written
+        advance, last = Signal(), Signal()
+        if p.table == "internal":
+            full = Signal()
+            regs = {name: Signal(len(field(name)), name=f"r_{name}")
+                    for name in ("lut", "w", "c", "chain", "emit")}
+            load = Signal()
+            m.d.comb += [advance.eq(full & can_advance),
+                         self.req.ready.eq(~full | (advance & last)),
+                         load.eq(self.req.valid & self.req.ready)]
+            with m.If(load):
+                m.d.sync += [regs[k].eq(field(k)) for k in regs]
+                m.d.sync += full.eq(1)
+            with m.Elif(advance & last):
+                m.d.sync += full.eq(0)
+            src = regs
+        else:
+            m.d.comb += [advance.eq(self.req.valid & can_advance),
+                         self.req.ready.eq(can_advance & last)]
+            src = {name: field(name) for name in ("lut", "w", "c", "chain", "emit")}
+        if W > 1:
+            j = Signal(range(W), name="plane")
+            m.d.comb += last.eq(j == W - 1)
+            with m.If(advance):
+                m.d.sync += j.eq(Mux(last, 0, j + 1))
+            first = j == 0
+        else:
+            j = Const(0, 1)
+            m.d.comb += last.eq(1)
+            first = Const(1, 1)
+
+        # plane select: one W-way multiplexer per column, shared by the M rows ---------------------
+        codes = []
+        for n in range(N):
+            code = Signal(K, name=f"code{n}")
+            if W == 1:
+                m.d.comb += code.eq(src["w"][n * K:(n + 1) * K])
+            else:
+                with m.Switch(j):
+                    for jj in range(W):
+                        with m.Case(jj):
+                            o = (jj * N + n) * K
+                            m.d.comb += code.eq(src["w"][o:o + K])
+            codes.append(code)
+
+        # M×N units: table row i broadcast along the row, column code n down the column --------
+        acc = Signal(M * N * aw, name="acc")
+        take_c = Signal()
+        m.d.comb += take_c.eq(first & ~src["chain"])
+        up = self.unit_params()
+        nxt = []
+        for i in range(M):
+            row = src["lut"][i * E * ew:(i + 1) * E * ew]
+            for n in range(N):
+                o = (i * N + n) * aw
+                u = shared(m, f"u{i}_{n}", LutDp4(up))
+                m.d.comb += [u.lut.eq(row), u.sign.eq(codes[n][K - 1]),
+                             u.idx.eq(codes[n][:K - 1]), u.plane.eq(j),
+                             u.c.eq(Mux(take_c, src["c"][o:o + aw], acc[o:o + aw]))]
+                nxt.append(u.y)
+        with m.If(advance):
+            m.d.sync += acc.eq(Cat(*nxt))
+
+        with m.If(self.d.ready):
+            m.d.sync += self.d.valid.eq(0)
+        with m.If(advance & last & src["emit"]):
+            m.d.sync += self.d.valid.eq(1)
+        m.d.comb += self.d.payload.eq(acc)
         return m

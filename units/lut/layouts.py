@@ -1,0 +1,37 @@
+"""Stream payload layouts of ``lut_array``, described once (``amaranth.lib.data``).  Fields in
+bit order, the first at the LSB.  The RTL uses them as its stream shapes; the family's
+adapters, tests and studies pack and unpack numpy field arrays through the same layouts.
+"""
+from __future__ import annotations
+
+from amaranth.lib import data
+
+from .params import int_width, is_int
+
+__all__ = ["fmt_width", "array_request", "array_result", "plane_code_bits"]
+
+
+def fmt_width(fmt: str) -> int:
+    from tcgen.hw.numeric import get_format
+    return int_width(fmt) if is_int(fmt) else get_format(fmt).width
+
+
+def plane_code_bits(p) -> int:
+    """One column's code in one plane: idx (k−1 bits, the LSBs) and the sign (the MSB)."""
+    return p.k
+
+
+def array_request(p) -> data.StructLayout:
+    """{lut: M tables × 2^(k−1) entries, w: w_bits planes × N column codes (plane j, column n
+    at [(j·N + n)·k, +k): idx low, sign high), c: M×N accumulator words (row-major), chain: 1,
+    emit: 1}."""
+    return data.StructLayout({
+        "lut": data.ArrayLayout(data.ArrayLayout(fmt_width(p.entry), 1 << (p.k - 1)), p.m),
+        "w": data.ArrayLayout(data.ArrayLayout(plane_code_bits(p), p.n), p.w_bits),
+        "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
+        "chain": 1, "emit": 1})
+
+
+def array_result(p) -> data.ArrayLayout:
+    """D: M×N accumulator words, row-major, (0, 0) at the LSBs."""
+    return data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m)
