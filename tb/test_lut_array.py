@@ -1,4 +1,4 @@
-"""lut_array RTL against its transaction model (tcgen.units.lut.model.lut_array_model) on the
+"""lut_array and the MAC baseline mac_dp4_array against their transaction models (tcgen.units.lut.model.lut_array_model) on the
 stream bench (tb/benches/stream.py): back to back with the documented latency and one
 operation every w_bits cycles, random stalls on both streams, reset in the middle of an
 operation; INT and FP tables, internal and external tables, W_BIT = 1..4, K = 2..6, and the
@@ -15,7 +15,8 @@ from bench_config import run_stream
 from harness import seed
 from tcgen.registry import get_unit
 from tcgen.units.lut import model as lm
-from tcgen.units.lut.family import array_request, array_result, random_requests
+from tcgen.units.lut.family import (array_request, array_result, mac_request,
+                                    random_mac_requests, random_requests)
 
 
 def _simulate(p, requests, name, scenario="back_to_back", timing=False, **cfg):
@@ -93,3 +94,54 @@ def test_lut_array_m2n64k4_gemm_slice():
     # half-ulps at the largest magnitude reached, generously 3·G ulps of max|partial sums|
     bound = 3 * G * 2.0 ** -10 * (np.abs(num.to_float(A, "fp16")).sum() * 3 + 1)
     assert err.max() <= bound and err.max() > 0
+
+
+# -- the MAC baseline -------------------------------------------------------------------------
+MAC_CONFIGS = [
+    dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2),
+    dict(m=2, n=2, act="fp16", acc="fp32", w_bits=4),
+    dict(m=1, n=3, k=3, act="fp8_e4m3", acc="fp16", w_bits=8, rounding="rtz"),
+    dict(m=2, n=3, act="int8", acc="int32", w_bits=4),
+    dict(m=1, n=2, k=5, act="int16", acc="int32", w_bits=1),
+]
+
+
+def _mac_simulate(p, requests, name, scenario, **cfg):
+    summary = run_stream("mac_dp4_array", p, {"req__payload": np.array(requests, dtype=object)},
+                         name=name, scenarios=(scenario,), **cfg)
+    assert summary["mismatches"] == 0, summary
+    assert summary[f"{scenario}_inputs"] == len(requests)
+    return summary
+
+
+@pytest.mark.parametrize("cfg", MAC_CONFIGS, ids=_id)
+def test_mac_array_matches_model(cfg):
+    p = get_unit("mac_dp4_array").params(**cfg)
+    rng = np.random.default_rng(seed(1410))
+    reqs = random_mac_requests(p, rng, 60)
+    s = _mac_simulate(p, reqs, "b2b", "back_to_back")
+    assert s["back_to_back_latency"] == 1 and s["back_to_back_issue_intervals"] == [1]
+    _mac_simulate(p, reqs, "stall", "backpressure", idle=0.3, stall=0.4)
+
+
+def test_mac_and_lut_compute_the_same_function():
+    """At integer activations every rounding is exact, so the MAC baseline and the LUT array
+    give the same D for the same activations and weight codes (the LUT's table from the
+    precompute, the MAC's activations raw)."""
+    pl = get_unit("lut_array").params(m=2, n=3, entry="int11", acc="int32", w_bits=3)
+    pm = get_unit("mac_dp4_array").params(m=2, n=3, act="int8", acc="int32", w_bits=3)
+    rng = np.random.default_rng(seed(1411))
+    lut_reqs, mac_reqs = [], []
+    for r in range(20):
+        A = rng.integers(-128, 128, (2, 4))
+        q = rng.integers(0, 8, (3, 4))
+        c = rng.integers(-1000, 1000, (2, 3))
+        sign, idx = lm.encode_plane(lm.bit_planes(q, 3))
+        lut_reqs.append(array_request(pl, lm.precompute(A, "int8"), sign, idx, c, chain=r % 3 > 0))
+        mac_reqs.append(mac_request(pm, A, q, c, chain=r % 3 > 0))
+    dl = get_unit("lut_array").golden(pl, req__payload=np.array(lut_reqs, dtype=object))
+    dm = get_unit("mac_dp4_array").golden(pm, req__payload=np.array(mac_reqs, dtype=object))
+    assert list(dl["d__payload"]) == list(dm["d__payload"])
+    out = _simulate(pl, lut_reqs, "same_fn")
+    assert out == [int(x) for x in dm["d__payload"]]
+    _mac_simulate(pm, mac_reqs, "same_fn", "back_to_back")

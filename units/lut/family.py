@@ -12,11 +12,11 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
-from .params import LutArrayParams, LutDp4Params, int_width, is_int
-from .rtl import LutArray, LutDp4, acc_width, entry_width, plane_bits, table_layout
+from .params import LutArrayParams, LutDp4Params, MacArrayParams, int_width, is_int
+from .rtl import LutArray, LutDp4, MacArray, acc_width, entry_width, plane_bits, table_layout
 
 __all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
-           "random_requests"]
+           "random_requests", "mac_request", "random_mac_requests"]
 
 
 def to_signed(v, width: int) -> np.ndarray:
@@ -158,4 +158,58 @@ LUT_ARRAY = UnitSpec(
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
     workload=_array_workload)
 
-UNITS = (LUT_DP4, LUT_ARRAY)
+# -- mac_dp4_array (the MAC baseline) ---------------------------------------------------------
+def mac_request(p, a, q, c=None, chain: bool = False, emit: bool = True) -> int:
+    """Payload of one ``mac_dp4_array`` request: a [M, K] (INT values or FP encodings), q
+    [N, K] unsigned weight codes, c [M, N] (INT values or FP encodings; default 0)."""
+    xw, aw = entry_width(p.act), acc_width(p.acc)
+    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
+    fields = {"a": (_ints(a) & ((1 << xw) - 1))[None], "w": _ints(q)[None], "c": c[None],
+              "chain": np.array([int(chain)]), "emit": np.array([int(emit)])}
+    return int(pack(layouts.mac_request(p), fields)[0])
+
+
+def _mac_array_model(p, req__payload):
+    f = unpack(layouts.mac_request(p), np.asarray(list(req__payload), dtype=object))
+    a, c = _ints(f["a"]), _ints(f["c"])
+    if is_int(p.act):
+        a, c = to_signed(a, entry_width(p.act)), to_signed(c, acc_width(p.acc))
+    d = model.mac_array_model({"a": a, "w": _ints(f["w"]), "c": c, "chain": _ints(f["chain"]),
+                               "emit": _ints(f["emit"])}, m=p.m, n=p.n, k=p.k,
+                              w_bits=p.w_bits, act_fmt=p.act, acc_fmt=p.acc,
+                              rounding=p.rounding)["d"]
+    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
+    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+
+
+def random_mac_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
+    """``count`` random requests: N(0, 1) FP activations (INT: full-range codes), random
+    weight codes and C, a ``chain_rate`` share chained."""
+    aw = acc_width(p.acc)
+    out = []
+    for _ in range(count):
+        if is_int(p.act):
+            w = int_width(p.act)
+            a = rng.integers(-(1 << (w - 1)), 1 << (w - 1), (p.m, p.k))
+            c = rng.integers(-(1 << (aw - 4)), 1 << (aw - 4), (p.m, p.n))
+        else:
+            a = num.from_float(rng.normal(0, 1, (p.m, p.k)), p.act)
+            c = num.from_float(rng.normal(0, 8, (p.m, p.n)), p.acc)
+        q = rng.integers(0, 1 << p.w_bits, (p.n, p.k))
+        out.append(mac_request(p, a, q, c, chain=bool(rng.random() < chain_rate)))
+    return out
+
+
+def _mac_workload(p, rng, n):
+    return {"req__payload": np.array(random_mac_requests(p, rng, n), dtype=object),
+            "req__valid": np.ones(n, dtype=np.uint64), "d__ready": np.ones(n, dtype=np.uint64)}
+
+
+MAC_ARRAY = UnitSpec(
+    name="mac_dp4_array", family="lut",
+    summary="MAC baseline of the LUT Tensor Core at the same M×N×K: weights dequantized to the "
+            "activation format, K multiplies + adder tree per output, one op per cycle",
+    params=MacArrayParams, build=MacArray, model=_mac_array_model,
+    ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC", workload=_mac_workload)
+
+UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY)

@@ -8,7 +8,7 @@ from amaranth.lib import data
 
 from .params import int_width, is_int
 
-__all__ = ["fmt_width", "array_request", "array_result", "plane_code_bits"]
+__all__ = ["fmt_width", "array_request", "array_result", "plane_code_bits", "mac_request"]
 
 
 def fmt_width(fmt: str) -> int:
@@ -35,3 +35,13 @@ def array_request(p) -> data.StructLayout:
 def array_result(p) -> data.ArrayLayout:
     """D: M×N accumulator words, row-major, (0, 0) at the LSBs."""
     return data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m)
+
+
+def mac_request(p) -> data.StructLayout:
+    """``mac_dp4_array``: {a: M rows × K activations, w: N columns × K weight codes (w_bits
+    each, unsigned), c: M×N accumulator words, chain: 1, emit: 1}; D as :func:`array_result`."""
+    return data.StructLayout({
+        "a": data.ArrayLayout(data.ArrayLayout(fmt_width(p.act), p.k), p.m),
+        "w": data.ArrayLayout(data.ArrayLayout(p.w_bits, p.k), p.n),
+        "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
+        "chain": 1, "emit": 1})

@@ -33,7 +33,8 @@ from tcgen.hw import numeric as num
 __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_planes",
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
            "lut_gemm", "entry_bits", "precompute", "quantize_tables",
-           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
+           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model", "tree_sum",
+           "mac_dp", "mac_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
 ACT_FORMATS = ("fp16", "fp8_e4m3", "int8", "int16")
@@ -366,6 +367,66 @@ def lut_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, entry_fmt
                            base, entry_fmt=entry_fmt, acc_fmt=acc_fmt, rounding=rounding,
                            scale=scale)
         acc = np.asarray(base)
+        if int(req["emit"][r]):
+            out.append(acc.copy())
+    dt = np.uint64 if fp else np.int64
+    return {"d": np.array(out, dtype=dt) if out else np.zeros((0, m, n), dtype=dt)}
+
+
+# -- the MAC baseline ---------------------------------------------------------------------------
+def tree_sum(terms: list, add) -> object:
+    """Pairwise sum, level by level: ((t0 + t1) + (t2 + t3)) ...; an odd last term is carried
+    to the next level (the adder tree of the MAC baseline, same order as its RTL)."""
+    terms = list(terms)
+    while len(terms) > 1:
+        nxt = [add(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+        if len(terms) % 2:
+            nxt.append(terms[-1])
+        terms = nxt
+    return terms[0]
+
+
+def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
+           rounding: str = "rne") -> np.ndarray:
+    """One MAC-baseline output: base + tree_sum(a_k · q′_k) over the last axis (K).  INT:
+    exact products and sum, wrapped to the accumulator.  FP: q′ dequantized to the activation
+    format (rounded), both operands widened exactly to the accumulator format, products
+    rounded there, the tree and the final add rounded there."""
+    a = np.asarray(a)
+    qp = reinterpret(q, w_bits)
+    K = a.shape[-1]
+    if _is_int(acc_fmt):
+        s = tree_sum([a[..., i].astype(np.int64) * qp[..., i] for i in range(K)],
+                     lambda x, y: x + y)
+        return _wrap(np.asarray(base, dtype=np.int64) + s, _int_width(acc_fmt))
+    wq = num.from_float(qp.astype(np.float64), act_fmt, rounding)
+    av = a.astype(np.uint64)
+    if act_fmt != acc_fmt:
+        wq = num.fp_convert(wq, act_fmt, acc_fmt, rounding)
+        av = num.fp_convert(av, act_fmt, acc_fmt, rounding)
+    av, wq = np.broadcast_arrays(av, wq)
+    prods = [num.fp_mul(av[..., i], wq[..., i], acc_fmt, rounding) for i in range(K)]
+    s = tree_sum(prods, lambda x, y: num.fp_add(x, y, acc_fmt, rounding))
+    return num.fp_add(s, np.asarray(base, dtype=np.uint64), acc_fmt, rounding)
+
+
+def mac_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: str,
+                    acc_fmt: str, rounding: str = "rne") -> dict:
+    """Transaction model of ``mac_dp4_array``: a [R, M, K] (INT values or encodings), w
+    [R, N, K] unsigned codes, c [R, M, N], chain [R], emit [R] -> {"d": [E, M, N]}; the same
+    accumulator rules as :func:`lut_array_model`."""
+    fp = not _is_int(acc_fmt)
+    acc = np.zeros((m, n), dtype=np.uint64 if fp else np.int64)
+    out = []
+    for r in range(len(req["chain"])):
+        a = np.asarray(req["a"][r])
+        a = a.astype(np.uint64) if fp else a.astype(np.int64)
+        q = np.asarray(req["w"][r], dtype=np.int64)
+        c = np.asarray(req["c"][r])
+        base = acc if int(req["chain"][r]) else (c.astype(np.uint64) if fp else
+                                                 c.astype(np.int64))
+        acc = np.asarray(mac_dp(a[:, None, :], q[None, :, :], base, w_bits=w_bits,
+                                act_fmt=act_fmt, acc_fmt=acc_fmt, rounding=rounding))
         if int(req["emit"][r]):
             out.append(acc.copy())
     dt = np.uint64 if fp else np.int64

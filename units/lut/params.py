@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from tcgen.hw.numeric import MODES
 from tcgen.hw.params import Params, param
 
-from .model import ACC_FORMATS, ENTRY_FORMATS
+from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS
 
-__all__ = ["LutDp4Params", "LutArrayParams", "SCALES", "TABLES", "is_int", "int_width"]
+__all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "SCALES", "TABLES", "is_int",
+           "int_width"]
 
 #: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
 #: RTL's add of j to the exponent field (wrong at ±0, subnormals and overflow; note §2.5)
@@ -80,3 +81,28 @@ class LutArrayParams(_LutCommon, Params):
     table: str = param("internal", choices=TABLES,
                        doc="internal: table and weight-plane registers in the array; external: "
                            "read from the request, held for the whole operation (their way)")
+
+
+@dataclass(frozen=True)
+class MacArrayParams(Params):
+    """The MAC baseline (a conventional tensor core for mpGEMM): weights dequantized to the
+    activation format, K multiplies and an adder tree per output, one operation per cycle."""
+    UNIT = "mac_dp4_array"
+    m: int = param(2, range=(1, 16), doc="rows (activation rows)")
+    n: int = param(64, range=(1, 256), doc="columns (outputs per row)")
+    k: int = param(4, range=(2, 6), doc="products per output per cycle")
+    act: str = param("fp16", choices=ACT_FORMATS, doc="activation format (weights are "
+                     "dequantized to it)")
+    acc: str = param("fp16", choices=ACC_FORMATS, doc="product, tree and accumulator format")
+    w_bits: int = param(2, range=(1, 8), doc="weight code bits (q' = 2q - (2^b - 1))")
+    rounding: str = param("rne", choices=MODES, doc="FP rounding (dequant, products, adds)")
+
+    def check(self):
+        if is_int(self.act) != is_int(self.acc):
+            raise self.error("acc", self.acc, "an INT accumulator for INT activations and an FP "
+                             f"one for FP activations (act is {self.act})")
+        if _width(self.acc) < _width(self.act):
+            raise self.error("acc", self.acc, f"at least as wide as the activation ({self.act})")
+        if is_int(self.act) and self.rounding != "rne":
+            raise self.error("rounding", self.rounding, "rne (the default) for INT: nothing is "
+                             "rounded")

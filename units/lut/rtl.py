@@ -14,6 +14,10 @@
     or the released RTL's add of j to the exponent field (``scale = rtl``: wrong at ±0,
     subnormals and overflow; kept to measure what the correct one costs), then hw's FPAdd.
 
+* :class:`MacArray` -- the MAC baseline at the same M×N×K (a conventional tensor core for
+  mpGEMM): weight codes dequantized to the activation format (q′ = 2q − (2^b − 1), the same
+  function the LUT computes), K multiplies, an adder tree and the accumulate per output
+  (:class:`MacDp`), one operation per cycle.
 * :class:`LutArray` -- the M×N×K array (Fig. 9): M tables broadcast to N units each, N weight
   codes per plane broadcast to M units each, M·N :class:`LutDp4` units and accumulators, a
   bit-serial sequencer (one plane per cycle, W_BIT cycles per operation) with stream
@@ -25,20 +29,24 @@ Sub-components are added with tcgen.hw.dedup.shared (one module per distinct con
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
-from tcgen.hw.fparith import FPAdd, FPAddParams, FPConvert, FPConvertParams, round_pack, unpack
-from tcgen.hw.intarith import shift_left
+from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
+                              FPMulParams, round_pack, unpack)
+from tcgen.hw.intarith import array_mul, shift_left, sum_operands
 from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
 
 from . import layouts
-from .params import LutArrayParams, LutDp4Params, int_width, is_int
+from .params import LutArrayParams, LutDp4Params, MacArrayParams, int_width, is_int
 
-__all__ = ["LutDp4", "LutArray", "entry_width", "acc_width", "plane_bits", "table_layout"]
+__all__ = ["LutDp4", "LutArray", "MacDp", "MacArray", "entry_width", "acc_width",
+           "plane_bits", "table_layout"]
 
 
 def entry_width(fmt: str) -> int:
@@ -232,6 +240,161 @@ class LutArray(wiring.Component):
         with m.If(self.d.ready):
             m.d.sync += self.d.valid.eq(0)
         with m.If(advance & last & src["emit"]):
+            m.d.sync += self.d.valid.eq(1)
+        m.d.comb += self.d.payload.eq(acc)
+        return m
+
+
+@dataclass(frozen=True)
+class MacDpParams:
+    """What one :class:`MacDp` depends on (its content key, tcgen.hw.dedup)."""
+    k: int
+    act: str
+    acc: str
+    w_bits: int
+    rounding: str
+
+
+class MacDp(wiring.Component):
+    """One output of the MAC baseline: y = c + tree(a_k · w_k).  FP: a and w already in the
+    accumulator format (widened), K hw FPMul, a pairwise FPAdd tree, one FPAdd with c.  INT: a
+    (signed activations) × w (signed q′, w_bits + 1 bits) by structural multipliers, the K
+    products and c summed modulo 2^acc in one compressor tree.  Golden model:
+    :func:`tcgen.units.lut.model.mac_dp` (same rounding points in the same order)."""
+
+    def __init__(self, params: MacDpParams):
+        self.params = p = params
+        aw = acc_width(p.acc)
+        if is_int(p.acc):
+            ports = {"a": In(data.ArrayLayout(int_width(p.act), p.k)),
+                     "w": In(data.ArrayLayout(p.w_bits + 1, p.k))}
+        else:
+            ports = {"a": In(data.ArrayLayout(aw, p.k)), "w": In(data.ArrayLayout(aw, p.k))}
+        super().__init__({**ports, "c": In(aw), "y": Out(aw)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        aw = acc_width(p.acc)
+        if is_int(p.acc):
+            ops = []
+            for i in range(p.k):
+                prod = array_mul(m, self.a[i], self.w[i], a_signed=True, b_signed=True,
+                                 name=f"mul{i}")
+                ext = Signal(aw, name=f"p{i}")
+                m.d.comb += ext.eq(prod)                       # sign extension (mod 2^acc)
+                ops.append(ext)
+            m.d.comb += self.y.eq(sum_operands(m, ops + [self.c], aw, name="sum"))
+            return m
+        terms = []
+        for i in range(p.k):
+            mul = shared(m, f"mul{i}", FPMul(FPMulParams(fmt=p.acc, rounding=p.rounding,
+                                                         ftz=False, pipeline=0)))
+            m.d.comb += [mul.a.eq(self.a[i]), mul.b.eq(self.w[i])]
+            terms.append(mul.y)
+        level = 0
+        while len(terms) > 1:
+            nxt = []
+            for t in range(0, len(terms) - 1, 2):
+                add = shared(m, f"add{level}_{t // 2}", FPAdd(FPAddParams(
+                    fmt=p.acc, rounding=p.rounding, ftz=False, pipeline=0)))
+                m.d.comb += [add.a.eq(terms[t]), add.b.eq(terms[t + 1])]
+                nxt.append(add.y)
+            if len(terms) % 2:
+                nxt.append(terms[-1])
+            terms, level = nxt, level + 1
+        fin = shared(m, "acc_add", FPAdd(FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False,
+                                                     pipeline=0)))
+        m.d.comb += [fin.a.eq(terms[0]), fin.b.eq(self.c), self.y.eq(fin.y)]
+        return m
+
+
+class MacArray(wiring.Component):
+    """``mac_dp4_array``: D[i, n] = (chain ? acc : C)[i, n] + Σ_k a[i, k] · q′[n, k], one
+    operation per cycle (latency 1), the same streams and accumulator rules as
+    :class:`LutArray` (``table = external``: operands read from the request in place).
+
+    Weight codes are dequantized once per column (N·K dequantizers, shared by the M rows):
+    q′ = 2q − (2^b − 1) as a (b+1)-bit two's complement (INT), or converted to the activation
+    format by hw's round_pack (FP; exact in FP16, rounded in FP8) and widened to the
+    accumulator format; activations are widened once per row.  Parameters:
+    :class:`~tcgen.units.lut.params.MacArrayParams`.
+    """
+
+    def __init__(self, params: MacArrayParams):
+        self.params = p = params
+        self.req_layout = flat(layouts.mac_request(p))
+        self.latency = 1
+        super().__init__({"req": In(stream.Signature(self.req_layout)),
+                          "d": Out(stream.Signature(flat(layouts.array_result(p))))})
+
+    def _dequant(self, m, q, name):
+        """q′ = 2q − (2^b − 1) from a b-bit code: Cat(1, q[:b−1], ~q[b−1]) is its (b+1)-bit
+        two's complement."""
+        p = self.params
+        b = p.w_bits
+        qp = Signal(b + 1, name=f"{name}_qp")
+        m.d.comb += qp.eq(Cat(Const(1, 1), q[:b - 1], ~q[b - 1]) if b > 1
+                          else Cat(Const(1, 1), ~q[0]))
+        if is_int(p.acc):
+            return qp
+        fa = get_format(p.act)
+        sign = qp[b]
+        mag = Signal(b, name=f"{name}_mag")
+        m.d.comb += mag.eq(Mux(sign, -qp, qp)[:b])
+        et = Signal(signed(fa.exp_bits + 2), name=f"{name}_et")
+        m.d.comb += et.eq(fa.bias + b - 1)
+        v = round_pack(m, fa, sign, mag, et, mode=p.rounding, name=f"{name}_rp")
+        return self._widen(m, v, name)
+
+    def _widen(self, m, v, name):
+        p = self.params
+        if p.act == p.acc:
+            return v
+        conv = shared(m, f"{name}_widen", FPConvert(FPConvertParams(
+            src=p.act, dst=p.acc, rounding=p.rounding, saturate=False, ftz=False, pipeline=0)))
+        m.d.comb += conv.a.eq(v)
+        return conv.y
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        M, N, K, b = p.m, p.n, p.k, p.w_bits
+        xw, aw = entry_width(p.act), acc_width(p.acc)
+        bits = self.req.payload.as_value()
+        lay = self.req_layout
+
+        def field(name):
+            f = lay[name]
+            return bits[f.offset:f.offset + width_of(f.shape)]
+
+        can_advance = ~self.d.valid | self.d.ready
+        advance = Signal()
+        m.d.comb += [advance.eq(self.req.valid & can_advance), self.req.ready.eq(can_advance)]
+        a, w, c = field("a"), field("w"), field("c")
+        chain, emit = field("chain"), field("emit")
+        rows = [[a[(i * K + kk) * xw:(i * K + kk + 1) * xw] for kk in range(K)]
+                for i in range(M)]
+        if not is_int(p.acc):
+            rows = [[self._widen(m, x, f"a{i}_{kk}") for kk, x in enumerate(r)]
+                    for i, r in enumerate(rows)]
+        cols = [[self._dequant(m, w[(n * K + kk) * b:(n * K + kk + 1) * b], f"w{n}_{kk}")
+                 for kk in range(K)] for n in range(N)]
+        acc = Signal(M * N * aw, name="acc")
+        up = MacDpParams(k=K, act=p.act, acc=p.acc, w_bits=b, rounding=p.rounding)
+        nxt = []
+        for i in range(M):
+            for n in range(N):
+                o = (i * N + n) * aw
+                u = shared(m, f"dp{i}_{n}", MacDp(up))
+                m.d.comb += [u.a.eq(Cat(*rows[i])), u.w.eq(Cat(*cols[n])),
+                             u.c.eq(Mux(chain, acc[o:o + aw], c[o:o + aw]))]
+                nxt.append(u.y)
+        with m.If(advance):
+            m.d.sync += acc.eq(Cat(*nxt))
+        with m.If(self.d.ready):
+            m.d.sync += self.d.valid.eq(0)
+        with m.If(advance & emit):
             m.d.sync += self.d.valid.eq(1)
         m.d.comb += self.d.payload.eq(acc)
         return m
