@@ -538,3 +538,34 @@ def test_bad_report_entries(rep, msg, tmp_path):
     (tmp_path / "r.md.j2").write_text("x")
     with pytest.raises(SpecError, match=msg):
         _spec(SMALL + "\n[[report]]\n" + rep + "\n", tmp_path)
+
+
+def test_derived_ref_matches_the_rows_parameters(tmp_path):
+    """``ref.match``: the reference point takes the listed parameters from the row (a LUT
+    array against the MAC array of the same n and w_bits)."""
+    s = _spec("""
+        [sweep]
+        name = "m"
+        [[group]]
+        name = "a"
+        unit = "popcount"
+        grid = {n = [4, 8]}
+        [[group]]
+        name = "b"
+        unit = "csa_tree"
+        grid = {n = [4, 8], width = [8, 16]}
+        [[derived]]
+        name = "r"
+        expr = "synth__area__um2 / ref.synth__area__um2"
+        ref = {group = "b", params = {width = 8}, match = ["n"]}
+        groups = ["a"]
+        """, tmp_path)
+    d = s.derived[0]
+    assert d.ref_match == ("n",) and dict(d.ref_params) == {"width": 8}
+    a8 = next(p for p in s.points if p.group == "a" and p.params_dict["n"] == 8)
+    want = dict(d.ref_params) | {"n": 8}
+    ref = s.point("b", want, a8)
+    assert ref.params_dict["n"] == 8 and ref.params_dict["width"] == 8
+    with pytest.raises(SpecError, match="has no parameter"):
+        _spec(SMALL + '\n[[derived]]\nname="q"\nexpr="synth__area__um2"\n'
+              'ref={group="pc", match=["nope"]}\n', tmp_path, "q.toml")

@@ -271,7 +271,9 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
             continue
         ref = None
         if d.ref_group is not None:
-            rp = spec.point(d.ref_group, dict(d.ref_params), p)
+            want = dict(d.ref_params)
+            want.update({k: p.axes[k] for k in d.ref_match if k in p.axes})
+            rp = spec.point(d.ref_group, want, p)
             ref = all_metrics.get(rp) if rp is not None else None
         row[d.name] = evaluate(d.expr, metrics, ref) if rec.get("status") == "ok" else None
     row["_result"] = rec.get("result")

@@ -128,6 +128,7 @@ class Derived:
     ref_params: tuple[tuple[str, Any], ...] = ()
     doc: str = ""
     groups: tuple[str, ...] = ()        # rows of these groups only (empty: every row)
+    ref_match: tuple[str, ...] = ()     # parameters the reference takes from the row
 
 
 @dataclass
@@ -630,10 +631,11 @@ def _derived(d, i, groups, metrics, err) -> Derived:
     ref = d.get("ref")
     if refm and ref is None:
         raise err(f"derived {name}.ref", "the expression reads ref.* but names no reference")
-    rg, rp = None, ()
+    rg, rp, rmatch = None, (), ()
     if ref is not None:
-        if not isinstance(ref, dict) or set(ref) - {"group", "params"}:
-            raise err(f"derived {name}.ref", "a table {group = ..., params = {...}}")
+        if not isinstance(ref, dict) or set(ref) - {"group", "params", "match"}:
+            raise err(f"derived {name}.ref", "a table {group = ..., params = {...}, "
+                      "match = [...]}")
         rg = ref.get("group")
         match = [g for g in groups if g.name == rg]
         if not match:
@@ -645,7 +647,15 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         bad = sorted(set(rp_d) - set(_axis_names(unit)))
         if bad:
             raise err(f"derived {name}.ref.params", f"{unit.name} has no parameter {bad[0]}")
+        rm = ref.get("match", [])
+        if not isinstance(rm, list) or not all(isinstance(x, str) for x in rm):
+            raise err(f"derived {name}.ref.match", "a list of parameter names")
+        bad = sorted(set(rm) - set(_axis_names(unit)))
+        if bad:
+            raise err(f"derived {name}.ref.match", f"{unit.name} has no parameter {bad[0]}")
         hits = _matching(match[0].points, rp_d)
+        if rm:            # the reference is found per row (its matched params); checked there
+            hits = [{k: v for k, v in hits[0].items() if k in rp_d}] if hits else []
         # several named workloads of one configuration: the row's own workload is the reference
         keep = set(rp_d) | {k for k in (hits[0] if hits else {}) if k != "workload"}
         distinct = {json.dumps({k: v for k, v in h.items() if k in keep}, sort_keys=True)
@@ -654,11 +664,12 @@ def _derived(d, i, groups, metrics, err) -> Derived:
             raise err(f"derived {name}.ref", f"group {rg} has {len(distinct)} points with "
                       f"{rp_d} (the reference must name exactly one)")
         rp = tuple(sorted((k, v) for k, v in hits[0].items() if k in keep))
+        rmatch = tuple(rm)
     only = tuple(_listify(d.get("groups", [])))
     for gname in only:
         if not isinstance(gname, str) or gname not in {g.name for g in groups}:
             raise err(f"derived {name}.groups", f"no group {gname!r}")
-    return Derived(name, expr, rg, rp, d.get("doc", ""), only)
+    return Derived(name, expr, rg, rp, d.get("doc", ""), only, rmatch)
 
 
 def evaluate(expr: str, own: dict, ref: dict | None) -> float | None:
