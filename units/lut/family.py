@@ -12,11 +12,13 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
-from .params import LutArrayParams, LutDp4Params, MacArrayParams, int_width, is_int
-from .rtl import LutArray, LutDp4, MacArray, acc_width, entry_width, plane_bits, table_layout
+from .params import (LutArrayParams, LutDp4Params, LutPrecomputeParams, MacArrayParams,
+                     int_width, is_int)
+from .rtl import (LutArray, LutDp4, LutPrecompute, MacArray, acc_width, entry_width, plane_bits,
+                  precompute_entry, table_layout)
 
 __all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
-           "random_requests", "mac_request", "random_mac_requests"]
+           "random_requests", "mac_request", "random_mac_requests", "precompute_inputs"]
 
 
 def to_signed(v, width: int) -> np.ndarray:
@@ -212,4 +214,40 @@ MAC_ARRAY = UnitSpec(
     params=MacArrayParams, build=MacArray, model=_mac_array_model,
     ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC", workload=_mac_workload)
 
-UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY)
+# -- lut_precompute ---------------------------------------------------------------------------
+def _precompute_model(p, a):
+    from amaranth.lib import data as _data
+    xw = entry_width(p.act)
+    av = _ints(unpack(_data.ArrayLayout(xw, p.k), a))
+    ew = entry_width(precompute_entry(p))
+    if is_int(p.act):
+        t = model.precompute(to_signed(av, xw), p.act) & ((1 << ew) - 1)
+    else:
+        t = model.precompute(av.astype(np.uint64), p.act, network=p.network,
+                             rounding=p.rounding).astype(np.int64)
+    return {"t": pack(_data.ArrayLayout(ew, 1 << (p.k - 1)), t)}
+
+
+def precompute_inputs(p, rng, n) -> dict:
+    """Random activations (FP: N(0, 1) with specials mixed in; INT: full range), packed."""
+    from amaranth.lib import data as _data
+    xw = entry_width(p.act)
+    if is_int(p.act):
+        a = rng.integers(0, 1 << xw, (n, p.k))
+    else:
+        F = num.get_format(p.act)
+        a = num.from_float(rng.normal(0, 1, (n, p.k)), p.act).astype(np.int64)
+        special = np.array([0, F.sign_mask, 1, F.max_finite, F.min_normal], dtype=np.int64)
+        pick = rng.random(a.shape) < 0.05
+        a = np.where(pick, special[rng.integers(0, len(special), a.shape)], a)
+    return {"a": pack(_data.ArrayLayout(xw, p.k), np.asarray(a, dtype=object))}
+
+
+LUT_PRECOMPUTE = UnitSpec(
+    name="lut_precompute", family="lut",
+    summary="LUT table precompute: K activations -> 2^(K-1) symmetric-table entries (Gray-code "
+            "or naive adder network; INT exact, FP rounded per add)",
+    params=LutPrecomputeParams, build=LutPrecompute, model=_precompute_model,
+    ops_per_cycle=lambda p: 1.0, ops_unit="table", workload=precompute_inputs)
+
+UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY, LUT_PRECOMPUTE)

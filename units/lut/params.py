@@ -15,8 +15,8 @@ from tcgen.hw.params import Params, param
 
 from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS
 
-__all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "SCALES", "TABLES", "is_int",
-           "int_width"]
+__all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "LutPrecomputeParams", "SCALES",
+           "TABLES", "NETWORKS", "is_int", "int_width"]
 
 #: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
 #: RTL's add of j to the exponent field (wrong at ±0, subnormals and overflow; note §2.5)
@@ -24,6 +24,9 @@ SCALES = ("correct", "rtl")
 #: where the tables (and the weight planes) live: registers inside the array, or input ports
 #: held by the producer for the whole operation (the released RTL's way: its area excludes them)
 TABLES = ("internal", "external")
+#: the precompute's adder network: every entry on its own chain, or Gray-code order (one add
+#: per entry after the first)
+NETWORKS = ("gray", "naive")
 
 
 def is_int(fmt: str) -> bool:
@@ -106,3 +109,21 @@ class MacArrayParams(Params):
         if is_int(self.act) and self.rounding != "rne":
             raise self.error("rounding", self.rounding, "rne (the default) for INT: nothing is "
                              "rounded")
+
+
+@dataclass(frozen=True)
+class LutPrecomputeParams(Params):
+    """Table precompute: K activations -> the 2^(K−1)-entry symmetric table (INT: exact
+    entries of act width + ⌊log2 K⌋ + 1 bits; FP: entries in the activation format, every add
+    rounded)."""
+    UNIT = "lut_precompute"
+    k: int = param(4, range=(2, 6), doc="activations per table")
+    act: str = param("fp16", choices=ACT_FORMATS, doc="activation format")
+    network: str = param("gray", choices=NETWORKS,
+                         doc="gray: T[0] on a chain, then one ±2a_k add per entry in Gray-code "
+                             "order; naive: each entry on its own chain of k-1 adds")
+    rounding: str = param("rne", choices=MODES, doc="FP rounding of every add")
+
+    def check(self):
+        if is_int(self.act) and self.rounding != "rne":
+            raise self.error("rounding", self.rounding, "rne (the default) for INT: exact")

@@ -14,6 +14,11 @@
     or the released RTL's add of j to the exponent field (``scale = rtl``: wrong at ±0,
     subnormals and overflow; kept to measure what the correct one costs), then hw's FPAdd.
 
+* :class:`LutPrecompute` -- the table precompute: K activations -> the 2^(K−1)-entry symmetric
+  table, on the naive network (a chain of K−1 adds per entry) or the Gray-code network (T[0] on
+  a chain, then T[g] = T[g'] ± 2a_k, one add per entry; fewer adders, a longer path).  FP
+  doubling is an exponent adjustment that is right at ±0, subnormals and overflow.  Golden
+  model: :func:`tcgen.units.lut.model.precompute`.
 * :class:`MacArray` -- the MAC baseline at the same M×N×K (a conventional tensor core for
   mpGEMM): weight codes dequantized to the activation format (q′ = 2q − (2^b − 1), the same
   function the LUT computes), K multiplies, an adder tree and the accumulate per output
@@ -43,10 +48,11 @@ from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
 
 from . import layouts
-from .params import LutArrayParams, LutDp4Params, MacArrayParams, int_width, is_int
+from .params import (LutArrayParams, LutDp4Params, LutPrecomputeParams, MacArrayParams,
+                     int_width, is_int)
 
-__all__ = ["LutDp4", "LutArray", "MacDp", "MacArray", "entry_width", "acc_width",
-           "plane_bits", "table_layout"]
+__all__ = ["LutDp4", "LutArray", "MacDp", "MacArray", "LutPrecompute", "entry_width",
+           "acc_width", "plane_bits", "table_layout", "precompute_entry"]
 
 
 def entry_width(fmt: str) -> int:
@@ -397,4 +403,95 @@ class MacArray(wiring.Component):
         with m.If(advance & emit):
             m.d.sync += self.d.valid.eq(1)
         m.d.comb += self.d.payload.eq(acc)
+        return m
+
+
+def precompute_entry(p) -> str:
+    """The table entry format a precompute of ``p.act`` produces: the activation format (FP),
+    or an exact INT of act width + ⌊log2 K⌋ + 1 bits."""
+    return f"int{int_width(p.act) + p.k.bit_length()}" if is_int(p.act) else p.act
+
+
+class LutPrecompute(wiring.Component):
+    """``lut_precompute``: a ``In(ArrayLayout(act, k))`` -> t ``Out(ArrayLayout(entry,
+    2^(k−1)))``, T[idx] = −a_0 + Σ_{k≥1} (2·bit_k(idx) − 1)·a_k (a_1 at the index MSB),
+    combinational.  Parameters: :class:`~tcgen.units.lut.params.LutPrecomputeParams`."""
+
+    def __init__(self, params: LutPrecomputeParams):
+        self.params = p = params
+        self.latency = 0
+        xw = entry_width(p.act)
+        ew = entry_width(precompute_entry(p))
+        super().__init__({"a": In(data.ArrayLayout(xw, p.k)),
+                          "t": Out(data.ArrayLayout(ew, 1 << (p.k - 1)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        K, n = p.k, 1 << (p.k - 1)
+        out = [None] * n
+        if is_int(p.act):
+            ew = entry_width(precompute_entry(p))
+            av = [Signal(signed(ew), name=f"a{i}") for i in range(K)]
+            m.d.comb += [av[i].eq(self.a[i].as_signed()) for i in range(K)]
+
+            def term(i, plus):
+                return av[i] if plus else -av[i]
+
+            def add(x, y, name):
+                s = Signal(signed(ew), name=name)
+                m.d.comb += s.eq(x + y)
+                return s
+
+            def dbl(i, name):
+                s = Signal(signed(ew), name=name)
+                m.d.comb += s.eq(av[i] << 1)
+                return s
+        else:
+            fa = get_format(p.act)
+            w = fa.width
+
+            def term(i, plus):
+                x = self.a[i]
+                return x if plus else Cat(x[:w - 1], ~x[w - 1])
+
+            def add(x, y, name):
+                u = shared(m, name, FPAdd(FPAddParams(fmt=p.act, rounding=p.rounding, ftz=False,
+                                                      pipeline=0)))
+                m.d.comb += [u.a.eq(x), u.b.eq(y)]
+                return u.y
+
+            def dbl(i, name):                      # 2·a_i: exponent + 1, correct at the edges
+                u = unpack(m, fa, self.a[i], name)
+                et = Signal(signed(fa.exp_bits + 2), name=f"{name}_et")
+                m.d.comb += et.eq(u.exp + 1)
+                return round_pack(m, fa, u.sign, u.sig, et, mode=p.rounding, is_nan=u.is_nan,
+                                  is_inf=u.is_inf, name=f"{name}_rp")
+
+        def chain(idx, name):
+            t = term(0, False)
+            for kk in range(1, K):
+                t = add(t, term(kk, (idx >> (K - 1 - kk)) & 1), f"{name}_{kk}")
+            return t
+
+        if p.network == "naive":
+            for i in range(n):
+                out[i] = chain(i, f"e{i}")
+        else:
+            doubled = {}
+            prev, t = 0, chain(0, "e0")
+            out[0] = t
+            for r in range(1, n):
+                g = r ^ (r >> 1)
+                flip = g ^ prev
+                kk = K - 1 - (flip.bit_length() - 1)
+                if kk not in doubled:
+                    doubled[kk] = dbl(kk, f"two_a{kk}")
+                d = doubled[kk]
+                if not g & flip:                     # the bit of a_k went 1 -> 0: subtract
+                    d = -d if is_int(p.act) else Cat(d[:len(d) - 1], ~d[len(d) - 1])
+                t = add(t, d, f"g{g}")
+                out[g] = t
+                prev = g
+        m.d.comb += self.t.eq(Cat(*out))
         return m
