@@ -18,14 +18,13 @@ from __future__ import annotations
 import ast
 import importlib
 import json
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tcgen.errors import UsageError
-from tcgen.study import today
+from tcgen.study import EXPR_FUNCTIONS, evaluate_expr, today
 
 __all__ = ["ClaimError", "Claim", "load", "judge", "render", "VERDICTS"]
 
@@ -144,7 +143,7 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
 _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
           ast.Pow, ast.USub, ast.UAdd, ast.Constant, ast.Name, ast.Attribute, ast.Load,
           ast.Subscript, ast.Call)
-_FUNCS = {"min": min, "max": max, "abs": abs}
+_FUNCS = EXPR_FUNCTIONS
 
 
 def _names(expr: str, err) -> set[str]:
@@ -165,38 +164,7 @@ def _names(expr: str, err) -> set[str]:
 
 
 def _eval(expr: str, env: dict) -> float | None:
-    def ev(n):
-        if isinstance(n, ast.Expression):
-            return ev(n.body)
-        if isinstance(n, ast.Constant):
-            return n.value
-        if isinstance(n, ast.Name):
-            return env[n.id]
-        if isinstance(n, ast.Attribute):
-            base = ev(n.value)
-            return None if base is None else base.get(n.attr)
-        if isinstance(n, ast.Subscript):
-            base = ev(n.value)
-            return None if base is None else base.get(ev(n.slice))
-        if isinstance(n, ast.UnaryOp):
-            v = ev(n.operand)
-            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
-        if isinstance(n, ast.Call):
-            args = [ev(a) for a in n.args]
-            return None if any(a is None for a in args) else _FUNCS[n.func.id](*args)
-        a, b = ev(n.left), ev(n.right)
-        if a is None or b is None:
-            return None
-        op = n.op
-        if isinstance(op, ast.Div):
-            return None if b == 0 else a / b
-        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(op)) \
-            if not isinstance(op, ast.Pow) else a ** b
-    v = ev(ast.parse(expr, mode="eval"))
-    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) \
-            or math.isnan(float(v)):
-        return None
-    return float(v)
+    return evaluate_expr(expr, env)
 
 
 # -- judging -----------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from tcgen.hw.files import write_atomic
 from tcgen.synth.tools import versions
 
 __all__ = ["today", "tool_versions", "tools_text", "liberty_text", "report_header", "spread",
-           "compute_min", "run_parallel", "write_report", "write_json"]
+           "compute_min", "run_parallel", "write_report", "write_json", "EXPR_FUNCTIONS",
+           "evaluate_expr"]
 
 
 # -- header -------------------------------------------------------------------------------------
@@ -116,6 +117,53 @@ def compute_min(results: Iterable[dict]) -> float:
                 except (OSError, ValueError):
                     synth[meta.parent] = 0.0
     return (sum(seen.values()) + sum(synth.values())) / 60
+
+
+# -- expressions (derived columns of a sweep, claims of the ledger) -------------------------------
+#: the functions an expression may call
+EXPR_FUNCTIONS = {"min": min, "max": max, "abs": abs}
+
+
+def evaluate_expr(expr: str, env: dict) -> float | None:
+    """The value of a checked arithmetic expression: numbers, names of ``env``, attribute and
+    index reads of dict values (``ref.area``, ``x['INT4']``), ``+ - * / **``, unary minus and
+    :data:`EXPR_FUNCTIONS`.  None when a value it needs is missing, a division by zero or an
+    arithmetic error: a derived figure never invents a number.  (The callers check the
+    expression's shape when they read it: tcgen.sweep.spec, tcgen.claims.)"""
+    import ast
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant):
+            return n.value
+        if isinstance(n, ast.Name):
+            return env.get(n.id)
+        if isinstance(n, (ast.Attribute, ast.Subscript)):
+            base = ev(n.value)
+            key = n.attr if isinstance(n, ast.Attribute) else ev(n.slice)
+            return base.get(key) if isinstance(base, dict) else None
+        if isinstance(n, ast.UnaryOp):
+            v = ev(n.operand)
+            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
+        if isinstance(n, ast.Call):
+            args = [ev(a) for a in n.args]
+            return None if any(a is None for a in args) else EXPR_FUNCTIONS[n.func.id](*args)
+        a, b = ev(n.left), ev(n.right)
+        if a is None or b is None:
+            return None
+        if isinstance(n.op, ast.Div):
+            return None if b == 0 else a / b
+        return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                ast.Pow: lambda: a ** b}[type(n.op)]()
+    try:
+        v = ev(ast.parse(expr, mode="eval"))
+        if v is None or isinstance(v, (bool, complex, str, dict)):
+            return None
+        v = float(v)
+    except (ArithmeticError, TypeError, ValueError):      # 0 ** -1, 10 ** 400, ...
+        return None
+    return None if v != v else v                          # NaN: missing
 
 
 # -- running ------------------------------------------------------------------------------------

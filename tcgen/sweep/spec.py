@@ -48,6 +48,7 @@ from typing import Any
 from tcgen.errors import UsageError
 from tcgen.hw.params import ParamError
 from tcgen.registry import get_unit
+from tcgen.study import EXPR_FUNCTIONS, evaluate_expr
 from tcgen.synth.ppa import ACTIVITIES
 
 from .metrics import DEFAULT_METRICS, METRICS
@@ -578,7 +579,7 @@ def _label(g: Group, params: dict, err) -> str:
 # -- derived columns -----------------------------------------------------------------------------
 _OPS = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
         ast.USub, ast.UAdd, ast.Constant, ast.Name, ast.Attribute, ast.Load, ast.Call)
-FUNCTIONS = {"min": min, "max": max, "abs": abs}
+FUNCTIONS = EXPR_FUNCTIONS
 
 
 def names_in(expr: str) -> tuple[set[str], set[str]]:
@@ -675,37 +676,4 @@ def _derived(d, i, groups, metrics, err) -> Derived:
 def evaluate(expr: str, own: dict, ref: dict | None) -> float | None:
     """``expr`` over the metric values ``own`` and ``ref``; None when a value is missing (or a
     division by zero): a derived column never invents a number."""
-    tree = ast.parse(expr, mode="eval")
-
-    def ev(n):
-        if isinstance(n, ast.Expression):
-            return ev(n.body)
-        if isinstance(n, ast.Constant):
-            return n.value
-        if isinstance(n, ast.Name):
-            return own.get(n.id)
-        if isinstance(n, ast.Attribute):
-            return None if ref is None else ref.get(n.attr)
-        if isinstance(n, ast.UnaryOp):
-            v = ev(n.operand)
-            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
-        if isinstance(n, ast.Call):
-            args = [ev(a) for a in n.args]
-            return None if any(a is None for a in args) else FUNCTIONS[n.func.id](*args)
-        a, b = ev(n.left), ev(n.right)
-        if a is None or b is None:
-            return None
-        if isinstance(n.op, ast.Add):
-            return a + b
-        if isinstance(n.op, ast.Sub):
-            return a - b
-        if isinstance(n.op, ast.Mult):
-            return a * b
-        if isinstance(n.op, ast.Div):
-            return None if b == 0 else a / b
-        return a ** b
-    try:
-        v = ev(tree)
-        return None if v is None or isinstance(v, complex) else float(v)
-    except (ArithmeticError, TypeError, ValueError):      # 0 ** -1, 10 ** 400, ...
-        return None
+    return evaluate_expr(expr, {**own, "ref": ref})

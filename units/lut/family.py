@@ -129,27 +129,36 @@ def _lut_array_model(p, req__payload):
     return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
 
 
+def _random_c(p, rng):
+    """A random C tile: INT well inside the accumulator's range, FP ~ N(0, 8)."""
+    aw = acc_width(p.acc)
+    if is_int(p.acc):
+        return rng.integers(-(1 << (aw - 4)), 1 << (aw - 4), (p.m, p.n))
+    return num.from_float(rng.normal(0, 8, (p.m, p.n)), p.acc)
+
+
 def random_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
     """``count`` random requests: tables as the precompute makes them (FP: N(0, 1) activations
     through the Gray network; INT: exact tables or INT8 codes), random plane codes, random C,
     a ``chain_rate`` share chained onto the accumulator."""
-    aw = acc_width(p.acc)
     out = []
     for _ in range(count):
         lut = _int_entries(p, rng, p.m) if is_int(p.entry) else _fp_entries(p, rng, p.m)
         sign = rng.integers(0, 2, (p.w_bits, p.n))
         idx = rng.integers(0, 1 << (p.k - 1), (p.w_bits, p.n))
-        if is_int(p.acc):
-            c = rng.integers(-(1 << (aw - 4)), 1 << (aw - 4), (p.m, p.n))
-        else:
-            c = num.from_float(rng.normal(0, 8, (p.m, p.n)), p.acc)
-        out.append(array_request(p, lut, sign, idx, c, chain=bool(rng.random() < chain_rate)))
+        out.append(array_request(p, lut, sign, idx, _random_c(p, rng),
+                                 chain=bool(rng.random() < chain_rate)))
     return out
 
 
-def _array_workload(p, rng, n):
-    return {"req__payload": np.array(random_requests(p, rng, n), dtype=object),
-            "req__valid": np.ones(n, dtype=np.uint64), "d__ready": np.ones(n, dtype=np.uint64)}
+def _stream_workload(requests):
+    """A stream unit's default workload: ``requests(p, rng, n)`` offered every cycle, the
+    result stream always ready."""
+    def workload(p, rng, n):
+        return {"req__payload": np.array(requests(p, rng, n), dtype=object),
+                "req__valid": np.ones(n, dtype=np.uint64),
+                "d__ready": np.ones(n, dtype=np.uint64)}
+    return workload
 
 
 LUT_ARRAY = UnitSpec(
@@ -158,7 +167,7 @@ LUT_ARRAY = UnitSpec(
             "registers, M·N LUT units, bit-serial W_BIT planes, chained accumulators, streams",
     params=LutArrayParams, build=LutArray, model=_lut_array_model,
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
-    workload=_array_workload)
+    workload=_stream_workload(random_requests))
 
 # -- mac_dp4_array (the MAC baseline) ---------------------------------------------------------
 def mac_request(p, a, q, c=None, chain: bool = False, emit: bool = True) -> int:
@@ -187,24 +196,17 @@ def _mac_array_model(p, req__payload):
 def random_mac_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
     """``count`` random requests: N(0, 1) FP activations (INT: full-range codes), random
     weight codes and C, a ``chain_rate`` share chained."""
-    aw = acc_width(p.acc)
     out = []
     for _ in range(count):
         if is_int(p.act):
             w = int_width(p.act)
             a = rng.integers(-(1 << (w - 1)), 1 << (w - 1), (p.m, p.k))
-            c = rng.integers(-(1 << (aw - 4)), 1 << (aw - 4), (p.m, p.n))
         else:
             a = num.from_float(rng.normal(0, 1, (p.m, p.k)), p.act)
-            c = num.from_float(rng.normal(0, 8, (p.m, p.n)), p.acc)
         q = rng.integers(0, 1 << p.w_bits, (p.n, p.k))
-        out.append(mac_request(p, a, q, c, chain=bool(rng.random() < chain_rate)))
+        out.append(mac_request(p, a, q, _random_c(p, rng),
+                               chain=bool(rng.random() < chain_rate)))
     return out
-
-
-def _mac_workload(p, rng, n):
-    return {"req__payload": np.array(random_mac_requests(p, rng, n), dtype=object),
-            "req__valid": np.ones(n, dtype=np.uint64), "d__ready": np.ones(n, dtype=np.uint64)}
 
 
 MAC_ARRAY = UnitSpec(
@@ -212,7 +214,7 @@ MAC_ARRAY = UnitSpec(
     summary="MAC baseline of the LUT Tensor Core at the same M×N×K: weights dequantized to the "
             "activation format, K multiplies + adder tree per output, one op per cycle",
     params=MacArrayParams, build=MacArray, model=_mac_array_model,
-    ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC", workload=_mac_workload)
+    ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC", workload=_stream_workload(random_mac_requests))
 
 # -- lut_precompute ---------------------------------------------------------------------------
 def _precompute_model(p, a):

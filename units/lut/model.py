@@ -350,28 +350,34 @@ def lut_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, entry_fmt
     (accumulator values or encodings), chain [R], emit [R].  Returns {"d": [E, M, N]}, the D
     tile of every emitting request in order.  The accumulator starts at 0 (+0.0) after reset;
     ``chain`` adds onto it, otherwise onto C; every request updates it."""
-    fp = not _is_int(acc_fmt)
-    acc = np.zeros((m, n), dtype=np.uint64 if fp else np.int64)
-    out = []
     mask = (1 << (k - 1)) - 1
-    for r in range(len(req["chain"])):
+
+    def op(r, base):
         T = np.asarray(req["lut"][r])
-        T = T.astype(np.uint64) if fp else T.astype(np.int64)
+        T = T.astype(np.int64) if _is_int(acc_fmt) else T.astype(np.uint64)
         codes = np.asarray(req["w"][r], dtype=np.int64)
-        c = np.asarray(req["c"][r])
-        base = acc if int(req["chain"][r]) else (c.astype(np.uint64) if fp else
-                                                 c.astype(np.int64))
         Tb = np.broadcast_to(T[:, None, :], (m, n, T.shape[-1]))
         for j in range(w_bits):
             base = dp_step(Tb, (codes[j] >> (k - 1))[None, :], (codes[j] & mask)[None, :], j,
                            base, entry_fmt=entry_fmt, acc_fmt=acc_fmt, rounding=rounding,
                            scale=scale)
-        acc = np.asarray(base)
+        return base
+    return _transactions(req, m, n, acc_fmt, op)
+
+
+def _transactions(req: dict, m: int, n: int, acc_fmt: str, op) -> dict:
+    """The accumulator rules both arrays share: acc starts at 0 (+0.0) after reset; request r
+    computes op(r, base) with base = acc if chain[r] else C[r]; every request updates acc;
+    emit[r] sends it out.  Returns {"d": [E, M, N]}."""
+    dt = np.int64 if _is_int(acc_fmt) else np.uint64
+    acc = np.zeros((m, n), dtype=dt)
+    out = []
+    for r in range(len(req["chain"])):
+        base = acc if int(req["chain"][r]) else np.asarray(req["c"][r]).astype(dt)
+        acc = np.asarray(op(r, base)).astype(dt)
         if int(req["emit"][r]):
             out.append(acc.copy())
-    dt = np.uint64 if fp else np.int64
     return {"d": np.array(out, dtype=dt) if out else np.zeros((0, m, n), dtype=dt)}
-
 
 # -- the MAC baseline ---------------------------------------------------------------------------
 def tree_sum(terms: list, add) -> object:
@@ -415,19 +421,10 @@ def mac_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: 
     """Transaction model of ``mac_dp4_array``: a [R, M, K] (INT values or encodings), w
     [R, N, K] unsigned codes, c [R, M, N], chain [R], emit [R] -> {"d": [E, M, N]}; the same
     accumulator rules as :func:`lut_array_model`."""
-    fp = not _is_int(acc_fmt)
-    acc = np.zeros((m, n), dtype=np.uint64 if fp else np.int64)
-    out = []
-    for r in range(len(req["chain"])):
+    def op(r, base):
         a = np.asarray(req["a"][r])
-        a = a.astype(np.uint64) if fp else a.astype(np.int64)
+        a = a.astype(np.int64) if _is_int(acc_fmt) else a.astype(np.uint64)
         q = np.asarray(req["w"][r], dtype=np.int64)
-        c = np.asarray(req["c"][r])
-        base = acc if int(req["chain"][r]) else (c.astype(np.uint64) if fp else
-                                                 c.astype(np.int64))
-        acc = np.asarray(mac_dp(a[:, None, :], q[None, :, :], base, w_bits=w_bits,
-                                act_fmt=act_fmt, acc_fmt=acc_fmt, rounding=rounding))
-        if int(req["emit"][r]):
-            out.append(acc.copy())
-    dt = np.uint64 if fp else np.int64
-    return {"d": np.array(out, dtype=dt) if out else np.zeros((0, m, n), dtype=dt)}
+        return mac_dp(a[:, None, :], q[None, :, :], base, w_bits=w_bits, act_fmt=act_fmt,
+                      acc_fmt=acc_fmt, rounding=rounding)
+    return _transactions(req, m, n, acc_fmt, op)
