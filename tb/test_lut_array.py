@@ -103,6 +103,8 @@ MAC_CONFIGS = [
     dict(m=1, n=3, k=3, act="fp8_e4m3", acc="fp16", w_bits=8, rounding="rtz"),
     dict(m=2, n=3, act="int8", acc="int32", w_bits=4),
     dict(m=1, n=2, k=5, act="int16", acc="int32", w_bits=1),
+    dict(m=2, n=2, act="fp16", acc="fp16", w_bits=2, dequant="outside"),
+    dict(m=2, n=2, act="int8", acc="int32", w_bits=4, dequant="outside"),
 ]
 
 

@@ -172,8 +172,13 @@ LUT_ARRAY = UnitSpec(
 # -- mac_dp4_array (the MAC baseline) ---------------------------------------------------------
 def mac_request(p, a, q, c=None, chain: bool = False, emit: bool = True) -> int:
     """Payload of one ``mac_dp4_array`` request: a [M, K] (INT values or FP encodings), q
-    [N, K] unsigned weight codes, c [M, N] (INT values or FP encodings; default 0)."""
+    [N, K] unsigned weight codes (``dequant = outside``: q′ dequantized here to the activation
+    format, rounded), c [M, N] (INT values or FP encodings; default 0)."""
     xw, aw = entry_width(p.act), acc_width(p.acc)
+    if p.dequant == "outside":
+        qp = model.reinterpret(q, p.w_bits)
+        q = qp & ((1 << xw) - 1) if is_int(p.act) else \
+            num.from_float(qp.astype(np.float64), p.act, p.rounding).astype(np.int64)
     c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
     fields = {"a": (_ints(a) & ((1 << xw) - 1))[None], "w": _ints(q)[None], "c": c[None],
               "chain": np.array([int(chain)]), "emit": np.array([int(emit)])}
@@ -182,13 +187,15 @@ def mac_request(p, a, q, c=None, chain: bool = False, emit: bool = True) -> int:
 
 def _mac_array_model(p, req__payload):
     f = unpack(layouts.mac_request(p), np.asarray(list(req__payload), dtype=object))
-    a, c = _ints(f["a"]), _ints(f["c"])
+    a, c, w = _ints(f["a"]), _ints(f["c"]), _ints(f["w"])
     if is_int(p.act):
         a, c = to_signed(a, entry_width(p.act)), to_signed(c, acc_width(p.acc))
-    d = model.mac_array_model({"a": a, "w": _ints(f["w"]), "c": c, "chain": _ints(f["chain"]),
+        if p.dequant == "outside":
+            w = to_signed(w, entry_width(p.act))
+    d = model.mac_array_model({"a": a, "w": w, "c": c, "chain": _ints(f["chain"]),
                                "emit": _ints(f["emit"])}, m=p.m, n=p.n, k=p.k,
                               w_bits=p.w_bits, act_fmt=p.act, acc_fmt=p.acc,
-                              rounding=p.rounding)["d"]
+                              rounding=p.rounding, dequant=p.dequant)["d"]
     d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
     return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
 

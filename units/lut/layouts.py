@@ -39,9 +39,10 @@ def array_result(p) -> data.ArrayLayout:
 
 def mac_request(p) -> data.StructLayout:
     """``mac_dp4_array``: {a: M rows × K activations, w: N columns × K weight codes (w_bits
-    each, unsigned), c: M×N accumulator words, chain: 1, emit: 1}; D as :func:`array_result`."""
+    each, unsigned; ``dequant = outside``: the dequantized weights in the activation format), c: M×N accumulator words, chain: 1, emit: 1}; D as :func:`array_result`."""
     return data.StructLayout({
         "a": data.ArrayLayout(data.ArrayLayout(fmt_width(p.act), p.k), p.m),
-        "w": data.ArrayLayout(data.ArrayLayout(p.w_bits, p.k), p.n),
+        "w": data.ArrayLayout(data.ArrayLayout(
+            p.w_bits if p.dequant == "array" else fmt_width(p.act), p.k), p.n),
         "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
         "chain": 1, "emit": 1})

@@ -393,19 +393,21 @@ def tree_sum(terms: list, add) -> object:
 
 
 def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
-           rounding: str = "rne") -> np.ndarray:
+           rounding: str = "rne", dequantized=None) -> np.ndarray:
     """One MAC-baseline output: base + tree_sum(a_k · q′_k) over the last axis (K).  INT:
     exact products and sum, wrapped to the accumulator.  FP: q′ dequantized to the activation
     format (rounded), both operands widened exactly to the accumulator format, products
-    rounded there, the tree and the final add rounded there."""
+    rounded there, the tree and the final add rounded there.  ``dequantized``: the weights
+    already in the activation format (INT values or encodings), ``q`` unused."""
     a = np.asarray(a)
-    qp = reinterpret(q, w_bits)
+    qp = reinterpret(q, w_bits) if dequantized is None else np.asarray(dequantized)
     K = a.shape[-1]
     if _is_int(acc_fmt):
         s = tree_sum([a[..., i].astype(np.int64) * qp[..., i] for i in range(K)],
                      lambda x, y: x + y)
         return _wrap(np.asarray(base, dtype=np.int64) + s, _int_width(acc_fmt))
-    wq = num.from_float(qp.astype(np.float64), act_fmt, rounding)
+    wq = num.from_float(qp.astype(np.float64), act_fmt, rounding) if dequantized is None \
+        else qp.astype(np.uint64)
     av = a.astype(np.uint64)
     if act_fmt != acc_fmt:
         wq = num.fp_convert(wq, act_fmt, acc_fmt, rounding)
@@ -417,7 +419,7 @@ def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
 
 
 def mac_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: str,
-                    acc_fmt: str, rounding: str = "rne") -> dict:
+                    acc_fmt: str, rounding: str = "rne", dequant: str = "array") -> dict:
     """Transaction model of ``mac_dp4_array``: a [R, M, K] (INT values or encodings), w
     [R, N, K] unsigned codes, c [R, M, N], chain [R], emit [R] -> {"d": [E, M, N]}; the same
     accumulator rules as :func:`lut_array_model`."""
@@ -425,6 +427,9 @@ def mac_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: 
         a = np.asarray(req["a"][r])
         a = a.astype(np.int64) if _is_int(acc_fmt) else a.astype(np.uint64)
         q = np.asarray(req["w"][r], dtype=np.int64)
-        return mac_dp(a[:, None, :], q[None, :, :], base, w_bits=w_bits, act_fmt=act_fmt,
-                      acc_fmt=acc_fmt, rounding=rounding)
+        if dequant == "array":
+            return mac_dp(a[:, None, :], q[None, :, :], base, w_bits=w_bits, act_fmt=act_fmt,
+                          acc_fmt=acc_fmt, rounding=rounding)
+        return mac_dp(a[:, None, :], None, base, w_bits=w_bits, act_fmt=act_fmt,
+                      acc_fmt=acc_fmt, rounding=rounding, dequantized=q[None, :, :])
     return _transactions(req, m, n, acc_fmt, op)

@@ -99,6 +99,11 @@ class MacArrayParams(Params):
     acc: str = param("fp16", choices=ACC_FORMATS, doc="product, tree and accumulator format")
     w_bits: int = param(2, range=(1, 8), doc="weight code bits (q' = 2q - (2^b - 1))")
     rounding: str = param("rne", choices=MODES, doc="FP rounding (dequant, products, adds)")
+    dequant: str = param("array", choices=("array", "outside"),
+                         doc="array: codes dequantized in the array (synthesis may specialize "
+                             "the multipliers to the few weight values); outside: weights "
+                             "arrive in the activation format, general multipliers (a "
+                             "conventional tensor core fed dequantized weights)")
 
     def check(self):
         if is_int(self.act) != is_int(self.acc):

@@ -384,10 +384,18 @@ class MacArray(wiring.Component):
         if not is_int(p.acc):
             rows = [[self._widen(m, x, f"a{i}_{kk}") for kk, x in enumerate(r)]
                     for i, r in enumerate(rows)]
-        cols = [[self._dequant(m, w[(n * K + kk) * b:(n * K + kk + 1) * b], f"w{n}_{kk}")
-                 for kk in range(K)] for n in range(N)]
+        if p.dequant == "array":
+            cols = [[self._dequant(m, w[(n * K + kk) * b:(n * K + kk + 1) * b], f"w{n}_{kk}")
+                     for kk in range(K)] for n in range(N)]
+        else:                    # dequantized outside: weights in the activation format
+            cols = [[w[(n * K + kk) * xw:(n * K + kk + 1) * xw] for kk in range(K)]
+                    for n in range(N)]
+            if not is_int(p.acc):
+                cols = [[self._widen(m, x, f"w{n}_{kk}") for kk, x in enumerate(c)]
+                        for n, c in enumerate(cols)]
         acc = Signal(M * N * aw, name="acc")
-        up = MacDpParams(k=K, act=p.act, acc=p.acc, w_bits=b, rounding=p.rounding)
+        up = MacDpParams(k=K, act=p.act, acc=p.acc,
+                         w_bits=b if p.dequant == "array" else xw - 1, rounding=p.rounding)
         nxt = []
         for i in range(M):
             for n in range(N):
