@@ -34,18 +34,24 @@ def _simulate(p, requests, name, scenario="back_to_back", timing=False, **cfg):
     return [int(x) for x in out]
 
 
+_slow = pytest.mark.slow
+# make test keeps one configuration per kind (FP internal, INT internal, external + FP8 + K=2);
+# the others run in make test-slow
 CONFIGS = [
     dict(m=2, n=4, entry="fp16", acc="fp16", w_bits=2),
-    dict(m=2, n=4, entry="fp16", acc="fp32", w_bits=4, table="external"),
     dict(m=2, n=3, entry="int11", acc="int32", w_bits=3),
-    dict(m=1, n=4, entry="int8", acc="int24", w_bits=1),
     dict(m=2, n=2, k=2, entry="fp8_e4m3", acc="fp16", w_bits=2, table="external"),
-    dict(m=1, n=2, k=6, entry="int16", acc="int32", w_bits=2),
-    dict(m=2, n=4, entry="fp16", acc="fp16", w_bits=2, scale="rtl"),
+    pytest.param(dict(m=2, n=4, entry="fp16", acc="fp32", w_bits=4, table="external"),
+                 marks=_slow),
+    pytest.param(dict(m=1, n=4, entry="int8", acc="int24", w_bits=1), marks=_slow),
+    pytest.param(dict(m=1, n=2, k=6, entry="int16", acc="int32", w_bits=2), marks=_slow),
+    pytest.param(dict(m=2, n=4, entry="fp16", acc="fp16", w_bits=2, scale="rtl"), marks=_slow),
 ]
 
 
 def _id(cfg):
+    if not isinstance(cfg, dict):
+        return None
     return "-".join(f"{k}={v}" for k, v in cfg.items())
 
 
@@ -58,7 +64,7 @@ def test_lut_array_back_to_back_and_stalls(cfg):
     _simulate(p, reqs, "stall", scenario="backpressure", idle=0.3, stall=0.4)
 
 
-@pytest.mark.parametrize("table", ["internal", "external"])
+@pytest.mark.parametrize("table", ["internal", pytest.param("external", marks=_slow)])
 def test_lut_array_reset_mid_operation(table):
     p = get_unit("lut_array").params(m=2, n=4, entry="int11", acc="int32", w_bits=4,
                                      table=table)
@@ -99,12 +105,14 @@ def test_lut_array_m2n64k4_gemm_slice():
 # -- the MAC baseline -------------------------------------------------------------------------
 MAC_CONFIGS = [
     dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2),
-    dict(m=2, n=2, act="fp16", acc="fp32", w_bits=4),
-    dict(m=1, n=3, k=3, act="fp8_e4m3", acc="fp16", w_bits=8, rounding="rtz"),
     dict(m=2, n=3, act="int8", acc="int32", w_bits=4),
-    dict(m=1, n=2, k=5, act="int16", acc="int32", w_bits=1),
     dict(m=2, n=2, act="fp16", acc="fp16", w_bits=2, dequant="outside"),
-    dict(m=2, n=2, act="int8", acc="int32", w_bits=4, dequant="outside"),
+    pytest.param(dict(m=2, n=2, act="fp16", acc="fp32", w_bits=4), marks=_slow),
+    pytest.param(dict(m=1, n=3, k=3, act="fp8_e4m3", acc="fp16", w_bits=8, rounding="rtz"),
+                 marks=_slow),
+    pytest.param(dict(m=1, n=2, k=5, act="int16", acc="int32", w_bits=1), marks=_slow),
+    pytest.param(dict(m=2, n=2, act="int8", acc="int32", w_bits=4, dequant="outside"),
+                 marks=_slow),
 ]
 
 
