@@ -93,7 +93,10 @@ class LutDp4(wiring.Component):
         p = self.params
         ew, aw = entry_width(p.entry), acc_width(p.acc)
         e = Signal(ew, name="entry")
-        m.d.comb += e.eq(self.lut[self.idx])                  # the 2^(k-1):1 multiplexer
+        with m.Switch(self.idx):                              # the 2^(k-1):1 multiplexer
+            for i in range(1 << (p.k - 1)):
+                with m.Case(i):
+                    m.d.comb += e.eq(self.lut[i])
         if is_int(p.entry):
             ev = Signal(aw, name="entry_ext")
             m.d.comb += ev.eq(e.as_signed())                     # sign extension
