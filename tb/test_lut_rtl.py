@@ -131,11 +131,11 @@ def test_rtl_scale_differs_from_correct_where_the_notes_say():
 
 
 # -- lut_precompute ---------------------------------------------------------------------------
-PRE_CONFIGS = [
-    dict(act="fp16", network="gray"),
+PRE_CONFIGS = [                      # make test: the small FP network and an INT one
+    dict(k=2, act="fp16", network="gray"),
     dict(act="int8", network="gray"),
+    pytest.param(dict(act="fp16", network="gray"), marks=_slow),
     pytest.param(dict(act="fp16", network="naive"), marks=_slow),
-    pytest.param(dict(k=2, act="fp16", network="gray"), marks=_slow),
     pytest.param(dict(act="fp16", network="gray", rounding="rtz"), marks=_slow),
     pytest.param(dict(act="fp8_e4m3", network="gray"), marks=_slow),
     pytest.param(dict(act="int16", network="naive"), marks=_slow),
