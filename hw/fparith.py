@@ -22,13 +22,14 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from . import numeric as num
+from .dedup import shared
 from .intarith import array_mul, lzc, shift_left, shift_right_sticky
 from .numeric import FloatFormat, get_format
 from .params import Params, param
 from .pipeline import Pipeline, cuts
 
-__all__ = ["Unpacked", "unpack", "round_pack", "FPAdd", "FPMul", "FPConvert", "FPAddParams",
-           "FPMulParams", "FPConvertParams", "FORMAT_NAMES"]
+__all__ = ["Unpacked", "unpack", "round_pack", "scale_pow2", "add_tree", "FPAdd", "FPMul",
+           "FPConvert", "FPAddParams", "FPMulParams", "FPConvertParams", "FORMAT_NAMES"]
 
 FORMAT_NAMES = tuple(num.FORMATS)
 
@@ -177,6 +178,41 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
         inf_enc = Const(fmt.nan, fmt.width)
     m.d.comb += out.eq(Mux(is_nan, fmt.nan, Mux(is_inf, inf_enc, res)))
     return out
+
+
+def scale_pow2(m: Module, fmt: FloatFormat, x, amount, *, sign=None, mode: str = "rne",
+               name: str = "sc"):
+    """x · 2^amount in ``fmt`` (``amount``: an unsigned Value or a non-negative int): the
+    exponent raised by ``amount`` and the result renormalized by :func:`round_pack`, so it is
+    right at ±0 (stays ±0), subnormals (shifted into the normal range, not mis-scaled), overflow
+    (±inf under RNE, ±max under RTZ) and NaN/inf.  ``sign`` overrides the result's sign (a
+    negation folded in for free).  Golden model: :func:`tcgen.hw.numeric.fp_scale_pow2`."""
+    u = unpack(m, fmt, x, name)
+    amt = Const(amount, max(1, int(amount).bit_length())) if isinstance(amount, int) else amount
+    et = Signal(signed(fmt.exp_bits + len(amt) + 2), name=f"{name}_et")
+    m.d.comb += et.eq(u.exp + amt)
+    return round_pack(m, fmt, u.sign if sign is None else sign, u.sig, et, mode=mode,
+                      is_nan=u.is_nan, is_inf=u.is_inf, name=name)
+
+
+def add_tree(m: Module, terms, params: "FPAddParams", name: str = "add", *, stage=None):
+    """The pairwise FP adder tree ((t0 + t1) + (t2 + t3)) ...: level by level, an odd last term
+    carried to the next level; one :class:`FPAdd` (``params``) per '+', added with
+    tcgen.hw.dedup.shared as ``{name}{level}_{i}``.  ``stage(level, values) -> values`` runs
+    after each level (e.g. pipeline registers).  Returns the sum (a single term is returned
+    as it is).  Golden model: :func:`tcgen.hw.numeric.pairwise_sum` with ``fp_add``."""
+    terms, level = list(terms), 0
+    while len(terms) > 1:
+        nxt = []
+        for t in range(0, len(terms) - 1, 2):
+            add = shared(m, f"{name}{level}_{t // 2}", FPAdd(params))
+            m.d.comb += [add.a.eq(terms[t]), add.b.eq(terms[t + 1])]
+            nxt.append(add.y)
+        if len(terms) % 2:
+            nxt.append(terms[-1])
+        terms = stage(level, nxt) if stage is not None else nxt
+        level += 1
+    return terms[0]
 
 
 class _FPBinary(wiring.Component):

@@ -39,7 +39,8 @@ MODES = ("rne", "rtz")
 __all__ = [
     "FloatFormat", "FORMATS", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FP64", "MODES",
     "get_format", "decode", "round_exact", "daz", "fp_add", "fp_mul", "fp_convert",
-    "from_float", "to_float", "to_fraction", "round_fraction", "bit_length",
+    "from_float", "to_float", "to_fraction", "round_fraction", "bit_length", "fp_scale_pow2",
+    "pairwise_sum",
 ]
 
 
@@ -575,6 +576,33 @@ def _fp_add_exact(a, b, fmt, mode="rne", *, ftz=False):
 def fp_mul(a, b, fmt, mode="rne", *, ftz=False):
     """Correctly rounded a × b."""
     return _binary(_mul_block, a, b, fmt, mode, ftz)
+
+
+def fp_scale_pow2(bits, j, fmt, mode="rne"):
+    """x · 2^j (j ≥ 0, broadcast), correctly rounded in ``fmt``: exact except where it
+    overflows (±inf under RNE, ±max under RTZ; E4M3: NaN / max); ±0, NaN and ±inf unchanged."""
+    fmt = get_format(fmt)
+    j = np.asarray(j, dtype=np.int64)
+    if np.any(j < 0):
+        raise ValueError("fp_scale_pow2: j must be >= 0")
+    sign, mag, exp, is_nan, is_inf = decode(bits, fmt)
+    out = round_exact(sign, mag, exp + j, fmt, mode)
+    return _specials_out(fmt, out, is_nan, is_inf, sign)
+
+
+def pairwise_sum(terms, add):
+    """Pairwise sum, level by level: ((t0 + t1) + (t2 + t3)) ...; an odd last term is carried
+    to the next level -- the order of tcgen.hw.fparith.add_tree (``add`` is the '+', e.g.
+    ``lambda x, y: fp_add(x, y, fmt, mode)``)."""
+    terms = list(terms)
+    if not terms:
+        raise ValueError("pairwise_sum: no terms")
+    while len(terms) > 1:
+        nxt = [add(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+        if len(terms) % 2:
+            nxt.append(terms[-1])
+        terms = nxt
+    return terms[0]
 
 
 def fp_convert(bits, src, dst, mode="rne", *, saturate=False, ftz=False):

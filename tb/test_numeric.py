@@ -439,3 +439,46 @@ def test_bit_length():
     assert got.tolist() == [v.bit_length() for v in vals]
     assert num.bit_length(np.array([-5, 0])).tolist() == [0, 0]
     assert num.bit_length(np.array([2**200, 5], dtype=object)).tolist() == [201, 3]
+
+
+@pytest.mark.parametrize("fmt", [num.FP8_E4M3, num.FP8_E5M2], ids=lambda f: f.name)
+@pytest.mark.parametrize("mode", num.MODES)
+def test_scale_pow2_exhaustive_vs_fractions(fmt, mode):
+    """x·2^j for every FP8 encoding and j in 0..9 (past the range: overflow) against the exact
+    value rounded by Fractions; NaN stays NaN, ±inf and ±0 keep their sign."""
+    x = np.arange(1 << fmt.width, dtype=np.uint64)
+    for j in range(10):
+        got = num.fp_scale_pow2(x, j, fmt, mode)
+        for xi, g in zip(x.tolist(), got.tolist()):
+            v = num.to_fraction(xi, fmt)
+            if v == "nan":
+                assert g == fmt.nan
+            elif isinstance(v, str):                      # ±inf
+                assert g == xi
+            else:
+                want = num.round_fraction(v * 2 ** j, fmt, mode,
+                                          sign_of_zero=xi >> (fmt.width - 1))
+                assert g == want, (hex(xi), j, hex(g), hex(want))
+    with pytest.raises(ValueError):
+        num.fp_scale_pow2(x[:1], -1, fmt, mode)
+
+
+@pytest.mark.parametrize("mode", num.MODES)
+def test_scale_pow2_fp16_exhaustive_vs_mul(mode):
+    """FP16: every encoding × j in 0..15 equals the correctly rounded product by 2^j (fp_mul,
+    itself checked against Fractions above): subnormals shifted up, overflow to inf / max."""
+    x = np.arange(1 << 16, dtype=np.uint64)
+    for j in range(16):
+        two_j = num.from_float(2.0 ** j, num.FP16)
+        assert (num.fp_scale_pow2(x, j, num.FP16, mode) == num.fp_mul(x, two_j, num.FP16,
+                                                                       mode)).all(), j
+
+
+def test_pairwise_sum_order():
+    """The tree order ((t0+t1)+(t2+t3))+t4: checked with a non-associative '+' (strings)."""
+    add = lambda x, y: f"({x}+{y})"                                   # noqa: E731
+    assert num.pairwise_sum(list("abcde"), add) == "(((a+b)+(c+d))+e)"
+    assert num.pairwise_sum(["a"], add) == "a"
+    assert num.pairwise_sum(list("abc"), add) == "((a+b)+c)"
+    with pytest.raises(ValueError):
+        num.pairwise_sum([], add)

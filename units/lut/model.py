@@ -33,7 +33,7 @@ from tcgen.hw import numeric as num
 __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_planes",
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
            "lut_gemm", "entry_bits", "precompute", "quantize_tables",
-           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model", "tree_sum",
+           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model",
            "mac_dp", "mac_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
@@ -232,14 +232,13 @@ def precompute(a, act_fmt: str, *, network: str = "gray", entry_fmt: str | None 
         for i in range(n):
             out[..., i] = chain(i)
         return out
-    two = num.from_float(2.0, fmt)
     prev, t = 0, chain(0)
     out[..., 0] = t
     for r in range(1, n):
         g = r ^ (r >> 1)
         flip = g ^ prev                                      # one bit: a_k with k = K−1−bit
         k = K - 1 - (flip.bit_length() - 1)
-        d = num.fp_mul(a[..., k], two, fmt, rounding)
+        d = num.fp_scale_pow2(a[..., k], 1, fmt, rounding)
         t = num.fp_add(t, d if g & flip else neg(d), fmt, rounding)
         out[..., g] = t
         prev = g
@@ -282,7 +281,7 @@ def plane_scale(e, j, fmt: str, rounding: str = "rne") -> np.ndarray:
     j = np.asarray(j, dtype=np.int64)
     if _is_int(fmt):
         return _wrap(np.asarray(e, dtype=np.int64) << j, _int_width(fmt))
-    return num.fp_mul(e, num.from_float(np.exp2(j.astype(np.float64)), fmt), fmt, rounding)
+    return num.fp_scale_pow2(e, j, fmt, rounding)
 
 
 def rtl_scale(e, j, fmt: str) -> np.ndarray:
@@ -380,22 +379,10 @@ def _transactions(req: dict, m: int, n: int, acc_fmt: str, op) -> dict:
     return {"d": np.array(out, dtype=dt) if out else np.zeros((0, m, n), dtype=dt)}
 
 # -- the MAC baseline ---------------------------------------------------------------------------
-def tree_sum(terms: list, add) -> object:
-    """Pairwise sum, level by level: ((t0 + t1) + (t2 + t3)) ...; an odd last term is carried
-    to the next level (the adder tree of the MAC baseline, same order as its RTL)."""
-    terms = list(terms)
-    while len(terms) > 1:
-        nxt = [add(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
-        if len(terms) % 2:
-            nxt.append(terms[-1])
-        terms = nxt
-    return terms[0]
-
-
 def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
            rounding: str = "rne", dequantized=None) -> np.ndarray:
-    """One MAC-baseline output: base + tree_sum(a_k · q′_k) over the last axis (K).  INT:
-    exact products and sum, wrapped to the accumulator.  FP: q′ dequantized to the activation
+    """One MAC-baseline output: base + Σ_k a_k · q′_k over the last axis (K), summed pairwise.
+    INT: exact products and sum, wrapped to the accumulator.  FP: q′ dequantized to the activation
     format (rounded), both operands widened exactly to the accumulator format, products
     rounded there, the tree and the final add rounded there.  ``dequantized``: the weights
     already in the activation format (INT values or encodings), ``q`` unused."""
@@ -403,7 +390,7 @@ def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
     qp = reinterpret(q, w_bits) if dequantized is None else np.asarray(dequantized)
     K = a.shape[-1]
     if _is_int(acc_fmt):
-        s = tree_sum([a[..., i].astype(np.int64) * qp[..., i] for i in range(K)],
+        s = num.pairwise_sum([a[..., i].astype(np.int64) * qp[..., i] for i in range(K)],
                      lambda x, y: x + y)
         return _wrap(np.asarray(base, dtype=np.int64) + s, _int_width(acc_fmt))
     wq = num.from_float(qp.astype(np.float64), act_fmt, rounding) if dequantized is None \
@@ -414,7 +401,7 @@ def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
         av = num.fp_convert(av, act_fmt, acc_fmt, rounding)
     av, wq = np.broadcast_arrays(av, wq)
     prods = [num.fp_mul(av[..., i], wq[..., i], acc_fmt, rounding) for i in range(K)]
-    s = tree_sum(prods, lambda x, y: num.fp_add(x, y, acc_fmt, rounding))
+    s = num.pairwise_sum(prods, lambda x, y: num.fp_add(x, y, acc_fmt, rounding))
     return num.fp_add(s, np.asarray(base, dtype=np.uint64), acc_fmt, rounding)
 
 

@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
-                              FPMulParams, round_pack, unpack)
+                              FPMulParams, add_tree, round_pack, scale_pow2)
 from tcgen.hw.intarith import array_mul, shift_left, sum_operands
 from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
@@ -123,11 +123,8 @@ class LutDp4(wiring.Component):
             m.d.comb += ef.eq(wide[mb:mb + eb] + self.plane)   # wraps in the field
             m.d.comb += scaled.eq(Cat(wide[:mb], ef, sgn))
         else:
-            u = unpack(m, fa, wide, "sc")
-            et = Signal(signed(eb + len(self.plane) + 2), name="sc_et")
-            m.d.comb += et.eq(u.exp + self.plane)
-            m.d.comb += scaled.eq(round_pack(m, fa, sgn, u.sig, et, mode=p.rounding,
-                                             is_nan=u.is_nan, is_inf=u.is_inf, name="sc"))
+            m.d.comb += scaled.eq(scale_pow2(m, fa, wide, self.plane, sign=sgn, mode=p.rounding,
+                                             name="sc"))
         add = shared(m, "acc_add", FPAdd(FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False,
                                                      pipeline=0)))
         m.d.comb += [add.a.eq(self.c), add.b.eq(scaled), self.y.eq(add.y)]
@@ -301,20 +298,10 @@ class MacDp(wiring.Component):
                                                          ftz=False, pipeline=0)))
             m.d.comb += [mul.a.eq(self.a[i]), mul.b.eq(self.w[i])]
             terms.append(mul.y)
-        level = 0
-        while len(terms) > 1:
-            nxt = []
-            for t in range(0, len(terms) - 1, 2):
-                add = shared(m, f"add{level}_{t // 2}", FPAdd(FPAddParams(
-                    fmt=p.acc, rounding=p.rounding, ftz=False, pipeline=0)))
-                m.d.comb += [add.a.eq(terms[t]), add.b.eq(terms[t + 1])]
-                nxt.append(add.y)
-            if len(terms) % 2:
-                nxt.append(terms[-1])
-            terms, level = nxt, level + 1
-        fin = shared(m, "acc_add", FPAdd(FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False,
-                                                     pipeline=0)))
-        m.d.comb += [fin.a.eq(terms[0]), fin.b.eq(self.c), self.y.eq(fin.y)]
+        ap = FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False, pipeline=0)
+        s = add_tree(m, terms, ap, "add")
+        fin = shared(m, "acc_add", FPAdd(ap))
+        m.d.comb += [fin.a.eq(s), fin.b.eq(self.c), self.y.eq(fin.y)]
         return m
 
 
@@ -472,12 +459,8 @@ class LutPrecompute(wiring.Component):
                 m.d.comb += [u.a.eq(x), u.b.eq(y)]
                 return u.y
 
-            def dbl(i, name):                      # 2·a_i: exponent + 1, correct at the edges
-                u = unpack(m, fa, self.a[i], name)
-                et = Signal(signed(fa.exp_bits + 2), name=f"{name}_et")
-                m.d.comb += et.eq(u.exp + 1)
-                return round_pack(m, fa, u.sign, u.sig, et, mode=p.rounding, is_nan=u.is_nan,
-                                  is_inf=u.is_inf, name=f"{name}_rp")
+            def dbl(i, name):                      # 2·a_i, correct at the edges
+                return scale_pow2(m, fa, self.a[i], 1, mode=p.rounding, name=name)
 
         def chain(idx, name):
             t = term(0, False)

@@ -293,9 +293,8 @@ def widen(x16, acc):
 def sum_tree(terms, c, acc, rounding="rne"):
     """((t0 + t1) + (t2 + t3)) + c, each '+' one rounding in ``acc`` (the pinned tree order)."""
     fmt = acc_format(acc)
-    t0 = num.fp_add(terms[0], terms[1], fmt, rounding)
-    t1 = num.fp_add(terms[2], terms[3], fmt, rounding)
-    return num.fp_add(num.fp_add(t0, t1, fmt, rounding), c, fmt, rounding)
+    s = num.pairwise_sum(terms, lambda x, y: num.fp_add(x, y, fmt, rounding))
+    return num.fp_add(s, c, fmt, rounding)
 
 
 def dp4_baseline(a, b, c, *, acc="fp16", rounding="rne"):

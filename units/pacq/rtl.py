@@ -36,7 +36,7 @@ from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
-                              FPMulParams, round_pack, unpack)
+                              FPMulParams, add_tree, round_pack, unpack)
 from tcgen.hw.intarith import lzc, shift_left, sum_operands
 from tcgen.hw.numeric import FP16, get_format
 from tcgen.hw.pipeline import Pipeline, cuts
@@ -335,13 +335,14 @@ def _tree(m, pipe, terms, c, acc, rounding, name):
     Stage 1 (after the input registers): t0 + t1 and t2 + t3; register; stage 2: their sum;
     register; stage 3: + c (combinational to the output).  Returns the final sum.
     """
-    s01 = _fp_add(m, terms[0], terms[1], acc, rounding, f"{name}_add01")
-    s23 = _fp_add(m, terms[2], terms[3], acc, rounding, f"{name}_add23")
-    r01, r23, c2 = pipe.reg(s01, f"{name}_r01"), pipe.reg(s23, f"{name}_r23"), \
-        pipe.reg(c, f"{name}_c2")
-    s = _fp_add(m, r01, r23, acc, rounding, f"{name}_add0123")
-    rs, c3 = pipe.reg(s, f"{name}_rs"), pipe.reg(c2, f"{name}_c3")
-    return _fp_add(m, rs, c3, acc, rounding, f"{name}_acc")
+    cs = [c]
+
+    def stage(level, values):                 # the level's sums and c, registered together
+        cs.append(pipe.reg(cs[-1], f"{name}_c{level + 2}"))
+        return [pipe.reg(v, f"{name}_r{level}_{i}") for i, v in enumerate(values)]
+    s = add_tree(m, terms, FPAddParams(fmt=acc, rounding=rounding, ftz=False, pipeline=0),
+                 f"{name}_add", stage=stage)
+    return _fp_add(m, s, cs[-1], acc, rounding, f"{name}_acc")
 
 
 class Dp4Baseline(wiring.Component):
