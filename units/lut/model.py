@@ -391,7 +391,7 @@ def mac_dp(a, q, base, *, w_bits: int, act_fmt: str, acc_fmt: str,
     K = a.shape[-1]
     if _is_int(acc_fmt):
         s = num.pairwise_sum([a[..., i].astype(np.int64) * qp[..., i] for i in range(K)],
-                     lambda x, y: x + y)
+                             lambda x, y: x + y)
         return _wrap(np.asarray(base, dtype=np.int64) + s, _int_width(acc_fmt))
     wq = num.from_float(qp.astype(np.float64), act_fmt, rounding) if dequantized is None \
         else qp.astype(np.uint64)

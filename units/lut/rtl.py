@@ -131,50 +131,48 @@ class LutDp4(wiring.Component):
         return m
 
 
-class LutArray(wiring.Component):
-    """``lut_array``: D[i, n] = (chain ? acc : C)[i, n] + Σ_j 2^j · (sign ? −1 : +1) ·
-    T_i[idx_{n,j}] over the w_bits planes of one operation (one LMMA of one K-group).
-
-    Parameters: :class:`~tcgen.units.lut.params.LutArrayParams` (m, n, k, entry, acc, w_bits,
-    rounding, scale, table).
+class BitSerialArray(wiring.Component):
+    """The bit-serial M×N array sequencer shared by :class:`LutArray`, :class:`ConvLutArray`
+    and :class:`AddArray`: D[i, n] = (chain ? acc : C)[i, n] + Σ_j unit(i, n, plane j), one
+    plane per cycle over the w_bits planes of one operation.
 
     Interface (streams, valid/ready)::
 
-        req  In(stream)  payload = {lut, w, c, chain, emit} (layouts.array_request; the port is
-                         its flat view)
+        req  In(stream)  payload = {<row>, w, c, chain, emit} (the port is its flat view; <row>
+                         is the per-row operand: the tables, or the activations)
         d    Out(stream) payload = D, M×N accumulator words, row-major
 
-    Sequencing: plane j of an operation is computed in its j-th cycle (LSB plane first), the
-    base (C, or the accumulator when ``chain``) added at plane 0.  ``internal``: a request is
-    taken (ready = 1) into the table/weight registers when the stage is empty or finishing its
-    last plane, so operations follow each other every w_bits cycles without a bubble; latency
-    w_bits + 1.  ``external``: the request is read in place and taken in its last cycle
-    (latency w_bits).  The accumulator is the D register: an operation starts only when an
-    emitted D has been taken; ``emit = 0`` updates the accumulator without output.  Sync reset
-    clears the stage, the plane counter, the accumulators (chain after reset adds onto 0) and
-    any pending output.
-    """
+    ``w`` holds w_bits planes × N column codes of k bits.  Sequencing: plane j of an operation
+    is computed in its j-th cycle (LSB plane first), the base (C, or the accumulator when
+    ``chain``) added at plane 0.  Operands ``internal``: a request is taken (ready = 1) into the
+    operand registers when the stage is empty or finishing its last plane, so operations follow
+    each other every w_bits cycles without a bubble; latency w_bits + 1.  ``external``: the
+    request is read in place and taken in its last cycle (latency w_bits).  The accumulator is
+    the D register: an operation starts only when an emitted D has been taken; ``emit = 0``
+    updates the accumulator without output.  Sync reset clears the stage, the plane counter,
+    the accumulators (chain after reset adds onto 0) and any pending output.
 
-    def __init__(self, params: LutArrayParams):
+    Subclasses give ``ROW`` (the per-row field), ``_rows(m, field) -> [row value]`` and
+    ``_unit(m, i, n, row, code, plane, base) -> y``.
+    """
+    ROW = "lut"
+
+    def __init__(self, params, req_layout, internal: bool):
         self.params = p = params
-        self.req_layout = flat(layouts.array_request(p))
-        self.latency = p.w_bits + (1 if p.table == "internal" else 0)
+        self.internal = internal
+        self.req_layout = flat(req_layout)
+        self.latency = p.w_bits + (1 if internal else 0)
         super().__init__({"req": In(stream.Signature(self.req_layout)),
                           "d": Out(stream.Signature(flat(layouts.array_result(p))))})
-
-    def unit_params(self) -> LutDp4Params:
-        p = self.params
-        return LutDp4Params(k=p.k, entry=p.entry, acc=p.acc, w_bits=p.w_bits,
-                            rounding=p.rounding, scale=p.scale)
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
         W, N, M, K = p.w_bits, p.n, p.m, p.k
-        ew, aw = entry_width(p.entry), acc_width(p.acc)
-        E = 1 << (K - 1)
+        aw = acc_width(p.acc)
         bits = self.req.payload.as_value()
         lay = self.req_layout
+        names = (self.ROW, "w", "c", "chain", "emit")
 
         def field(name):
             f = lay[name]
@@ -182,10 +180,9 @@ class LutArray(wiring.Component):
 
         can_advance = ~self.d.valid | self.d.ready          # the D register can be written
         advance, last = Signal(), Signal()
-        if p.table == "internal":
+        if self.internal:
             full = Signal()
-            regs = {name: Signal(len(field(name)), name=f"r_{name}")
-                    for name in ("lut", "w", "c", "chain", "emit")}
+            regs = {name: Signal(len(field(name)), name=f"r_{name}") for name in names}
             load = Signal()
             m.d.comb += [advance.eq(full & can_advance),
                          self.req.ready.eq(~full | (advance & last)),
@@ -199,7 +196,7 @@ class LutArray(wiring.Component):
         else:
             m.d.comb += [advance.eq(self.req.valid & can_advance),
                          self.req.ready.eq(can_advance & last)]
-            src = {name: field(name) for name in ("lut", "w", "c", "chain", "emit")}
+            src = {name: field(name) for name in names}
         if W > 1:
             j = Signal(range(W), name="plane")
             m.d.comb += last.eq(j == W - 1)
@@ -225,21 +222,17 @@ class LutArray(wiring.Component):
                             m.d.comb += code.eq(src["w"][o:o + K])
             codes.append(code)
 
-        # M×N units: table row i broadcast along the row, column code n down the column --------
+        # M×N units: row i's operand broadcast along the row, column code n down the column ----
         acc = Signal(M * N * aw, name="acc")
         take_c = Signal()
         m.d.comb += take_c.eq(first & ~src["chain"])
-        up = self.unit_params()
+        rows = self._rows(m, src[self.ROW])
         nxt = []
         for i in range(M):
-            row = src["lut"][i * E * ew:(i + 1) * E * ew]
             for n in range(N):
                 o = (i * N + n) * aw
-                u = shared(m, f"u{i}_{n}", LutDp4(up))
-                m.d.comb += [u.lut.eq(row), u.sign.eq(codes[n][K - 1]),
-                             u.idx.eq(codes[n][:K - 1]), u.plane.eq(j),
-                             u.c.eq(Mux(take_c, src["c"][o:o + aw], acc[o:o + aw]))]
-                nxt.append(u.y)
+                base = Mux(take_c, src["c"][o:o + aw], acc[o:o + aw])
+                nxt.append(self._unit(m, i, n, rows[i], codes[n], j, base))
         with m.If(advance):
             m.d.sync += acc.eq(Cat(*nxt))
 
@@ -249,6 +242,40 @@ class LutArray(wiring.Component):
             m.d.sync += self.d.valid.eq(1)
         m.d.comb += self.d.payload.eq(acc)
         return m
+
+
+class LutArray(BitSerialArray):
+    """``lut_array``: D[i, n] = (chain ? acc : C)[i, n] + Σ_j 2^j · (sign ? −1 : +1) ·
+    T_i[idx_{n,j}] over the w_bits planes of one operation (one LMMA of one K-group).
+
+    Parameters: :class:`~tcgen.units.lut.params.LutArrayParams` (m, n, k, entry, acc, w_bits,
+    rounding, scale, table).  Streams and sequencing: :class:`BitSerialArray`; ``req`` payload
+    = layouts.array_request {lut, w (offline-encoded plane codes: idx low, sign high), c, chain,
+    emit}.  ``table = internal``: the tables and weight planes in registers; ``external``: read
+    from the request, which the producer holds for the operation (the released RTL's way).
+    Row i's table is broadcast to the N :class:`LutDp4` units of the row.
+    """
+    ROW = "lut"
+
+    def __init__(self, params: LutArrayParams):
+        super().__init__(params, layouts.array_request(params), params.table == "internal")
+
+    def unit_params(self) -> LutDp4Params:
+        p = self.params
+        return LutDp4Params(k=p.k, entry=p.entry, acc=p.acc, w_bits=p.w_bits,
+                            rounding=p.rounding, scale=p.scale)
+
+    def _rows(self, m, lut):
+        p = self.params
+        E, ew = 1 << (p.k - 1), entry_width(p.entry)
+        return [lut[i * E * ew:(i + 1) * E * ew] for i in range(p.m)]
+
+    def _unit(self, m, i, n, row, code, plane, base):
+        K = self.params.k
+        u = shared(m, f"u{i}_{n}", LutDp4(self.unit_params()))
+        m.d.comb += [u.lut.eq(row), u.sign.eq(code[K - 1]), u.idx.eq(code[:K - 1]),
+                     u.plane.eq(plane), u.c.eq(base)]
+        return u.y
 
 
 @dataclass(frozen=True)
