@@ -12,13 +12,14 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
-from .params import (LutArrayParams, LutDp4Params, LutPrecomputeParams, MacArrayParams,
-                     int_width, is_int)
-from .rtl import (LutArray, LutDp4, LutPrecompute, MacArray, acc_width, entry_width, plane_bits,
-                  precompute_entry, table_layout)
+from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4Params,
+                     LutPrecomputeParams, MacArrayParams, int_width, is_int)
+from .rtl import (AddArray, ConvLutArray, LutArray, LutDp4, LutPrecompute, MacArray, acc_width,
+                  entry_width, plane_bits, precompute_entry, table_layout)
 
 __all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
-           "random_requests", "mac_request", "random_mac_requests", "precompute_inputs"]
+           "random_requests", "mac_request", "random_mac_requests", "precompute_inputs",
+           "serial_request", "random_serial_requests"]
 
 
 def to_signed(v, width: int) -> np.ndarray:
@@ -221,7 +222,8 @@ MAC_ARRAY = UnitSpec(
     summary="MAC baseline of the LUT Tensor Core at the same M×N×K: weights dequantized to the "
             "activation format, K multiplies + adder tree per output, one op per cycle",
     params=MacArrayParams, build=MacArray, model=_mac_array_model,
-    ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC", workload=_stream_workload(random_mac_requests))
+    ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC",
+    workload=_stream_workload(random_mac_requests))
 
 # -- lut_precompute ---------------------------------------------------------------------------
 def _precompute_model(p, a):
@@ -230,11 +232,11 @@ def _precompute_model(p, a):
     av = _ints(unpack(_data.ArrayLayout(xw, p.k), a))
     ew = entry_width(precompute_entry(p))
     if is_int(p.act):
-        t = model.precompute(to_signed(av, xw), p.act) & ((1 << ew) - 1)
+        t = model.precompute(to_signed(av, xw), p.act, table=p.table) & ((1 << ew) - 1)
     else:
         t = model.precompute(av.astype(np.uint64), p.act, network=p.network,
-                             rounding=p.rounding).astype(np.int64)
-    return {"t": pack(_data.ArrayLayout(ew, 1 << (p.k - 1)), t)}
+                             rounding=p.rounding, table=p.table).astype(np.int64)
+    return {"t": pack(_data.ArrayLayout(ew, t.shape[-1]), t)}
 
 
 def precompute_inputs(p, rng, n) -> dict:
@@ -254,9 +256,80 @@ def precompute_inputs(p, rng, n) -> dict:
 
 LUT_PRECOMPUTE = UnitSpec(
     name="lut_precompute", family="lut",
-    summary="LUT table precompute: K activations -> 2^(K-1) symmetric-table entries (Gray-code "
-            "or naive adder network; INT exact, FP rounded per add)",
+    summary="LUT table precompute: K activations -> 2^(K-1) symmetric-table entries (or UNPU's "
+            "2^K {0,1} table); Gray-code or naive adder network; INT exact, FP rounded per add",
     params=LutPrecomputeParams, build=LutPrecompute, model=_precompute_model,
     ops_per_cycle=lambda p: 1.0, ops_unit="table", workload=precompute_inputs)
 
-UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY, LUT_PRECOMPUTE)
+# -- conv_lut_array and add_dp4_array (the conventional-LUT and ADD baselines) -----------------
+def serial_request(p, a, codes, c=None, chain: bool = False, emit: bool = True) -> int:
+    """Payload of one ``conv_lut_array`` / ``add_dp4_array`` request: a [M, K] (INT values or
+    FP encodings), codes [w_bits, N] plane codes (raw: :func:`.model.plane_code`; conv
+    ``offline_inversion``: sign << (k−1) | idx from :func:`.model.encode_plane`), c [M, N]."""
+    xw, aw = entry_width(p.act), acc_width(p.acc)
+    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
+    fields = {"a": (_ints(a) & ((1 << xw) - 1))[None], "w": _ints(codes)[None], "c": c[None],
+              "chain": np.array([int(chain)]), "emit": np.array([int(emit)])}
+    return int(pack(layouts.serial_request(p), fields)[0])
+
+
+def _serial_fields(p, req__payload):
+    f = unpack(layouts.serial_request(p), np.asarray(list(req__payload), dtype=object))
+    a, c = _ints(f["a"]), _ints(f["c"])
+    if is_int(p.act):
+        a, c = to_signed(a, entry_width(p.act)), to_signed(c, acc_width(p.acc))
+    return {"a": a, "w": _ints(f["w"]), "c": c, "chain": _ints(f["chain"]),
+            "emit": _ints(f["emit"])}
+
+
+def _d_payload(p, d):
+    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
+    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+
+
+def _conv_array_model(p, req__payload):
+    return _d_payload(p, model.conv_array_model(
+        _serial_fields(p, req__payload), m=p.m, n=p.n, k=p.k, w_bits=p.w_bits, act_fmt=p.act,
+        acc_fmt=p.acc, rounding=p.rounding, variant=p.variant, network=p.network)["d"])
+
+
+def _add_array_model(p, req__payload):
+    return _d_payload(p, model.add_array_model(
+        _serial_fields(p, req__payload), m=p.m, n=p.n, k=p.k, w_bits=p.w_bits, act_fmt=p.act,
+        acc_fmt=p.acc, rounding=p.rounding)["d"])
+
+
+def _random_activations(p, rng, shape):
+    """N(0, 1) FP activations; INT: full-range codes."""
+    if is_int(p.act):
+        w = int_width(p.act)
+        return rng.integers(-(1 << (w - 1)), 1 << (w - 1), shape)
+    return num.from_float(rng.normal(0, 1, shape), p.act)
+
+
+def random_serial_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
+    """``count`` random requests of ``conv_lut_array`` / ``add_dp4_array``: random
+    activations and plane codes, random C, a ``chain_rate`` share chained."""
+    return [serial_request(p, _random_activations(p, rng, (p.m, p.k)),
+                           rng.integers(0, 1 << p.k, (p.w_bits, p.n)), _random_c(p, rng),
+                           chain=bool(rng.random() < chain_rate)) for _ in range(count)]
+
+
+CONV_LUT_ARRAY = UnitSpec(
+    name="conv_lut_array", family="lut",
+    summary="conventional-LUT baseline (UNPU-style) at the same M×N×K: tables precomputed in "
+            "the array per row or per unit, variant unpu / reinterpret / offline_inversion "
+            "(Table 2's ablation), bit-serial like lut_array",
+    params=ConvLutArrayParams, build=ConvLutArray, model=_conv_array_model,
+    ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
+    workload=_stream_workload(random_serial_requests))
+
+ADD_ARRAY = UnitSpec(
+    name="add_dp4_array", family="lut",
+    summary="ADD baseline (Stripes-style bit-serial) at the same M×N×K: per plane each weight "
+            "bit gates its activation into K adds per output, x2^plane, accumulate",
+    params=AddArrayParams, build=AddArray, model=_add_array_model,
+    ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
+    workload=_stream_workload(random_serial_requests))
+
+UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY, LUT_PRECOMPUTE, CONV_LUT_ARRAY, ADD_ARRAY)

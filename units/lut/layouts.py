@@ -8,7 +8,8 @@ from amaranth.lib import data
 
 from .params import int_width, is_int
 
-__all__ = ["fmt_width", "array_request", "array_result", "plane_code_bits", "mac_request"]
+__all__ = ["fmt_width", "array_request", "array_result", "plane_code_bits", "mac_request",
+           "serial_request"]
 
 
 def fmt_width(fmt: str) -> int:
@@ -39,10 +40,23 @@ def array_result(p) -> data.ArrayLayout:
 
 def mac_request(p) -> data.StructLayout:
     """``mac_dp4_array``: {a: M rows × K activations, w: N columns × K weight codes (w_bits
-    each, unsigned; ``dequant = outside``: the dequantized weights in the activation format), c: M×N accumulator words, chain: 1, emit: 1}; D as :func:`array_result`."""
+    each, unsigned; ``dequant = outside``: the dequantized weights in the activation format),
+    c: M×N accumulator words, chain: 1, emit: 1}; D as :func:`array_result`."""
     return data.StructLayout({
         "a": data.ArrayLayout(data.ArrayLayout(fmt_width(p.act), p.k), p.m),
         "w": data.ArrayLayout(data.ArrayLayout(
             p.w_bits if p.dequant == "array" else fmt_width(p.act), p.k), p.n),
+        "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
+        "chain": 1, "emit": 1})
+
+
+def serial_request(p) -> data.StructLayout:
+    """``conv_lut_array`` / ``add_dp4_array``: {a: M rows × K activations, w: w_bits planes ×
+    N column codes of k bits (as :func:`array_request`; raw codes, a_0 at the MSB, except the
+    offline-encoded ones of ``variant = offline_inversion``), c: M×N accumulator words, chain:
+    1, emit: 1}; D as :func:`array_result`."""
+    return data.StructLayout({
+        "a": data.ArrayLayout(data.ArrayLayout(fmt_width(p.act), p.k), p.m),
+        "w": data.ArrayLayout(data.ArrayLayout(plane_code_bits(p), p.n), p.w_bits),
         "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
         "chain": 1, "emit": 1})

@@ -34,12 +34,14 @@ __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
            "lut_gemm", "entry_bits", "precompute", "quantize_tables",
            "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model",
-           "mac_dp", "mac_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
+           "mac_dp", "mac_array_model", "zero_one_table", "plane_code", "conv_array_model",
+           "add_step", "add_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
 ACT_FORMATS = ("fp16", "fp8_e4m3", "int8", "int16")
 #: table entry formats: the activation's own (exact for INT), or INT8 after table quantization
-ENTRY_FORMATS = ("fp16", "fp8_e4m3", "fp32", "int8", "int11", "int16", "int18")
+ENTRY_FORMATS = ("fp16", "fp8_e4m3", "fp32", "int8", "int10", "int11", "int16", "int18",
+                 "int19")
 #: accumulator formats (the paper does not say; the released RTL accumulates in FP16)
 ACC_FORMATS = ("int24", "int32", "fp16", "fp32")
 
@@ -146,6 +148,25 @@ def full_table(a) -> np.ndarray:
     return np.einsum("...k,ik->...i", a, coef)
 
 
+def zero_one_table(a) -> np.ndarray:
+    """UNPU's table of {0, 1} weights: T[W] = Σ_{i: W_i = 1} a_i over all 2^K codes W (a_0 at
+    the MSB, T[0] = 0), exact; with it Σ_j 2^j T[W_j] = Σ_i q_i·a_i (the unsigned codes)."""
+    a = np.asarray(a)
+    K = a.shape[-1]
+    w = np.arange(1 << K)
+    coef = np.stack([(w >> (K - 1 - i)) & 1 for i in range(K)], axis=-1)
+    return np.einsum("...k,ik->...i", a, coef)
+
+
+def plane_code(plane) -> np.ndarray:
+    """One plane's K bits (last axis, bit i of a_i) as the raw code W = Σ_i bit_i·2^(K−1−i)
+    (a_0 at the MSB): the index of :func:`full_table` / :func:`zero_one_table`, and what
+    :func:`encode_plane` turns into (sign, idx) with sign = W's MSB."""
+    plane = np.asarray(plane, dtype=np.int64)
+    K = plane.shape[-1]
+    return sum(plane[..., i] << (K - 1 - i) for i in range(K))
+
+
 def lookup(table, sign, idx) -> np.ndarray:
     """(sign ? −1 : +1) · table[..., idx] (the half table's lookup + conditional negate)."""
     v = np.take_along_axis(np.asarray(table), np.asarray(idx)[..., None], axis=-1)[..., 0]
@@ -199,7 +220,7 @@ def _wrap(v, width: int) -> np.ndarray:
 
 
 def precompute(a, act_fmt: str, *, network: str = "gray", entry_fmt: str | None = None,
-               rounding: str = "rne") -> np.ndarray:
+               rounding: str = "rne", table: str = "half") -> np.ndarray:
     """The half table of K activations as the precompute hardware makes it (last axis = K).
 
     INT activations (``a``: integer values): exact entries (int64).  FP activations (``a``:
@@ -207,11 +228,18 @@ def precompute(a, act_fmt: str, *, network: str = "gray", entry_fmt: str | None 
     add correctly rounded: ``network="naive"`` computes every entry on its own chain
     ((−a_0 ± a_1) ± a_2) ± ...; ``"gray"`` computes T[0] on a chain and then walks the indices
     in Gray-code order, T[next] = T[prev] ± 2·a_k (one add per entry; 2·a_k exact unless it
-    overflows).  The two round differently; both are the model of their network."""
+    overflows).  The two round differently; both are the model of their network.
+
+    ``table="full"``: UNPU's {0, 1} table (:func:`zero_one_table`, 2^K entries): naive sums
+    each entry's selected activations left to right (T[0] = +0, one-term entries exact); gray
+    walks the codes in Gray-code order from T[0] = +0, T[next] = T[prev] ± a_k."""
     if network not in ("gray", "naive"):
         raise ValueError(f"precompute: network must be gray or naive, got {network!r}")
+    if table not in ("half", "full"):
+        raise ValueError(f"precompute: table must be half or full, got {table!r}")
     if _is_int(act_fmt):
-        return half_table(np.asarray(a, dtype=np.int64))
+        a = np.asarray(a, dtype=np.int64)
+        return half_table(a) if table == "half" else zero_one_table(a)
     fmt = entry_fmt or act_fmt
     a = np.asarray(a, dtype=np.uint64)
     if fmt != act_fmt:
@@ -219,6 +247,8 @@ def precompute(a, act_fmt: str, *, network: str = "gray", entry_fmt: str | None 
     K = a.shape[-1]
     F = num.get_format(fmt)
     neg = lambda x: x ^ np.uint64(F.sign_mask)             # noqa: E731  exact negation
+    if table == "full":
+        return _precompute_full(a, fmt, network, rounding, neg)
     n = 1 << (K - 1)
     out = np.zeros(a.shape[:-1] + (n,), dtype=np.uint64)
 
@@ -240,6 +270,29 @@ def precompute(a, act_fmt: str, *, network: str = "gray", entry_fmt: str | None 
         k = K - 1 - (flip.bit_length() - 1)
         d = num.fp_scale_pow2(a[..., k], 1, fmt, rounding)
         t = num.fp_add(t, d if g & flip else neg(d), fmt, rounding)
+        out[..., g] = t
+        prev = g
+    return out
+
+
+def _precompute_full(a, fmt, network, rounding, neg):
+    K = a.shape[-1]
+    n = 1 << K
+    out = np.zeros(a.shape[:-1] + (n,), dtype=np.uint64)           # T[0] = +0
+    if network == "naive":
+        for w in range(1, n):
+            sel = [a[..., i] for i in range(K) if (w >> (K - 1 - i)) & 1]
+            t = sel[0]
+            for x in sel[1:]:
+                t = num.fp_add(t, x, fmt, rounding)
+            out[..., w] = t
+        return out
+    prev, t = 0, out[..., 0]
+    for r in range(1, n):
+        g = r ^ (r >> 1)
+        flip = g ^ prev                                      # one bit: a_i with i = K−1−bit
+        i = K - 1 - (flip.bit_length() - 1)
+        t = num.fp_add(t, a[..., i] if g & flip else neg(a[..., i]), fmt, rounding)
         out[..., g] = t
         prev = g
     return out
@@ -419,4 +472,78 @@ def mac_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: 
                           acc_fmt=acc_fmt, rounding=rounding)
         return mac_dp(a[:, None, :], None, base, w_bits=w_bits, act_fmt=act_fmt,
                       acc_fmt=acc_fmt, rounding=rounding, dequantized=q[None, :, :])
+    return _transactions(req, m, n, acc_fmt, op)
+
+
+# -- the conventional-LUT and ADD baselines ------------------------------------------------------
+def conv_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: str,
+                     acc_fmt: str, rounding: str = "rne", variant: str = "unpu",
+                     network: str = "gray") -> dict:
+    """Transaction model of ``conv_lut_array``: a [R, M, K] activations (INT values or
+    encodings), w [R, w_bits, N] plane codes (``unpu``/``reinterpret``: the raw code
+    :func:`plane_code`; ``offline_inversion``: :func:`encode_plane`'s, sign at bit k−1), c, chain,
+    emit as :func:`lut_array_model`.  Each row's table is :func:`precompute` of its activations
+    (full for unpu, half otherwise); a plane step is :func:`dp_step` (unpu: no negation, the
+    raw code indexes the full table; reinterpret: sign = the code's MSB, idx = the low bits
+    XOR sign)."""
+    if variant not in ("unpu", "reinterpret", "offline_inversion"):
+        raise ValueError(f"conv_array_model: unknown variant {variant!r}")
+    mask = (1 << (k - 1)) - 1
+    entry = act_fmt if not _is_int(act_fmt) else f"int{_int_width(act_fmt) + k.bit_length()}"
+
+    def op(r, base):
+        a = np.asarray(req["a"][r])
+        a = a.astype(np.int64) if _is_int(act_fmt) else a.astype(np.uint64)
+        T = precompute(a, act_fmt, network=network, rounding=rounding,
+                       table="full" if variant == "unpu" else "half")
+        codes = np.asarray(req["w"][r], dtype=np.int64)
+        Tb = np.broadcast_to(T[:, None, :], (m, n, T.shape[-1]))
+        for j in range(w_bits):
+            cj = codes[j][None, :]
+            if variant == "unpu":
+                sign, idx = np.zeros_like(cj), cj
+            else:
+                sign = cj >> (k - 1)
+                idx = (cj & mask) ^ (sign * mask) if variant == "reinterpret" else cj & mask
+            base = dp_step(Tb, sign, idx, j, base, entry_fmt=entry, acc_fmt=acc_fmt,
+                           rounding=rounding)
+        return base
+    return _transactions(req, m, n, acc_fmt, op)
+
+
+def add_step(a, code, j, c, *, act_fmt: str, acc_fmt: str, rounding: str = "rne"):
+    """One plane of the ADD baseline: c + 2^j · Σ_k bit_k(code)·a_k (code: the raw plane code,
+    a_0 at the MSB; last axis of ``a`` = K).  INT: exact, wrapped to the accumulator.  FP: each
+    activation widened exactly to the accumulator format (+0 where its bit is 0), summed
+    pairwise (each '+' rounded there), scaled ×2^j (correctly rounded) and added to c."""
+    a = np.asarray(a)
+    code = np.asarray(code, dtype=np.int64)
+    K = a.shape[-1]
+    bits = [(code >> (K - 1 - i)) & 1 for i in range(K)]
+    if _is_int(acc_fmt):
+        s = num.pairwise_sum([np.where(bits[i] == 1, a[..., i].astype(np.int64), 0)
+                              for i in range(K)], lambda x, y: x + y)
+        return _wrap(np.asarray(c, dtype=np.int64) + (s << np.int64(j)), _int_width(acc_fmt))
+    av = a.astype(np.uint64)
+    if act_fmt != acc_fmt:
+        av = num.fp_convert(av, act_fmt, acc_fmt, rounding)
+    terms = [np.where(bits[i] == 1, av[..., i], np.uint64(0)) for i in range(K)]
+    s = num.pairwise_sum(terms, lambda x, y: num.fp_add(x, y, acc_fmt, rounding))
+    return num.fp_add(np.asarray(c, dtype=np.uint64), num.fp_scale_pow2(s, j, acc_fmt, rounding),
+                      acc_fmt, rounding)
+
+
+def add_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: str,
+                    acc_fmt: str, rounding: str = "rne") -> dict:
+    """Transaction model of ``add_dp4_array``: a [R, M, K], w [R, w_bits, N] raw plane codes
+    (:func:`plane_code`), c, chain, emit as :func:`lut_array_model`; D = base + Σ_j
+    :func:`add_step` (LSB plane first)."""
+    def op(r, base):
+        a = np.asarray(req["a"][r])
+        a = a.astype(np.int64) if _is_int(act_fmt) else a.astype(np.uint64)
+        codes = np.asarray(req["w"][r], dtype=np.int64)
+        for j in range(w_bits):
+            base = add_step(a[:, None, :], codes[j][None, :], j, base, act_fmt=act_fmt,
+                            acc_fmt=acc_fmt, rounding=rounding)
+        return base
     return _transactions(req, m, n, acc_fmt, op)

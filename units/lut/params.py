@@ -15,8 +15,9 @@ from tcgen.hw.params import Params, param
 
 from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS
 
-__all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "LutPrecomputeParams", "SCALES",
-           "TABLES", "NETWORKS", "is_int", "int_width"]
+__all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "LutPrecomputeParams",
+           "ConvLutArrayParams", "AddArrayParams", "SCALES", "TABLES", "NETWORKS", "VARIANTS",
+           "PLACEMENTS", "OPERANDS", "PRECOMPUTE_TABLES", "is_int", "int_width"]
 
 #: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
 #: RTL's add of j to the exponent field (wrong at ±0, subnormals and overflow; note §2.5)
@@ -27,6 +28,19 @@ TABLES = ("internal", "external")
 #: the precompute's adder network: every entry on its own chain, or Gray-code order (one add
 #: per entry after the first)
 NETWORKS = ("gray", "naive")
+#: what a precompute makes: the symmetric half table of the reinterpreted {−1, +1} weights
+#: (2^(k−1) entries), or UNPU's full table of {0, 1} weights T[W] = Σ_{W_i = 1} a_i (2^k)
+PRECOMPUTE_TABLES = ("half", "full")
+#: the conventional LUT's steps of Table 2: UNPU (full {0, 1} table, no negation), + weight
+#: reinterpretation (half table, the index inverted in the circuit), + negation-circuit
+#: elimination (half table, index inverted offline: the LUT Tensor Core's unit)
+VARIANTS = ("unpu", "reinterpret", "offline_inversion")
+#: where the conventional LUT's precompute sits: one per table row, shared by the N units of
+#: the row, or one per LUT unit (no sharing, Fig. 13's "conventional LUT")
+PLACEMENTS = ("row", "unit")
+#: the array's operands (activations and weight planes): registers inside, or read from the
+#: request, held by the producer for the whole operation
+OPERANDS = ("internal", "external")
 
 
 def is_int(fmt: str) -> bool:
@@ -128,7 +142,73 @@ class LutPrecomputeParams(Params):
                          doc="gray: T[0] on a chain, then one ±2a_k add per entry in Gray-code "
                              "order; naive: each entry on its own chain of k-1 adds")
     rounding: str = param("rne", choices=MODES, doc="FP rounding of every add")
+    table: str = param("half", choices=PRECOMPUTE_TABLES,
+                       doc="half: the symmetric table of {-1,+1} weights, 2^(k-1) entries; "
+                           "full: UNPU's table of {0,1} weights, 2^k entries (gray: one ±a_k "
+                           "add per entry)")
 
     def check(self):
         if is_int(self.act) and self.rounding != "rne":
             raise self.error("rounding", self.rounding, "rne (the default) for INT: exact")
+
+
+class _SerialCommon:
+    def check(self):
+        if is_int(self.act) != is_int(self.acc):
+            raise self.error("acc", self.acc, "an INT accumulator for INT activations and an FP "
+                             f"one for FP activations (act is {self.act})")
+        if _width(self.acc) < _width(self.act) + (self.k.bit_length() if is_int(self.act)
+                                                   else 0):
+            raise self.error("acc", self.acc, "wide enough for a table entry of k activations "
+                             f"({self.act}, k = {self.k})")
+        if is_int(self.act) and self.rounding != "rne":
+            raise self.error("rounding", self.rounding, "rne (the default) for INT: nothing is "
+                             "rounded")
+
+
+@dataclass(frozen=True)
+class ConvLutArrayParams(_SerialCommon, Params):
+    """The conventional LUT baseline (UNPU-style) at the same M×N×K, bit-serial like the LUT
+    Tensor Core: the table precomputed in the array from the activations; ``variant`` walks
+    Table 2's ablation (unpu -> reinterpret -> offline_inversion; the last step, hoisting the
+    precompute out of the array, is ``lut_array``)."""
+    UNIT = "conv_lut_array"
+    m: int = param(2, range=(1, 16), doc="rows (tables / activation rows)")
+    n: int = param(64, range=(1, 256), doc="columns (outputs per row)")
+    k: int = param(4, range=(2, 5), doc="activations per table")
+    act: str = param("fp16", choices=ACT_FORMATS, doc="activation format (FP tables are in it; "
+                     "INT tables exact)")
+    acc: str = param("fp16", choices=ACC_FORMATS, doc="accumulator format")
+    w_bits: int = param(2, range=(1, 8), doc="weight bits = planes = cycles per operation")
+    rounding: str = param("rne", choices=MODES, doc="FP rounding (precompute adds, accumulate)")
+    variant: str = param("unpu", choices=VARIANTS,
+                         doc="unpu: full {0,1} table (2^k entries), raw plane bits index it, no "
+                             "negation; reinterpret: half table of {-1,+1} weights, index "
+                             "inverted in the circuit; offline_inversion: half table, "
+                             "offline-encoded plane codes (the LUT TC unit)")
+    placement: str = param("row", choices=PLACEMENTS,
+                           doc="row: one precompute per table row (shared by the row's N "
+                               "units); unit: one per LUT unit")
+    network: str = param("gray", choices=NETWORKS, doc="the precompute's adder network")
+    operands: str = param("internal", choices=OPERANDS,
+                          doc="internal: activations and weight planes in registers (the table "
+                              "is recomputed from them: cheaper than table registers); "
+                              "external: read from the request, held for the operation")
+
+
+@dataclass(frozen=True)
+class AddArrayParams(_SerialCommon, Params):
+    """The ADD baseline (Stripes-style bit-serial) at the same M×N×K: per plane each weight bit
+    gates its activation into one add (K adds per output per cycle: a tree of K−1 and the
+    accumulate); D = base + Σ_j 2^j Σ_k q_{jk}·a_k = base + Σ_k q_k·a_k (unsigned codes)."""
+    UNIT = "add_dp4_array"
+    m: int = param(2, range=(1, 16), doc="rows (activation rows)")
+    n: int = param(64, range=(1, 256), doc="columns (outputs per row)")
+    k: int = param(4, range=(2, 6), doc="activations (weight bits) summed per output per cycle")
+    act: str = param("fp16", choices=ACT_FORMATS, doc="activation format")
+    acc: str = param("fp16", choices=ACC_FORMATS, doc="tree and accumulator format")
+    w_bits: int = param(2, range=(1, 8), doc="weight bits = planes = cycles per operation")
+    rounding: str = param("rne", choices=MODES, doc="FP rounding of every add")
+    operands: str = param("internal", choices=OPERANDS,
+                          doc="internal: activations and weight planes in registers; external: "
+                              "read from the request, held for the operation")

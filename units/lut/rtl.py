@@ -48,11 +48,12 @@ from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
 
 from . import layouts
-from .params import (LutArrayParams, LutDp4Params, LutPrecomputeParams, MacArrayParams,
-                     int_width, is_int)
+from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4Params,
+                     LutPrecomputeParams, MacArrayParams, int_width, is_int)
 
-__all__ = ["LutDp4", "LutArray", "MacDp", "MacArray", "LutPrecompute", "entry_width",
-           "acc_width", "plane_bits", "table_layout", "precompute_entry"]
+__all__ = ["LutDp4", "BitSerialArray", "LutArray", "ConvLutArray", "AddDp", "AddArray", "MacDp",
+           "MacArray", "LutPrecompute", "widen", "entry_width", "acc_width", "plane_bits",
+           "table_layout", "precompute_entry"]
 
 
 def entry_width(fmt: str) -> int:
@@ -70,6 +71,17 @@ def plane_bits(w_bits: int) -> int:
 def table_layout(p) -> data.ArrayLayout:
     """The half table: 2^(k−1) entries of the entry format, entry i at bits [w·i +: w]."""
     return data.ArrayLayout(entry_width(p.entry), 1 << (p.k - 1))
+
+
+def widen(m, v, src: str, dst: str, rounding: str, name: str):
+    """An FP value of ``src`` widened exactly to ``dst`` (hw's FPConvert, added as
+    ``{name}_widen``); the value itself when the formats agree."""
+    if src == dst:
+        return v
+    conv = shared(m, f"{name}_widen", FPConvert(FPConvertParams(
+        src=src, dst=dst, rounding=rounding, saturate=False, ftz=False, pipeline=0)))
+    m.d.comb += conv.a.eq(v)
+    return conv.y
 
 
 class LutDp4(wiring.Component):
@@ -278,6 +290,153 @@ class LutArray(BitSerialArray):
         return u.y
 
 
+class ConvLutArray(BitSerialArray):
+    """``conv_lut_array``: the conventional LUT (UNPU-style) at the same M×N×K, on the same
+    bit-serial sequencer and streams as :class:`LutArray` (:class:`BitSerialArray`); ``req``
+    payload = layouts.serial_request {a, w, c, chain, emit}.  The tables are made in the array
+    by :class:`LutPrecompute` from the activations, one per row (``placement = row``, shared by
+    the row's N units) or one per unit (``unit``), and each unit is a :class:`LutDp4`:
+
+    * ``unpu``: the full {0, 1} table (2^k entries), the raw plane code indexes it, no
+      negation: D = base + Σ_j 2^j T[W_j] = base + Σ_k q_k·a_k (unsigned codes);
+    * ``reinterpret``: the half table of {−1, +1} weights, the index inverted in the circuit
+      (idx = low bits XOR the code's MSB, the MSB negates): D = base + Σ_k q′_k·a_k;
+    * ``offline_inversion``: the half table, plane codes encoded offline (as ``lut_array``).
+
+    Parameters: :class:`~tcgen.units.lut.params.ConvLutArrayParams`.  Golden model:
+    :func:`tcgen.units.lut.model.conv_array_model`.
+    """
+    ROW = "a"
+
+    def __init__(self, params: ConvLutArrayParams):
+        super().__init__(params, layouts.serial_request(params), params.operands == "internal")
+
+    def precompute_params(self) -> LutPrecomputeParams:
+        p = self.params
+        return LutPrecomputeParams(k=p.k, act=p.act, network=p.network, rounding=p.rounding,
+                                   table="full" if p.variant == "unpu" else "half")
+
+    def unit_params(self) -> LutDp4Params:
+        p = self.params
+        return LutDp4Params(k=p.k + 1 if p.variant == "unpu" else p.k,
+                            entry=precompute_entry(self.precompute_params()), acc=p.acc,
+                            w_bits=p.w_bits, rounding=p.rounding)
+
+    def _table(self, m, a, name):
+        pre = shared(m, name, LutPrecompute(self.precompute_params()))
+        m.d.comb += pre.a.eq(a)
+        return pre.t
+
+    def _rows(self, m, a):
+        p = self.params
+        xw = entry_width(p.act)
+        rows = [a[i * p.k * xw:(i + 1) * p.k * xw] for i in range(p.m)]
+        if p.placement == "unit":
+            return rows
+        return [self._table(m, r, f"pre{i}") for i, r in enumerate(rows)]
+
+    def _unit(self, m, i, n, row, code, plane, base):
+        p = self.params
+        K = p.k
+        table = self._table(m, row, f"pre{i}_{n}") if p.placement == "unit" else row
+        u = shared(m, f"u{i}_{n}", LutDp4(self.unit_params()))
+        if p.variant == "unpu":
+            m.d.comb += [u.sign.eq(0), u.idx.eq(code)]
+        elif p.variant == "reinterpret":                 # the index inversion circuit
+            m.d.comb += [u.sign.eq(code[K - 1]),
+                         u.idx.eq(code[:K - 1] ^ code[K - 1].replicate(K - 1))]
+        else:
+            m.d.comb += [u.sign.eq(code[K - 1]), u.idx.eq(code[:K - 1])]
+        m.d.comb += [u.lut.eq(table), u.plane.eq(plane), u.c.eq(base)]
+        return u.y
+
+
+@dataclass(frozen=True)
+class AddDpParams:
+    """What one :class:`AddDp` depends on (its content key, tcgen.hw.dedup)."""
+    k: int
+    act: str
+    acc: str
+    w_bits: int
+    rounding: str
+
+
+class AddDp(wiring.Component):
+    """One plane step of the ADD baseline: y = c + 2^plane · Σ_k bit_k·a_k (``code``: the raw
+    plane code, a_0 at the MSB).  INT: activations (``act`` width) gated, summed modulo
+    2^acc in one compressor tree, shifted, added to c.  FP: activations already in the
+    accumulator format, gated to +0, a pairwise hw add_tree, ×2^plane by hw's scale_pow2, one
+    FPAdd with c.  Golden model: :func:`tcgen.units.lut.model.add_step`."""
+
+    def __init__(self, params: AddDpParams):
+        self.params = p = params
+        aw = acc_width(p.acc)
+        xw = int_width(p.act) if is_int(p.acc) else aw
+        super().__init__({"a": In(data.ArrayLayout(xw, p.k)), "code": In(p.k),
+                          "plane": In(plane_bits(p.w_bits)), "c": In(aw), "y": Out(aw)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        K, aw = p.k, acc_width(p.acc)
+        bits = [self.code[K - 1 - i] for i in range(K)]
+        if is_int(p.acc):
+            terms = []
+            for i in range(K):
+                t = Signal(aw, name=f"t{i}")
+                m.d.comb += t.eq(Mux(bits[i], self.a[i].as_signed(), 0))
+                terms.append(t)
+            s = sum_operands(m, terms, aw, name="sum")
+            sh = shift_left(m, s, self.plane, name="plane_shl")
+            m.d.comb += self.y.eq(self.c + sh)
+            return m
+        terms = []
+        for i in range(K):
+            t = Signal(aw, name=f"t{i}")
+            m.d.comb += t.eq(Mux(bits[i], self.a[i], 0))
+            terms.append(t)
+        ap = FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False, pipeline=0)
+        s = add_tree(m, terms, ap, "add")
+        scaled = scale_pow2(m, get_format(p.acc), s, self.plane, mode=p.rounding, name="sc")
+        fin = shared(m, "acc_add", FPAdd(ap))
+        m.d.comb += [fin.a.eq(self.c), fin.b.eq(scaled), self.y.eq(fin.y)]
+        return m
+
+
+class AddArray(BitSerialArray):
+    """``add_dp4_array``: the ADD baseline (Stripes-style bit-serial) at the same M×N×K, on
+    the sequencer and streams of :class:`LutArray` (:class:`BitSerialArray`); ``req`` payload =
+    layouts.serial_request {a, w (raw plane codes), c, chain, emit}.  Row i's activations
+    (widened once per row to the accumulator format, FP) are broadcast to the N
+    :class:`AddDp` units of the row: D = base + Σ_j 2^j Σ_k q_{jk}·a_k = base + Σ_k q_k·a_k.
+    Parameters: :class:`~tcgen.units.lut.params.AddArrayParams`.  Golden model:
+    :func:`tcgen.units.lut.model.add_array_model`.
+    """
+    ROW = "a"
+
+    def __init__(self, params: AddArrayParams):
+        super().__init__(params, layouts.serial_request(params), params.operands == "internal")
+
+    def _rows(self, m, a):
+        p = self.params
+        xw = entry_width(p.act)
+        rows = []
+        for i in range(p.m):
+            xs = [a[(i * p.k + kk) * xw:(i * p.k + kk + 1) * xw] for kk in range(p.k)]
+            if not is_int(p.acc):
+                xs = [widen(m, x, p.act, p.acc, p.rounding, f"a{i}_{kk}")
+                      for kk, x in enumerate(xs)]
+            rows.append(Cat(*xs))
+        return rows
+
+    def _unit(self, m, i, n, row, code, plane, base):
+        p = self.params
+        u = shared(m, f"u{i}_{n}", AddDp(AddDpParams(k=p.k, act=p.act, acc=p.acc,
+                                                     w_bits=p.w_bits, rounding=p.rounding)))
+        m.d.comb += [u.a.eq(row), u.code.eq(code), u.plane.eq(plane), u.c.eq(base)]
+        return u.y
+
+
 @dataclass(frozen=True)
 class MacDpParams:
     """What one :class:`MacDp` depends on (its content key, tcgen.hw.dedup)."""
@@ -372,12 +531,7 @@ class MacArray(wiring.Component):
 
     def _widen(self, m, v, name):
         p = self.params
-        if p.act == p.acc:
-            return v
-        conv = shared(m, f"{name}_widen", FPConvert(FPConvertParams(
-            src=p.act, dst=p.acc, rounding=p.rounding, saturate=False, ftz=False, pipeline=0)))
-        m.d.comb += conv.a.eq(v)
-        return conv.y
+        return widen(m, v, p.act, p.acc, p.rounding, name)
 
     def elaborate(self, platform):
         m = Module()
@@ -447,8 +601,9 @@ class LutPrecompute(wiring.Component):
         self.latency = 0
         xw = entry_width(p.act)
         ew = entry_width(precompute_entry(p))
+        entries = 1 << (p.k - 1 if p.table == "half" else p.k)
         super().__init__({"a": In(data.ArrayLayout(xw, p.k)),
-                          "t": Out(data.ArrayLayout(ew, 1 << (p.k - 1)))})
+                          "t": Out(data.ArrayLayout(ew, entries))})
 
     def elaborate(self, platform):
         m = Module()
@@ -489,6 +644,10 @@ class LutPrecompute(wiring.Component):
             def dbl(i, name):                      # 2·a_i, correct at the edges
                 return scale_pow2(m, fa, self.a[i], 1, mode=p.rounding, name=name)
 
+        if p.table == "full":
+            m.d.comb += self.t.eq(Cat(*self._full(m, K, term, add)))
+            return m
+
         def chain(idx, name):
             t = term(0, False)
             for kk in range(1, K):
@@ -516,3 +675,28 @@ class LutPrecompute(wiring.Component):
                 prev = g
         m.d.comb += self.t.eq(Cat(*out))
         return m
+
+    def _full(self, m, K, term, add):
+        """UNPU's {0, 1} table: T[0] = 0; naive: each entry's selected activations summed left
+        to right; gray: T[g] = T[prev] ± a_k in Gray-code order (one add per entry)."""
+        p = self.params
+        ew = entry_width(precompute_entry(p))
+        n = 1 << K
+        out = [Const(0, signed(ew) if is_int(p.act) else ew)] * n     # T[0] = 0 (+0)
+        if p.network == "naive":
+            for w in range(1, n):
+                sel = [i for i in range(K) if (w >> (K - 1 - i)) & 1]
+                t = term(sel[0], True)
+                for i in sel[1:]:
+                    t = add(t, term(i, True), f"e{w}_{i}")
+                out[w] = t
+            return out
+        prev, t = 0, out[0]
+        for r in range(1, n):
+            g = r ^ (r >> 1)
+            flip = g ^ prev
+            i = K - 1 - (flip.bit_length() - 1)
+            t = add(t, term(i, bool(g & flip)), f"g{g}")
+            out[g] = t
+            prev = g
+        return out
