@@ -39,7 +39,8 @@ def _simulate(unit, p, requests, name, scenario="back_to_back", **cfg):
 
 
 CONV_CONFIGS = [
-    dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2, variant="unpu"),
+    dict(m=1, n=2, k=3, act="fp16", acc="fp16", w_bits=2, variant="unpu"),
+    pytest.param(dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2, variant="unpu"), marks=_slow),
     dict(m=2, n=3, act="int8", acc="int32", w_bits=3, variant="reinterpret"),
     dict(m=1, n=2, act="int8", acc="int24", w_bits=2, variant="unpu", placement="unit",
          operands="external"),

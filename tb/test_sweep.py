@@ -155,6 +155,8 @@ def test_derived_expressions():
     own = {"a": 6.0, "b": 3.0, "z": 0.0, "n": None}
     assert evaluate("a / b + 2 ** 2 - -1", own, None) == 7.0
     assert evaluate("max(a, b) * abs(-2)", own, None) == 12.0
+    assert evaluate("1 + above(a, 5) + above(b, 5) + below(z, 1)", own, None) == 3.0
+    assert evaluate("above(n, 1)", own, None) is None             # a missing value stays missing
     assert evaluate("a / ref.a", own, {"a": 2.0}) == 3.0
     assert evaluate("a / z", own, None) is None                 # never a made-up number
     assert evaluate("a * n", own, None) is None

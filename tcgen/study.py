@@ -121,7 +121,17 @@ def compute_min(results: Iterable[dict]) -> float:
 
 # -- expressions (derived columns of a sweep, claims of the ledger) -------------------------------
 #: the functions an expression may call
-EXPR_FUNCTIONS = {"min": min, "max": max, "abs": abs}
+def _above(x, t):
+    """1 when x > t, else 0 (a step: counts, or the last W_BIT at which a ratio stays above 1)."""
+    return 1.0 if x > t else 0.0
+
+
+def _below(x, t):
+    """1 when x < t, else 0."""
+    return 1.0 if x < t else 0.0
+
+
+EXPR_FUNCTIONS = {"min": min, "max": max, "abs": abs, "above": _above, "below": _below}
 
 
 def evaluate_expr(expr: str, env: dict) -> float | None:

@@ -52,8 +52,8 @@ from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4P
                      LutPrecomputeParams, MacArrayParams, int_width, is_int)
 
 __all__ = ["LutDp4", "BitSerialArray", "LutArray", "ConvLutArray", "AddDp", "AddArray", "MacDp",
-           "MacArray", "LutPrecompute", "widen", "entry_width", "acc_width", "plane_bits",
-           "table_layout", "precompute_entry"]
+           "MacArray", "Dequant", "LutPrecompute", "widen", "reinterpreted", "entry_width",
+           "acc_width", "plane_bits", "table_layout", "precompute_entry"]
 
 
 def entry_width(fmt: str) -> int:
@@ -491,6 +491,48 @@ class MacDp(wiring.Component):
         return m
 
 
+def reinterpreted(m, q, b: int, name: str):
+    """q′ = 2q − (2^b − 1) from a b-bit code: Cat(1, q[:b−1], ~q[b−1]) is its (b+1)-bit two's
+    complement (Eq. 2, no arithmetic)."""
+    qp = Signal(b + 1, name=f"{name}_qp")
+    m.d.comb += qp.eq(Cat(Const(1, 1), q[:b - 1], ~q[b - 1]) if b > 1
+                      else Cat(Const(1, 1), ~q[0]))
+    return qp
+
+
+@dataclass(frozen=True)
+class DequantParams:
+    """What one :class:`Dequant` depends on (its content key, tcgen.hw.dedup)."""
+    act: str
+    w_bits: int
+    rounding: str
+
+
+class Dequant(wiring.Component):
+    """A b-bit weight code -> q′ = 2q − (2^b − 1) in the FP activation format: the odd integer
+    as sign and magnitude, rounded once by hw's round_pack (exact in FP16; FP8 E4M3 rounds
+    above 16).  Ports q ``In(w_bits)``, y ``Out(act)``.  Golden model:
+    ``from_float(reinterpret(q, b), act)``."""
+
+    def __init__(self, params: DequantParams):
+        self.params = p = params
+        super().__init__({"q": In(p.w_bits), "y": Out(get_format(p.act).width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        b = p.w_bits
+        qp = reinterpreted(m, self.q, b, "dq")
+        fa = get_format(p.act)
+        sign = qp[b]
+        mag = Signal(b, name="dq_mag")
+        m.d.comb += mag.eq(Mux(sign, -qp, qp)[:b])
+        et = Signal(signed(fa.exp_bits + 2), name="dq_et")
+        m.d.comb += et.eq(fa.bias + b - 1)
+        m.d.comb += self.y.eq(round_pack(m, fa, sign, mag, et, mode=p.rounding, name="dq_rp"))
+        return m
+
+
 class MacArray(wiring.Component):
     """``mac_dp4_array``: D[i, n] = (chain ? acc : C)[i, n] + Σ_k a[i, k] · q′[n, k], one
     operation per cycle (latency 1), the same streams and accumulator rules as
@@ -511,23 +553,16 @@ class MacArray(wiring.Component):
                           "d": Out(stream.Signature(flat(layouts.array_result(p))))})
 
     def _dequant(self, m, q, name):
-        """q′ = 2q − (2^b − 1) from a b-bit code: Cat(1, q[:b−1], ~q[b−1]) is its (b+1)-bit
-        two's complement."""
+        """The weight code dequantized: (INT) q′ = 2q − (2^b − 1) as a (b+1)-bit two's
+        complement, or (FP) a :class:`Dequant` (one module, instanced per code) widened to the
+        accumulator format."""
         p = self.params
-        b = p.w_bits
-        qp = Signal(b + 1, name=f"{name}_qp")
-        m.d.comb += qp.eq(Cat(Const(1, 1), q[:b - 1], ~q[b - 1]) if b > 1
-                          else Cat(Const(1, 1), ~q[0]))
         if is_int(p.acc):
-            return qp
-        fa = get_format(p.act)
-        sign = qp[b]
-        mag = Signal(b, name=f"{name}_mag")
-        m.d.comb += mag.eq(Mux(sign, -qp, qp)[:b])
-        et = Signal(signed(fa.exp_bits + 2), name=f"{name}_et")
-        m.d.comb += et.eq(fa.bias + b - 1)
-        v = round_pack(m, fa, sign, mag, et, mode=p.rounding, name=f"{name}_rp")
-        return self._widen(m, v, name)
+            return reinterpreted(m, q, p.w_bits, name)
+        dq = shared(m, f"{name}_dq", Dequant(DequantParams(act=p.act, w_bits=p.w_bits,
+                                                           rounding=p.rounding)))
+        m.d.comb += dq.q.eq(q)
+        return self._widen(m, dq.y, name)
 
     def _widen(self, m, v, name):
         p = self.params
