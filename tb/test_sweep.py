@@ -157,6 +157,9 @@ def test_derived_expressions():
     assert evaluate("max(a, b) * abs(-2)", own, None) == 12.0
     assert evaluate("1 + above(a, 5) + above(b, 5) + below(z, 1)", own, None) == 3.0
     assert evaluate("above(n, 1)", own, None) is None             # a missing value stays missing
+    assert evaluate("argmax(2, b, 3, a, 4, a)", own, None) == 3       # first of the largest
+    assert evaluate("argmax(2, n, 3, a)", own, None) is None
+    assert evaluate("argmax(2, a, 3)", own, None) is None
     assert evaluate("a / ref.a", own, {"a": 2.0}) == 3.0
     assert evaluate("a / z", own, None) is None                 # never a made-up number
     assert evaluate("a * n", own, None) is None

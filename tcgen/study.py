@@ -131,7 +131,18 @@ def _below(x, t):
     return 1.0 if x < t else 0.0
 
 
-EXPR_FUNCTIONS = {"min": min, "max": max, "abs": abs, "above": _above, "below": _below}
+def _argmax(*pairs):
+    """argmax(x1, v1, x2, v2, ...): the x whose v is largest (the first on a tie)."""
+    if len(pairs) < 2 or len(pairs) % 2:
+        raise ValueError("argmax takes x, value pairs")
+    xs, vs = pairs[0::2], pairs[1::2]
+    if any(v is None for v in vs):
+        raise TypeError("argmax: a value is missing")
+    return xs[max(range(len(vs)), key=lambda i: (vs[i], -i))]
+
+
+EXPR_FUNCTIONS = {"min": min, "max": max, "abs": abs, "above": _above, "below": _below,
+                  "argmax": _argmax}
 
 
 def evaluate_expr(expr: str, env: dict) -> float | None:
