@@ -235,3 +235,50 @@ def test_gemm_level_error_budget_fp16_int8_tables():
     bound = sp * ((1 << b) - 1) * sT[..., 0].sum(-1)[:, None] / 2
     assert (np.abs(got - exact) <= bound + 1e-9).all()
     assert np.abs(got - exact).max() > 0                      # quantization does act
+
+
+@pytest.mark.parametrize("act,acc", [("int8", "int32"), ("fp16", "fp32"), ("fp16", "fp16")])
+@pytest.mark.parametrize("b", [1, 2, 4])
+def test_gemm_level_layer_slice_bit_accurate(act, acc, b):
+    """A 2×5120 · 5120×64 slice of a 5120×5120 layer, tiled into M2N64K4 LMMAs (1280 K-groups
+    chained through the accumulator) on the bit-accurate array model: tables from the
+    precompute (INT8: exact 11-bit; FP16: the Gray network, every add rounded), the planes
+    LSB first, the accumulator in ``acc``; then O = s′·acc − s′z′·Σa against the exact layer.
+
+    INT8 is exact.  FP: a table entry is reached after at most 3 + 7 rounded adds of partial
+    sums bounded by Σ_g|a|, so |T̂ − T| ≤ 10·u_t·Σ_g|a| (u_t = 2^−11); a plane adds it ×2^j, so
+    a group's error is ≤ (2^b − 1)·10·u_t·Σ_g|a|; the G·b accumulate adds each round a partial
+    sum ≤ (2^b − 1)·Σ|a| by at most u_acc of it.  Bound = (2^b − 1)·Σ|a|·(10·u_t + G·b·u_acc)."""
+    M, N, K, Kt = 2, 64, 4, 5120
+    G = Kt // K
+    rng = np.random.default_rng(1700 + b)
+    if act == "int8":
+        A = rng.integers(-128, 128, (M, Kt))
+        Av = A.astype(np.float64)
+    else:
+        A = _fp16(rng.normal(0, 1, (M, Kt)))
+        Av = num.to_float(A, "fp16")
+    Wq = rng.integers(0, 1 << b, (N, Kt))
+    s, z = rng.uniform(0.01, 0.03, N), rng.integers(0, 1 << b, N).astype(np.float64)
+    exact = lm.exact_gemm(Av, Wq, s, z, b)
+    planes = lm.bit_planes(Wq.reshape(N, G, K), b)              # (b, N, G, K)
+    sign, idx = lm.encode_plane(planes)                          # (b, N, G)
+    codes = (sign << (K - 1)) | idx
+    tables = lm.precompute(A.reshape(M, G, K), act)              # (M, G, 8)
+    req = {"lut": np.moveaxis(tables, 1, 0), "w": np.moveaxis(codes, 2, 0),
+           "c": np.zeros((G, M, N), dtype=np.int64 if act == "int8" else np.uint64),
+           "chain": np.arange(G) > 0, "emit": np.arange(G) == G - 1}
+    entry = "int11" if act == "int8" else "fp16"
+    (d,) = lm.lut_array_model(req, m=M, n=N, k=K, w_bits=b, entry_fmt=entry, acc_fmt=acc)["d"]
+    accv = d.astype(np.float64) if act == "int8" else num.to_float(d, acc)
+    sp, zp = lm.reinterpret_scale(s, z, b)
+    got = sp * accv - (sp * zp) * Av.sum(axis=1)[:, None]
+    if act == "int8":
+        assert np.array_equal(d, Av.astype(np.int64) @ lm.reinterpret(Wq, b).T)
+        assert np.allclose(got, exact, rtol=1e-12, atol=1e-9)
+        return
+    u_acc = 2.0 ** -(num.get_format(acc).man_bits + 1)
+    bound = ((1 << b) - 1) * np.abs(Av).sum(axis=1)[:, None] * (10 * 2.0 ** -11 + G * b * u_acc)
+    err = np.abs(accv - Av @ lm.reinterpret(Wq, b).T)
+    assert (err <= bound).all() and err.max() > 0
+    assert np.allclose(got, exact, atol=(sp * bound).max())
