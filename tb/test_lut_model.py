@@ -282,3 +282,24 @@ def test_gemm_level_layer_slice_bit_accurate(act, acc, b):
     err = np.abs(accv - Av @ lm.reinterpret(Wq, b).T)
     assert (err <= bound).all() and err.max() > 0
     assert np.allclose(got, exact, atol=(sp * bound).max())
+
+
+def test_int8_table_quantization_pow2_scale():
+    """The hardware's INT8 table (power-of-two scale): e is the smallest with Σ|a| < 2^(7+e),
+    entries within half a step (a step where RNE reaches ±128 and is clamped), never −128,
+    and exact when the table already fits (Σ|a| ≤ 127)."""
+    rng = np.random.default_rng(1710)
+    a = np.concatenate([rng.integers(-128, 128, (4000, 4)),
+                        np.array([[127, 128, 0, 0], [-1, 0, 0, 0], [31, 32, 32, 32],
+                                  [0, 0, 0, 0]])])
+    T = lm.half_table(a)
+    q, e = lm.quantize_table_pow2(T, a)
+    m = np.abs(a).sum(-1)
+    assert ((m < 2.0 ** (7 + e)) & ((e == 0) | (m >= 2.0 ** (6 + e)))).all()
+    err = np.abs(T - q * 2.0 ** e[:, None])
+    clamped = np.abs(np.rint(T / 2.0 ** e[:, None])) > 127
+    assert (err <= np.where(clamped, 2.0 ** e[:, None], 2.0 ** (e[:, None] - 1))).all()
+    assert q.min() >= -127 and q.max() <= 127
+    assert clamped.any()                                   # [127, 128, 0, 0]: 255/2 -> 128
+    fits = m <= 127
+    assert (e[fits] == 0).all() and (q[fits] == T[fits]).all()

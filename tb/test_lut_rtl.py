@@ -134,6 +134,9 @@ def test_rtl_scale_differs_from_correct_where_the_notes_say():
 PRE_CONFIGS = [                      # make test: the small FP network and an INT one
     dict(k=2, act="fp16", network="gray"),
     dict(act="int8", network="gray"),
+    dict(k=3, act="fp16", table="full"),
+    pytest.param(dict(act="fp16", network="naive", table="full"), marks=_slow),
+    pytest.param(dict(act="int8", table="full"), marks=_slow),
     pytest.param(dict(act="fp16", network="gray"), marks=_slow),
     pytest.param(dict(act="fp16", network="naive"), marks=_slow),
     pytest.param(dict(act="fp16", network="gray", rounding="rtz"), marks=_slow),
@@ -156,5 +159,18 @@ def test_lut_precompute_matches_model(cfg):
     # Verilator: the FP networks are 10-60 adders deep, which Icarus evaluates slowly (minutes
     # for 3,000 vectors, RTL or gate-level bit-sliced)
     s = harness.run_batch("lut_precompute", p, stimulus=stim, sim="verilator", lanes=4,
+                          depth=1024)
+    assert s["vectors"] == 3000 and s["mismatches"] == 0, s["first_mismatches"]
+
+
+@pytest.mark.parametrize("cfg", [dict(), pytest.param(dict(k=6, act="int16", network="naive"),
+                                                        marks=_slow)], ids=_id)
+def test_lut_precompute_int8_matches_model(cfg):
+    """The INT8 table quantizer against quantize_table_pow2: full-range and scaled-down
+    activations (shift 0 and 1, RNE ties, the ±128 clamp)."""
+    p = get_unit("lut_precompute_int8").params(**cfg)
+    rng = np.random.default_rng(harness.seed(1311))
+    stim = get_unit("lut_precompute_int8").workload(p, rng, 3000)
+    s = harness.run_batch("lut_precompute_int8", p, stimulus=stim, sim="verilator", lanes=4,
                           depth=1024)
     assert s["vectors"] == 3000 and s["mismatches"] == 0, s["first_mismatches"]

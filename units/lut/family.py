@@ -13,9 +13,10 @@ from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
 from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4Params,
-                     LutPrecomputeParams, MacArrayParams, int_width, is_int)
-from .rtl import (AddArray, ConvLutArray, LutArray, LutDp4, LutPrecompute, MacArray, acc_width,
-                  entry_width, plane_bits, precompute_entry, table_layout)
+                     LutPrecomputeInt8Params, LutPrecomputeParams, MacArrayParams, int_width,
+                     is_int)
+from .rtl import (AddArray, ConvLutArray, LutArray, LutDp4, LutPrecompute, LutPrecomputeInt8,
+                  MacArray, acc_width, entry_width, plane_bits, precompute_entry, table_layout)
 
 __all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
            "random_requests", "mac_request", "random_mac_requests", "precompute_inputs",
@@ -332,4 +333,32 @@ ADD_ARRAY = UnitSpec(
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
     workload=_stream_workload(random_serial_requests))
 
-UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY, LUT_PRECOMPUTE, CONV_LUT_ARRAY, ADD_ARRAY)
+def _precompute_int8_model(p, a):
+    from amaranth.lib import data as _data
+    xw = int_width(p.act)
+    av = to_signed(_ints(unpack(_data.ArrayLayout(xw, p.k), a)), xw)
+    q, e = model.quantize_table_pow2(model.precompute(av, p.act), av)
+    return {"t": pack(_data.ArrayLayout(8, q.shape[-1]), q & 0xFF),
+            "shift": e.astype(np.uint64)}
+
+
+def _precompute_int8_inputs(p, rng, n) -> dict:
+    """Full-range INT activations, a quarter of them scaled down so that small tables (no
+    shift, shift 1: the RNE ties and the ±128 clamp) are frequent."""
+    from amaranth.lib import data as _data
+    xw = int_width(p.act)
+    a = rng.integers(-(1 << (xw - 1)), 1 << (xw - 1), (n, p.k))
+    small = rng.random(n) < 0.25
+    a[small] >>= rng.integers(0, xw, (int(small.sum()), 1))
+    return {"a": pack(_data.ArrayLayout(xw, p.k), np.asarray(a & ((1 << xw) - 1), dtype=object))}
+
+
+LUT_PRECOMPUTE_INT8 = UnitSpec(
+    name="lut_precompute_int8", family="lut",
+    summary="INT precompute + INT8 table quantization in hardware (power-of-two scale: shift = "
+            "bitlen(sum|a|) - 7, RNE, clamp +-127)",
+    params=LutPrecomputeInt8Params, build=LutPrecomputeInt8, model=_precompute_int8_model,
+    ops_per_cycle=lambda p: 1.0, ops_unit="table", workload=_precompute_int8_inputs)
+
+UNITS = (LUT_DP4, LUT_ARRAY, MAC_ARRAY, LUT_PRECOMPUTE, LUT_PRECOMPUTE_INT8, CONV_LUT_ARRAY,
+         ADD_ARRAY)

@@ -34,7 +34,7 @@ __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
            "lut_gemm", "entry_bits", "precompute", "quantize_tables",
            "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model",
-           "mac_dp", "mac_array_model", "zero_one_table", "plane_code", "conv_array_model",
+           "mac_dp", "mac_array_model", "quantize_table_pow2", "zero_one_table", "plane_code", "conv_array_model",
            "add_step", "add_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
@@ -325,6 +325,22 @@ def quantize_tables(T, granularity: str = "table", block: int = 1):
     with np.errstate(invalid="ignore", divide="ignore"):
         q = np.where(scale > 0, np.rint(T / np.where(scale > 0, scale, 1.0)), 0.0)
     return np.clip(q, -127, 127).astype(np.int64), scale
+
+
+def quantize_table_pow2(T, a):
+    """INT8 quantization of one exact INT half table with a power-of-two scale (what
+    ``lut_precompute quantize=int8`` does in hardware, no divider): m = Σ|a_i| (= max|T|),
+    e = max(0, bitlen(m) − 7) (the smallest e with m < 2^(7+e)), T_q = clamp(RNE(T / 2^e),
+    ±127).  Returns (T_q int64, e int64); |T − 2^e·T_q| ≤ 2^(e−1), except where T/2^e rounds
+    to ±128 and is clamped (error < 2^e).  ``T`` (..., 2^(K−1)), ``a`` (..., K) integers."""
+    T = np.asarray(T, dtype=np.int64)
+    m = np.abs(np.asarray(a, dtype=np.int64)).sum(axis=-1)
+    bl = np.zeros_like(m)
+    for i in range(62):
+        bl = np.where(m >> i > 0, i + 1, bl)
+    e = np.maximum(0, bl - 7)
+    q = np.rint(T / np.exp2(e)[..., None].astype(np.float64))     # RNE, exact: |T| < 2^53
+    return np.clip(q, -127, 127).astype(np.int64), e
 
 
 def plane_scale(e, j, fmt: str, rounding: str = "rne") -> np.ndarray:

@@ -16,7 +16,7 @@ from tcgen.hw.params import Params, param
 from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS
 
 __all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "LutPrecomputeParams",
-           "ConvLutArrayParams", "AddArrayParams", "SCALES", "TABLES", "NETWORKS", "VARIANTS",
+           "LutPrecomputeInt8Params", "ConvLutArrayParams", "AddArrayParams", "SCALES", "TABLES", "NETWORKS", "VARIANTS",
            "PLACEMENTS", "OPERANDS", "PRECOMPUTE_TABLES", "is_int", "int_width"]
 
 #: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
@@ -147,9 +147,22 @@ class LutPrecomputeParams(Params):
                            "full: UNPU's table of {0,1} weights, 2^k entries (gray: one ±a_k "
                            "add per entry)")
 
+
     def check(self):
         if is_int(self.act) and self.rounding != "rne":
             raise self.error("rounding", self.rounding, "rne (the default) for INT: exact")
+
+
+@dataclass(frozen=True)
+class LutPrecomputeInt8Params(Params):
+    """The INT precompute followed by INT8 table quantization in hardware, with a power-of-two
+    scale (no divider): shift = max(0, bitlen(Σ|a|) − 7), entries RNE, clamped to ±127.  (FP
+    tables are quantized by the software precompute, §3.1.1: a divider per table is not worth
+    hardware.)"""
+    UNIT = "lut_precompute_int8"
+    k: int = param(4, range=(2, 6), doc="activations per table")
+    act: str = param("int8", choices=("int8", "int16"), doc="INT activation format")
+    network: str = param("gray", choices=NETWORKS, doc="the precompute's adder network")
 
 
 class _SerialCommon:

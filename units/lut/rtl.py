@@ -43,16 +43,17 @@ from amaranth.lib.wiring import In, Out
 from tcgen.hw.dedup import shared
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
                               FPMulParams, add_tree, round_pack, scale_pow2)
-from tcgen.hw.intarith import array_mul, shift_left, sum_operands
+from tcgen.hw.intarith import array_mul, lzc, shift_left, shift_right_sticky, sum_operands
 from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
 
 from . import layouts
 from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4Params,
-                     LutPrecomputeParams, MacArrayParams, int_width, is_int)
+                     LutPrecomputeInt8Params, LutPrecomputeParams, MacArrayParams, int_width,
+                     is_int)
 
 __all__ = ["LutDp4", "BitSerialArray", "LutArray", "ConvLutArray", "AddDp", "AddArray", "MacDp",
-           "MacArray", "Dequant", "LutPrecompute", "widen", "reinterpreted", "entry_width",
+           "MacArray", "Dequant", "LutPrecompute", "LutPrecomputeInt8", "widen", "reinterpreted", "entry_width",
            "acc_width", "plane_bits", "table_layout", "precompute_entry"]
 
 
@@ -735,3 +736,59 @@ class LutPrecompute(wiring.Component):
             out[g] = t
             prev = g
         return out
+
+
+class LutPrecomputeInt8(wiring.Component):
+    """``lut_precompute_int8``: the INT precompute (:class:`LutPrecompute`) followed by INT8
+    table quantization with a power-of-two scale: m = Σ|a_i| (= max|T|), shift e = max(0,
+    bitlen(m) − 7), every entry T/2^e rounded to nearest-even on its magnitude and clamped to
+    127 (never −128).  Ports a ``In(ArrayLayout(act, k))``, t ``Out(ArrayLayout(8,
+    2^(k−1)))``, shift ``Out``; combinational.  Golden model:
+    :func:`tcgen.units.lut.model.quantize_table_pow2` of the precompute.
+    """
+
+    def __init__(self, params: LutPrecomputeInt8Params):
+        self.params = p = params
+        self.latency = 0
+        self.pre_params = LutPrecomputeParams(k=p.k, act=p.act, network=p.network)
+        ew = entry_width(precompute_entry(self.pre_params))
+        super().__init__({"a": In(data.ArrayLayout(int_width(p.act), p.k)),
+                          "t": Out(data.ArrayLayout(8, 1 << (p.k - 1))),
+                          "shift": Out(range(max(2, ew - 6)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        pre = shared(m, "pre", LutPrecompute(self.pre_params))
+        m.d.comb += pre.a.eq(self.a)
+        ew = entry_width(precompute_entry(self.pre_params))
+        entries = [pre.t[i].as_signed() for i in range(1 << (p.k - 1))]
+        absv = []
+        for i in range(p.k):
+            a = Signal(signed(ew), name=f"a{i}")
+            m.d.comb += a.eq(self.a[i].as_signed())
+            v = Signal(ew, name=f"abs{i}")
+            m.d.comb += v.eq(Mux(a < 0, -a, a))
+            absv.append(v)
+        msum = sum_operands(m, absv, ew, name="sum_abs")
+        lz = lzc(m, msum, name="sum_lzc")
+        bl = Signal(range(ew + 1), name="sum_bitlen")
+        m.d.comb += bl.eq(ew - lz)
+        e = self.shift
+        m.d.comb += e.eq(Mux(bl > 7, bl - 7, 0))
+        out = []
+        for i, t in enumerate(entries):
+            sign = t[ew - 1]
+            mag = Signal(ew, name=f"q{i}_mag")
+            m.d.comb += mag.eq(Mux(sign, -t, t))
+            sh, st = shift_right_sticky(m, Cat(Const(0, 1), mag), e, name=f"q{i}_shr")
+            kept = sh[1:]
+            qm = Signal(ew + 1, name=f"q{i}_round")
+            m.d.comb += qm.eq(kept + (sh[0] & (st | kept[0])))
+            qc = Signal(7, name=f"q{i}_clamp")
+            m.d.comb += qc.eq(Mux(qm > 127, 127, qm))
+            q = Signal(8, name=f"q{i}")
+            m.d.comb += q.eq(Mux(sign, -qc, qc))
+            out.append(q)
+        m.d.comb += self.t.eq(Cat(*out))
+        return m
