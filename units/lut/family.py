@@ -16,7 +16,7 @@ from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4P
                      LutPrecomputeInt8Params, LutPrecomputeParams, MacArrayParams, int_width,
                      is_int)
 from .rtl import (AddArray, ConvLutArray, LutArray, LutDp4, LutPrecompute, LutPrecomputeInt8,
-                  MacArray, acc_width, entry_width, plane_bits, precompute_entry, table_layout)
+                  MacArray, acc_width, entry_width, precompute_entry, table_layout)
 
 __all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
            "random_requests", "mac_request", "random_mac_requests", "precompute_inputs",
@@ -99,17 +99,41 @@ def _ints(a) -> np.ndarray:
     return np.asarray(a.tolist(), dtype=np.int64) if a.dtype == object else a.astype(np.int64)
 
 
+def _pack_request(p, layout, operands: dict, c, chain: bool, emit: bool) -> int:
+    """One request payload of an array unit: its operand fields (unsigned words), C [M, N]
+    (INT values or FP encodings, default 0) masked to the accumulator, chain, emit."""
+    aw = acc_width(p.acc)
+    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
+    fields = {**{k: v[None] for k, v in operands.items()}, "c": c[None],
+              "chain": np.array([int(chain)]), "emit": np.array([int(emit)])}
+    return int(pack(layout, fields)[0])
+
+
+def _unpack_requests(p, layout, req__payload, signed: dict) -> dict:
+    """Request payloads -> numpy fields for a transaction model: every field as int64, the
+    ``signed`` ones ({field: width}) and, for an INT accumulator, C as two's complement."""
+    f = unpack(layout, np.asarray(list(req__payload), dtype=object))
+    out = {k: _ints(v) for k, v in f.items()}
+    for k, w in signed.items():
+        out[k] = to_signed(out[k], w)
+    if is_int(p.acc):
+        out["c"] = to_signed(out["c"], acc_width(p.acc))
+    return out
+
+
+def _d_payload(p, d):
+    """The model's D tiles [E, M, N] -> output payloads."""
+    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
+    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+
+
 def array_request(p, lut, sign, idx, c=None, chain: bool = False, emit: bool = True) -> int:
     """Payload of one ``lut_array`` request: lut [M, 2^(k−1)] (INT values or FP encodings),
     sign and idx [w_bits, N] (plane j of column n, offline-encoded: :func:`.model.encode_plane`),
     c [M, N] (INT values or FP encodings; default 0)."""
-    ew, aw = entry_width(p.entry), acc_width(p.acc)
-    lut = _ints(lut) & ((1 << ew) - 1)
+    lut = _ints(lut) & ((1 << entry_width(p.entry)) - 1)
     codes = (_ints(sign) << (p.k - 1)) | _ints(idx)
-    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
-    fields = {"lut": lut[None], "w": codes[None], "c": c[None], "chain": np.array([int(chain)]),
-              "emit": np.array([int(emit)])}
-    return int(pack(layouts.array_request(p), fields)[0])
+    return _pack_request(p, layouts.array_request(p), {"lut": lut, "w": codes}, c, chain, emit)
 
 
 def array_result(p, payload: int) -> np.ndarray:
@@ -119,16 +143,11 @@ def array_result(p, payload: int) -> np.ndarray:
 
 
 def _lut_array_model(p, req__payload):
-    f = unpack(layouts.array_request(p), np.asarray(list(req__payload), dtype=object))
-    lut, c = _ints(f["lut"]), _ints(f["c"])
-    if is_int(p.entry):
-        lut, c = to_signed(lut, entry_width(p.entry)), to_signed(c, acc_width(p.acc))
-    d = model.lut_array_model({"lut": lut, "w": _ints(f["w"]), "c": c, "chain": _ints(f["chain"]),
-                               "emit": _ints(f["emit"])}, m=p.m, n=p.n, k=p.k, w_bits=p.w_bits,
-                              entry_fmt=p.entry, acc_fmt=p.acc, rounding=p.rounding,
-                              scale=p.scale)["d"]
-    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
-    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+    f = _unpack_requests(p, layouts.array_request(p), req__payload,
+                         {"lut": entry_width(p.entry)} if is_int(p.entry) else {})
+    return _d_payload(p, model.lut_array_model(
+        f, m=p.m, n=p.n, k=p.k, w_bits=p.w_bits, entry_fmt=p.entry, acc_fmt=p.acc,
+        rounding=p.rounding, scale=p.scale)["d"])
 
 
 def _random_c(p, rng):
@@ -176,30 +195,22 @@ def mac_request(p, a, q, c=None, chain: bool = False, emit: bool = True) -> int:
     """Payload of one ``mac_dp4_array`` request: a [M, K] (INT values or FP encodings), q
     [N, K] unsigned weight codes (``dequant = outside``: q′ dequantized here to the activation
     format, rounded), c [M, N] (INT values or FP encodings; default 0)."""
-    xw, aw = entry_width(p.act), acc_width(p.acc)
+    xw = entry_width(p.act)
     if p.dequant == "outside":
         qp = model.reinterpret(q, p.w_bits)
         q = qp & ((1 << xw) - 1) if is_int(p.act) else \
             num.from_float(qp.astype(np.float64), p.act, p.rounding).astype(np.int64)
-    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
-    fields = {"a": (_ints(a) & ((1 << xw) - 1))[None], "w": _ints(q)[None], "c": c[None],
-              "chain": np.array([int(chain)]), "emit": np.array([int(emit)])}
-    return int(pack(layouts.mac_request(p), fields)[0])
+    return _pack_request(p, layouts.mac_request(p), {"a": _ints(a) & ((1 << xw) - 1),
+                                                     "w": _ints(q)}, c, chain, emit)
 
 
 def _mac_array_model(p, req__payload):
-    f = unpack(layouts.mac_request(p), np.asarray(list(req__payload), dtype=object))
-    a, c, w = _ints(f["a"]), _ints(f["c"]), _ints(f["w"])
-    if is_int(p.act):
-        a, c = to_signed(a, entry_width(p.act)), to_signed(c, acc_width(p.acc))
-        if p.dequant == "outside":
-            w = to_signed(w, entry_width(p.act))
-    d = model.mac_array_model({"a": a, "w": w, "c": c, "chain": _ints(f["chain"]),
-                               "emit": _ints(f["emit"])}, m=p.m, n=p.n, k=p.k,
-                              w_bits=p.w_bits, act_fmt=p.act, acc_fmt=p.acc,
-                              rounding=p.rounding, dequant=p.dequant)["d"]
-    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
-    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+    xw = entry_width(p.act)
+    signed = {"a": xw, **({"w": xw} if p.dequant == "outside" else {})} if is_int(p.act) else {}
+    f = _unpack_requests(p, layouts.mac_request(p), req__payload, signed)
+    return _d_payload(p, model.mac_array_model(
+        f, m=p.m, n=p.n, k=p.k, w_bits=p.w_bits, act_fmt=p.act, acc_fmt=p.acc,
+        rounding=p.rounding, dequant=p.dequant)["d"])
 
 
 def random_mac_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
@@ -267,25 +278,14 @@ def serial_request(p, a, codes, c=None, chain: bool = False, emit: bool = True) 
     """Payload of one ``conv_lut_array`` / ``add_dp4_array`` request: a [M, K] (INT values or
     FP encodings), codes [w_bits, N] plane codes (raw: :func:`.model.plane_code`; conv
     ``offline_inversion``: sign << (k−1) | idx from :func:`.model.encode_plane`), c [M, N]."""
-    xw, aw = entry_width(p.act), acc_width(p.acc)
-    c = np.zeros((p.m, p.n), np.int64) if c is None else _ints(c) & ((1 << aw) - 1)
-    fields = {"a": (_ints(a) & ((1 << xw) - 1))[None], "w": _ints(codes)[None], "c": c[None],
-              "chain": np.array([int(chain)]), "emit": np.array([int(emit)])}
-    return int(pack(layouts.serial_request(p), fields)[0])
+    xw = entry_width(p.act)
+    return _pack_request(p, layouts.serial_request(p), {"a": _ints(a) & ((1 << xw) - 1),
+                                                        "w": _ints(codes)}, c, chain, emit)
 
 
 def _serial_fields(p, req__payload):
-    f = unpack(layouts.serial_request(p), np.asarray(list(req__payload), dtype=object))
-    a, c = _ints(f["a"]), _ints(f["c"])
-    if is_int(p.act):
-        a, c = to_signed(a, entry_width(p.act)), to_signed(c, acc_width(p.acc))
-    return {"a": a, "w": _ints(f["w"]), "c": c, "chain": _ints(f["chain"]),
-            "emit": _ints(f["emit"])}
-
-
-def _d_payload(p, d):
-    d = np.asarray(d).astype(np.int64) & ((1 << acc_width(p.acc)) - 1)
-    return {"d__payload": pack(layouts.array_result(p), d, n=len(d))}
+    return _unpack_requests(p, layouts.serial_request(p), req__payload,
+                            {"a": entry_width(p.act)} if is_int(p.act) else {})
 
 
 def _conv_array_model(p, req__payload):

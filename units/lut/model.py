@@ -32,10 +32,10 @@ from tcgen.hw import numeric as num
 
 __all__ = ["dequantize", "exact_gemm", "reinterpret", "reinterpret_scale", "bit_planes",
            "encode_plane", "decode_plane", "half_table", "full_table", "lookup", "lut_dot",
-           "lut_gemm", "entry_bits", "precompute", "quantize_tables",
-           "plane_scale", "rtl_scale", "dp_step", "dp_bits", "lut_array_model",
-           "mac_dp", "mac_array_model", "quantize_table_pow2", "zero_one_table", "plane_code", "conv_array_model",
-           "add_step", "add_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
+           "lut_gemm", "entry_bits", "precompute", "quantize_tables", "plane_scale", "rtl_scale",
+           "dp_step", "dp_bits", "lut_array_model", "mac_dp", "mac_array_model",
+           "quantize_table_pow2", "zero_one_table", "plane_code", "conv_array_model", "add_step",
+           "add_array_model", "ACC_FORMATS", "ENTRY_FORMATS", "ACT_FORMATS"]
 
 #: activation formats of the precompute (paper: FP16, FP8, INT8, INT16)
 ACT_FORMATS = ("fp16", "fp8_e4m3", "int8", "int16")

@@ -16,8 +16,9 @@ from tcgen.hw.params import Params, param
 from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS
 
 __all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "LutPrecomputeParams",
-           "LutPrecomputeInt8Params", "ConvLutArrayParams", "AddArrayParams", "SCALES", "TABLES", "NETWORKS", "VARIANTS",
-           "PLACEMENTS", "OPERANDS", "PRECOMPUTE_TABLES", "is_int", "int_width"]
+           "LutPrecomputeInt8Params", "ConvLutArrayParams", "AddArrayParams", "SCALES", "TABLES",
+           "NETWORKS", "VARIANTS", "PLACEMENTS", "OPERANDS", "PRECOMPUTE_TABLES", "is_int",
+           "int_width"]
 
 #: FP plane scaling: correct (×2^j with ±0, subnormals and overflow right) or the released
 #: RTL's add of j to the exponent field (wrong at ±0, subnormals and overflow; note §2.5)

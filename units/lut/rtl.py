@@ -53,8 +53,8 @@ from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4P
                      is_int)
 
 __all__ = ["LutDp4", "BitSerialArray", "LutArray", "ConvLutArray", "AddDp", "AddArray", "MacDp",
-           "MacArray", "Dequant", "LutPrecompute", "LutPrecomputeInt8", "widen", "reinterpreted", "entry_width",
-           "acc_width", "plane_bits", "table_layout", "precompute_entry"]
+           "MacArray", "Dequant", "LutPrecompute", "LutPrecomputeInt8", "widen", "reinterpreted",
+           "entry_width", "acc_width", "plane_bits", "table_layout", "precompute_entry"]
 
 
 def entry_width(fmt: str) -> int:
@@ -89,8 +89,9 @@ class LutDp4(wiring.Component):
     """One plane step of the LUT unit: ``y = c + (sign ? −1 : +1) · lut[idx] · 2^plane``.
 
     Parameters: :class:`~tcgen.units.lut.params.LutDp4Params` (k, entry, acc, w_bits,
-    rounding, scale).  Attributes: lut ``In(table_layout)`` (the half table), sign ``In(1)``, idx ``In(k−1)``,
-    plane ``In(plane_bits(w_bits))``, c ``In(acc)``, y ``Out(acc)``; ``latency`` = 0.
+    rounding, scale).  Attributes: lut ``In(table_layout)`` (the half table), sign ``In(1)``,
+    idx ``In(k−1)``, plane ``In(plane_bits(w_bits))``, c ``In(acc)``, y ``Out(acc)``;
+    ``latency`` = 0.
     """
 
     def __init__(self, params: LutDp4Params):
