@@ -11,7 +11,8 @@ the verdict is computed, never typed:
   within tolerance of the paper's (absolute values from another node are never compared);
 * **mixed** -- holds on some libraries/activities and not on others (which, is listed);
 * **fails** -- outside the tolerance everywhere it is judged;
-* **untestable here** -- with the reason; **pending** -- the family is not built yet.
+* **untestable here** -- with the reason; **pending** -- not measured yet (``why`` may say what
+  is missing).
 """
 from __future__ import annotations
 
@@ -189,7 +190,7 @@ def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
     sweeps: dict[str, dict] = {}
     for c in claims:
         if c.status == "pending":
-            c.verdict, c.reason = "pending", "family not built yet"
+            c.verdict, c.reason = "pending", c.why or "not measured yet"
             continue
         if c.status == "untestable":
             c.verdict, c.reason = "untestable here", c.why
