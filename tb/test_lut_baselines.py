@@ -54,7 +54,8 @@ CONV_CONFIGS = [
 
 ADD_CONFIGS = [
     dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2),
-    dict(m=2, n=3, act="int8", acc="int32", w_bits=3, operands="external"),
+    pytest.param(dict(m=2, n=3, act="int8", acc="int32", w_bits=3, operands="external"),
+                 marks=_slow),
     pytest.param(dict(m=1, n=2, act="fp16", acc="fp32", w_bits=4), marks=_slow),
     pytest.param(dict(m=1, n=2, k=6, act="int16", acc="int32", w_bits=1), marks=_slow),
     pytest.param(dict(m=1, n=2, k=3, act="fp8_e4m3", acc="fp16", w_bits=3, rounding="rtz"),
