@@ -151,6 +151,51 @@ def test_derived_columns_limited_to_groups(tmp_path):
                             'ref = {group = "pc", params = {n = 4}}\ngroups = ["zz"]'), tmp_path)
 
 
+def test_a_derived_column_defined_piecewise(tmp_path):
+    """Several ``[[derived]]`` of one name, each on its own groups, are one column: each row
+    is computed by the piece of its group (e.g. each LUT group over the baseline of its own
+    format); rows of no piece stay empty; the pieces' groups must be disjoint."""
+    text = SMALL.replace("[[derived]]", "[[derived]]\ngroups = [\"pc\"]") + """
+[[group]]
+name = "other"
+unit = "popcount"
+label = "o{n}"
+grid = {n = [5, 7]}
+
+[[group]]
+name = "third"
+unit = "popcount"
+label = "t{n}"
+grid = {n = [9]}
+
+[[derived]]
+name = "area_vs_n4"
+expr = "synth__area__um2 / ref.synth__area__um2"
+ref = {group = "other", params = {n = 5}}
+groups = ["other"]
+"""
+    s = _spec(text, tmp_path)
+    r = run(s, cache=tmp_path / "cache")
+    area = {x["label"]: x["synth__area__um2"] for x in r.rows}
+    col = {x["label"]: x["area_vs_n4"] for x in r.rows}
+    assert col["popcount n=8"] == pytest.approx(area["popcount n=8"] / area["popcount n=4"])
+    assert col["o7"] == pytest.approx(area["o7"] / area["o5"])
+    assert col["t9"] is None
+    paths = write_outputs(r, tmp_path / "out", "tcgen sweep s.toml")
+    header = next(ln for ln in paths[0].read_text().splitlines() if ln.startswith("group,"))
+    assert header.split(",").count("area_vs_n4") == 1
+    md = paths[2].read_text()
+    table_head = next(ln for ln in md.splitlines() if ln.startswith("| point |"))
+    assert table_head.count("area_vs_n4") == 1 and "[groups other]" in md
+    for bad, msg in [(text.replace('groups = ["other"]', 'groups = ["other", "pc"]'),
+                      "group 'pc' is in two pieces"),
+                     (text.replace('groups = ["other"]\n', ''), "needs groups"),
+                     (SMALL.replace('name = "area_vs_n4"', 'name = "synth__area__um2"'),
+                      "a metric of that name")]:
+        with pytest.raises(SpecError, match=msg):
+            _spec(bad, tmp_path, "bad.toml")
+
+
 def test_derived_expressions():
     own = {"a": 6.0, "b": 3.0, "z": 0.0, "n": None}
     assert evaluate("a / b + 2 ** 2 - -1", own, None) == 7.0

@@ -267,7 +267,7 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
     row.update(metrics)
     for d in spec.derived:
         if d.groups and p.group not in d.groups:
-            row[d.name] = None
+            row.setdefault(d.name, None)          # another piece of the column may apply
             continue
         ref = None
         if d.ref_group is not None:

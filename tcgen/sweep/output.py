@@ -15,6 +15,7 @@ from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
 from .metrics import METRICS
+from .spec import derived_names
 from .report import render
 
 __all__ = ["write_outputs", "FLOW_NOTES", "columns", "plot_svg", "pareto_front"]
@@ -35,7 +36,7 @@ def columns(result: SweepResult) -> list[str]:
     """The CSV/JSON columns: identity, parameters, every metric, the derived columns."""
     return (["group", "label", "unit"] + params_of(result.spec)
             + ["liberty", "clock_ns", "activity", "status", "error"] + list(METRICS)
-            + [d.name for d in result.spec.derived] + ["key"])
+            + derived_names(result.spec.derived) + ["key"])
 
 
 def _fmt(v) -> str:
@@ -62,7 +63,7 @@ def _markdown(result: SweepResult, command: str) -> str:
     c = result.counts
     L += [f"{len(result.rows)} points: {c.get('done', 0)} measured this run, "
           f"{c.get('cached', 0)} from the cache, {c.get('failed', 0)} failed.", ""]
-    shown = list(spec.metrics) + [d.name for d in spec.derived]
+    shown = list(spec.metrics) + derived_names(spec.derived)
     L += ["| point | liberty | clock ns | activity | " + " | ".join(shown) + " |",
           "|---|---|---:|---|" + "---:|" * len(shown)]
     for r in result.rows:
@@ -78,7 +79,8 @@ def _markdown(result: SweepResult, command: str) -> str:
             ref = "" if d.ref_group is None else \
                 f" (ref: group {d.ref_group} at {dict(d.ref_params)}, same liberty, clock, " \
                 f"activity)"
-            L.append(f"- `{d.name}` = `{d.expr}`{ref}{' — ' + d.doc if d.doc else ''}")
+            only = f" [groups {', '.join(d.groups)}]" if d.groups else ""
+            L.append(f"- `{d.name}`{only} = `{d.expr}`{ref}{' — ' + d.doc if d.doc else ''}")
     return "\n".join(L) + "\n"
 
 

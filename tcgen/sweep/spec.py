@@ -54,6 +54,7 @@ from tcgen.synth.ppa import ACTIVITIES
 from .metrics import DEFAULT_METRICS, METRICS
 
 __all__ = ["SpecError", "Spec", "Group", "Point", "Activity", "Derived", "Plot", "load",
+           "derived_names",
            "parse", "evaluate"]
 
 
@@ -294,9 +295,7 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
 
     derived = [_derived(d, i, groups, metrics, err) for i, d in
                enumerate(raw.get("derived", []) or [])]
-    dn = [d.name for d in derived]
-    if len(set(dn)) != len(dn) or set(dn) & set(METRICS):
-        raise err("derived.name", "derived names must be unique and not metric names")
+    _check_pieces(derived, err)
     plots = [_plot(d, i, groups, derived, points, err)
              for i, d in enumerate(raw.get("plot", []) or [])]
     pn = [p.name for p in plots]
@@ -671,6 +670,36 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         if not isinstance(gname, str) or gname not in {g.name for g in groups}:
             raise err(f"derived {name}.groups", f"no group {gname!r}")
     return Derived(name, expr, rg, rp, d.get("doc", ""), only, rmatch)
+
+
+def _check_pieces(derived: list[Derived], err):
+    """Derived names are unique and not metric names -- except that one column may be defined
+    piecewise: several ``[[derived]]`` of the same name, each restricted to its own ``groups``
+    (non-empty and disjoint), e.g. the area of each LUT group over the baseline of its own
+    activation format."""
+    by_name: dict[str, list[Derived]] = {}
+    for d in derived:
+        if d.name in METRICS:
+            raise err(f"derived {d.name}.name", "a metric of that name exists")
+        by_name.setdefault(d.name, []).append(d)
+    for name, pieces in by_name.items():
+        if len(pieces) == 1:
+            continue
+        if any(not d.groups for d in pieces):
+            raise err(f"derived {name}.groups", "a column defined by several [[derived]] of "
+                      "one name needs groups = [...] in each (disjoint)")
+        seen: dict[str, int] = {}
+        for i, d in enumerate(pieces):
+            for g in d.groups:
+                if g in seen:
+                    raise err(f"derived {name}.groups", f"group {g!r} is in two pieces of "
+                              "the column (the groups of the pieces must be disjoint)")
+                seen[g] = i
+
+
+def derived_names(derived: list[Derived]) -> list[str]:
+    """The derived columns, each once (a piecewise column once, where it first appears)."""
+    return list(dict.fromkeys(d.name for d in derived))
 
 
 def evaluate(expr: str, own: dict, ref: dict | None) -> float | None:
