@@ -20,7 +20,7 @@ from .rtl import (AddArray, ConvLutArray, LutArray, LutDp4, LutPrecompute, LutPr
 
 __all__ = ["UNITS", "to_signed", "dp4_inputs", "array_request", "array_result",
            "random_requests", "mac_request", "random_mac_requests", "precompute_inputs",
-           "serial_request", "random_serial_requests"]
+           "serial_request", "random_serial_requests", "hoisted_tables"]
 
 
 def to_signed(v, width: int) -> np.ndarray:
@@ -274,24 +274,45 @@ LUT_PRECOMPUTE = UnitSpec(
     ops_per_cycle=lambda p: 1.0, ops_unit="table", workload=precompute_inputs)
 
 # -- conv_lut_array and add_dp4_array (the conventional-LUT and ADD baselines) -----------------
+def _serial_row(p) -> tuple[str, int]:
+    """The per-row request field of ``conv_lut_array`` / ``add_dp4_array`` and its word width:
+    the activations ("a"), or the tables ("lut") of ``conv_lut_array placement = hoisted``."""
+    if getattr(p, "placement", None) == "hoisted":
+        return "lut", entry_width(p.table_entry)
+    return "a", entry_width(p.act)
+
+
 def serial_request(p, a, codes, c=None, chain: bool = False, emit: bool = True) -> int:
     """Payload of one ``conv_lut_array`` / ``add_dp4_array`` request: a [M, K] (INT values or
-    FP encodings), codes [w_bits, N] plane codes (raw: :func:`.model.plane_code`; conv
-    ``offline_inversion``: sign << (k−1) | idx from :func:`.model.encode_plane`), c [M, N]."""
-    xw = entry_width(p.act)
-    return _pack_request(p, layouts.serial_request(p), {"a": _ints(a) & ((1 << xw) - 1),
+    FP encodings; conv ``placement = hoisted``: the tables [M, p.table_entries] instead, INT
+    values or encodings of ``p.table_entry``, e.g. :func:`hoisted_tables`), codes [w_bits, N]
+    plane codes (raw: :func:`.model.plane_code`; conv ``offline_inversion``: sign << (k−1) |
+    idx from :func:`.model.encode_plane`), c [M, N]."""
+    row, xw = _serial_row(p)
+    return _pack_request(p, layouts.serial_request(p), {row: _ints(a) & ((1 << xw) - 1),
                                                         "w": _ints(codes)}, c, chain, emit)
 
 
+def hoisted_tables(p, a) -> np.ndarray:
+    """The M row tables of ``conv_lut_array placement = hoisted`` from activations a [M, K]
+    (INT values or encodings): what the in-array precompute would make (:func:`.model.precompute`
+    on the Gray-code network; unpu: the full {0, 1} table, else the half table)."""
+    a = _ints(a) if is_int(p.act) else np.asarray(a).astype(np.uint64)
+    return model.precompute(a, p.act, network="gray", rounding=p.rounding,
+                            table="full" if p.variant == "unpu" else "half")
+
+
 def _serial_fields(p, req__payload):
+    row, xw = _serial_row(p)
     return _unpack_requests(p, layouts.serial_request(p), req__payload,
-                            {"a": entry_width(p.act)} if is_int(p.act) else {})
+                            {row: xw} if is_int(p.act) else {})
 
 
 def _conv_array_model(p, req__payload):
     return _d_payload(p, model.conv_array_model(
         _serial_fields(p, req__payload), m=p.m, n=p.n, k=p.k, w_bits=p.w_bits, act_fmt=p.act,
-        acc_fmt=p.acc, rounding=p.rounding, variant=p.variant, network=p.network)["d"])
+        acc_fmt=p.acc, rounding=p.rounding, variant=p.variant, network=p.network,
+        placement=p.placement)["d"])
 
 
 def _add_array_model(p, req__payload):
@@ -310,17 +331,23 @@ def _random_activations(p, rng, shape):
 
 def random_serial_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int]:
     """``count`` random requests of ``conv_lut_array`` / ``add_dp4_array``: random
-    activations and plane codes, random C, a ``chain_rate`` share chained."""
-    return [serial_request(p, _random_activations(p, rng, (p.m, p.k)),
-                           rng.integers(0, 1 << p.k, (p.w_bits, p.n)), _random_c(p, rng),
-                           chain=bool(rng.random() < chain_rate)) for _ in range(count)]
+    activations (conv ``placement = hoisted``: their tables, :func:`hoisted_tables`) and plane
+    codes, random C, a ``chain_rate`` share chained."""
+    hoisted = getattr(p, "placement", None) == "hoisted"
+    out = []
+    for _ in range(count):
+        a = _random_activations(p, rng, (p.m, p.k))
+        out.append(serial_request(p, hoisted_tables(p, a) if hoisted else a,
+                                  rng.integers(0, 1 << p.k, (p.w_bits, p.n)), _random_c(p, rng),
+                                  chain=bool(rng.random() < chain_rate)))
+    return out
 
 
 CONV_LUT_ARRAY = UnitSpec(
     name="conv_lut_array", family="lut",
     summary="conventional-LUT baseline (UNPU-style) at the same M×N×K: tables precomputed in "
-            "the array per row or per unit, variant unpu / reinterpret / offline_inversion "
-            "(Table 2's ablation), bit-serial like lut_array",
+            "the array per row or per unit, or hoisted out of it, variant unpu / reinterpret / "
+            "offline_inversion (Table 2's ablation), bit-serial like lut_array",
     params=ConvLutArrayParams, build=ConvLutArray, model=_conv_array_model,
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.w_bits, ops_unit="MAC",
     workload=_stream_workload(random_serial_requests))

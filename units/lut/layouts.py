@@ -54,9 +54,17 @@ def serial_request(p) -> data.StructLayout:
     """``conv_lut_array`` / ``add_dp4_array``: {a: M rows × K activations, w: w_bits planes ×
     N column codes of k bits (as :func:`array_request`; raw codes, a_0 at the MSB, except the
     offline-encoded ones of ``variant = offline_inversion``), c: M×N accumulator words, chain:
-    1, emit: 1}; D as :func:`array_result`."""
+    1, emit: 1}; D as :func:`array_result`.  ``conv_lut_array`` with ``placement = hoisted``:
+    {lut: M tables × ``p.table_entries`` entries of ``p.table_entry`` (entry i at the LSBs
+    as :func:`array_request`), w, c, chain, emit} -- the activations' place taken by the
+    tables (``variant = offline_inversion``: :func:`array_request` itself, bit for bit)."""
+    if getattr(p, "placement", None) == "hoisted":
+        row = {"lut": data.ArrayLayout(data.ArrayLayout(fmt_width(p.table_entry),
+                                                        p.table_entries), p.m)}
+    else:
+        row = {"a": data.ArrayLayout(data.ArrayLayout(fmt_width(p.act), p.k), p.m)}
     return data.StructLayout({
-        "a": data.ArrayLayout(data.ArrayLayout(fmt_width(p.act), p.k), p.m),
+        **row,
         "w": data.ArrayLayout(data.ArrayLayout(plane_code_bits(p), p.n), p.w_bits),
         "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
         "chain": 1, "emit": 1})

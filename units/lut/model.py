@@ -494,24 +494,33 @@ def mac_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: 
 # -- the conventional-LUT and ADD baselines ------------------------------------------------------
 def conv_array_model(req: dict, *, m: int, n: int, k: int, w_bits: int, act_fmt: str,
                      acc_fmt: str, rounding: str = "rne", variant: str = "unpu",
-                     network: str = "gray") -> dict:
+                     network: str = "gray", placement: str = "row") -> dict:
     """Transaction model of ``conv_lut_array``: a [R, M, K] activations (INT values or
     encodings), w [R, w_bits, N] plane codes (``unpu``/``reinterpret``: the raw code
     :func:`plane_code`; ``offline_inversion``: :func:`encode_plane`'s, sign at bit k−1), c, chain,
     emit as :func:`lut_array_model`.  Each row's table is :func:`precompute` of its activations
-    (full for unpu, half otherwise); a plane step is :func:`dp_step` (unpu: no negation, the
-    raw code indexes the full table; reinterpret: sign = the code's MSB, idx = the low bits
-    XOR sign)."""
+    (full for unpu, half otherwise; ``row`` and ``unit`` placements compute the same) or, with
+    ``placement = "hoisted"``, read from lut [R, M, E] (E = 2^k for unpu, else 2^(k−1); INT
+    values or encodings of the precompute's entry format; ``a`` and ``network`` unused); a
+    plane step is :func:`dp_step` (unpu: no negation, the raw code indexes the full table;
+    reinterpret: sign = the code's MSB, idx = the low bits XOR sign)."""
     if variant not in ("unpu", "reinterpret", "offline_inversion"):
         raise ValueError(f"conv_array_model: unknown variant {variant!r}")
+    if placement not in ("row", "unit", "hoisted"):
+        raise ValueError(f"conv_array_model: unknown placement {placement!r}")
     mask = (1 << (k - 1)) - 1
-    entry = act_fmt if not _is_int(act_fmt) else f"int{_int_width(act_fmt) + k.bit_length()}"
+    entry = act_fmt if not _is_int(act_fmt) else f"int{entry_bits(act_fmt, k)}"
+    dt = np.int64 if _is_int(act_fmt) else np.uint64
 
     def op(r, base):
-        a = np.asarray(req["a"][r])
-        a = a.astype(np.int64) if _is_int(act_fmt) else a.astype(np.uint64)
-        T = precompute(a, act_fmt, network=network, rounding=rounding,
-                       table="full" if variant == "unpu" else "half")
+        if placement == "hoisted":
+            T = np.asarray(req["lut"][r]).astype(dt)
+            if T.shape[-1] != 1 << (k if variant == "unpu" else k - 1):
+                raise ValueError(f"conv_array_model: {T.shape[-1]} table entries for "
+                                 f"variant {variant!r} at k = {k}")
+        else:
+            T = precompute(np.asarray(req["a"][r]).astype(dt), act_fmt, network=network,
+                           rounding=rounding, table="full" if variant == "unpu" else "half")
         codes = np.asarray(req["w"][r], dtype=np.int64)
         Tb = np.broadcast_to(T[:, None, :], (m, n, T.shape[-1]))
         for j in range(w_bits):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from tcgen.hw.numeric import MODES
 from tcgen.hw.params import Params, param
 
-from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS
+from .model import ACC_FORMATS, ACT_FORMATS, ENTRY_FORMATS, entry_bits
 
 __all__ = ["LutDp4Params", "LutArrayParams", "MacArrayParams", "LutPrecomputeParams",
            "LutPrecomputeInt8Params", "ConvLutArrayParams", "AddArrayParams", "SCALES", "TABLES",
@@ -37,8 +37,9 @@ PRECOMPUTE_TABLES = ("half", "full")
 #: elimination (half table, index inverted offline: the LUT Tensor Core's unit)
 VARIANTS = ("unpu", "reinterpret", "offline_inversion")
 #: where the conventional LUT's precompute sits: one per table row, shared by the N units of
-#: the row, or one per LUT unit (no sharing, Fig. 13's "conventional LUT")
-PLACEMENTS = ("row", "unit")
+#: the row, or one per LUT unit (no sharing, Fig. 13's "conventional LUT"), or hoisted out of
+#: the array (the LUT Tensor Core's way: the request carries the M row tables)
+PLACEMENTS = ("row", "unit", "hoisted")
 #: the array's operands (activations and weight planes): registers inside, or read from the
 #: request, held by the producer for the whole operation
 OPERANDS = ("internal", "external")
@@ -185,7 +186,11 @@ class ConvLutArrayParams(_SerialCommon, Params):
     """The conventional LUT baseline (UNPU-style) at the same M×N×K, bit-serial like the LUT
     Tensor Core: the table precomputed in the array from the activations; ``variant`` walks
     Table 2's ablation (unpu -> reinterpret -> offline_inversion; the last step, hoisting the
-    precompute out of the array, is ``lut_array``)."""
+    precompute out of the array, is ``lut_array``).  ``placement = hoisted`` takes the
+    precompute out of the array for every variant (the request carries the M row tables in
+    the format the in-array precompute makes: :attr:`table_entry`, :attr:`table_entries`), so
+    each step of the ablation can be measured with the precompute hoisted; ``network`` is then
+    unused."""
     UNIT = "conv_lut_array"
     m: int = param(2, range=(1, 16), doc="rows (tables / activation rows)")
     n: int = param(64, range=(1, 256), doc="columns (outputs per row)")
@@ -202,12 +207,33 @@ class ConvLutArrayParams(_SerialCommon, Params):
                              "offline-encoded plane codes (the LUT TC unit)")
     placement: str = param("row", choices=PLACEMENTS,
                            doc="row: one precompute per table row (shared by the row's N "
-                               "units); unit: one per LUT unit")
-    network: str = param("gray", choices=NETWORKS, doc="the precompute's adder network")
+                               "units); unit: one per LUT unit; hoisted: no precompute in the "
+                               "array, the request carries the M row tables (unpu: the full "
+                               "2^k-entry table; else the half table) instead of the "
+                               "activations")
+    network: str = param("gray", choices=NETWORKS,
+                         doc="the precompute's adder network (unused when hoisted)")
     operands: str = param("internal", choices=OPERANDS,
                           doc="internal: activations and weight planes in registers (the table "
-                              "is recomputed from them: cheaper than table registers); "
-                              "external: read from the request, held for the operation")
+                              "is recomputed from them: cheaper than table registers; hoisted: "
+                              "the tables and weight planes, as lut_array); external: read from "
+                              "the request, held for the operation")
+
+    @property
+    def hoisted(self) -> bool:
+        """The precompute is outside the array (``placement = hoisted``)."""
+        return self.placement == "hoisted"
+
+    @property
+    def table_entry(self) -> str:
+        """The table entry format the precompute makes: the activation format (FP), or an
+        exact INT of act width + ⌊log2 K⌋ + 1 bits (:func:`.model.entry_bits`)."""
+        return f"int{entry_bits(self.act, self.k)}" if is_int(self.act) else self.act
+
+    @property
+    def table_entries(self) -> int:
+        """Entries of one row's table: 2^k (unpu's full {0, 1} table) or 2^(k−1) (half)."""
+        return 1 << (self.k if self.variant == "unpu" else self.k - 1)
 
 
 @dataclass(frozen=True)

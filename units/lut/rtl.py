@@ -166,7 +166,8 @@ class BitSerialArray(wiring.Component):
     updates the accumulator without output.  Sync reset clears the stage, the plane counter,
     the accumulators (chain after reset adds onto 0) and any pending output.
 
-    Subclasses give ``ROW`` (the per-row field), ``_rows(m, field) -> [row value]`` and
+    Subclasses give ``ROW`` (the per-row field; a class attribute, which an instance may
+    override before ``__init__``), ``_rows(m, field) -> [row value]`` and
     ``_unit(m, i, n, row, code, plane, base) -> y``.
     """
     ROW = "lut"
@@ -297,13 +298,25 @@ class ConvLutArray(BitSerialArray):
     bit-serial sequencer and streams as :class:`LutArray` (:class:`BitSerialArray`); ``req``
     payload = layouts.serial_request {a, w, c, chain, emit}.  The tables are made in the array
     by :class:`LutPrecompute` from the activations, one per row (``placement = row``, shared by
-    the row's N units) or one per unit (``unit``), and each unit is a :class:`LutDp4`:
+    the row's N units) or one per unit (``unit``) -- or outside it (``hoisted``, as the LUT
+    Tensor Core does): the request carries the M row tables {lut, w, c, chain, emit} in the
+    format the in-array precompute would make (:meth:`precompute_params`: the activation
+    format for FP, exact INT of act width + ⌊log2 K⌋ + 1 bits), there is no precompute, and
+    the tables are registered with the other operands (``operands = internal``) or read from
+    the held request (``external``), as ``lut_array`` does with its ``lut`` field; row i's
+    table is broadcast to the row's N units.  Each unit is a :class:`LutDp4`:
 
     * ``unpu``: the full {0, 1} table (2^k entries), the raw plane code indexes it, no
       negation: D = base + Σ_j 2^j T[W_j] = base + Σ_k q_k·a_k (unsigned codes);
     * ``reinterpret``: the half table of {−1, +1} weights, the index inverted in the circuit
       (idx = low bits XOR the code's MSB, the MSB negates): D = base + Σ_k q′_k·a_k;
-    * ``offline_inversion``: the half table, plane codes encoded offline (as ``lut_array``).
+    * ``offline_inversion``: the half table, plane codes encoded offline (as ``lut_array``;
+      hoisted, it is ``lut_array`` with the precompute's entry format: the same request
+      payload and the same D, bit for bit).
+
+    Hoisted, ``unpu`` keeps UNPU's full table in registers and 2^k:1 multiplexers, the
+    reinterpreted variants half of both (plus the negation): what weight reinterpretation
+    saves, measured without the precompute.  ``network`` is unused when hoisted.
 
     Parameters: :class:`~tcgen.units.lut.params.ConvLutArrayParams`.  Golden model:
     :func:`tcgen.units.lut.model.conv_array_model`.
@@ -311,6 +324,8 @@ class ConvLutArray(BitSerialArray):
     ROW = "a"
 
     def __init__(self, params: ConvLutArrayParams):
+        if params.hoisted:
+            self.ROW = "lut"                          # the tables take the activations' place
         super().__init__(params, layouts.serial_request(params), params.operands == "internal")
 
     def precompute_params(self) -> LutPrecomputeParams:
@@ -331,6 +346,9 @@ class ConvLutArray(BitSerialArray):
 
     def _rows(self, m, a):
         p = self.params
+        if p.hoisted:                                 # a: the M row tables
+            tw = p.table_entries * entry_width(p.table_entry)
+            return [a[i * tw:(i + 1) * tw] for i in range(p.m)]
         xw = entry_width(p.act)
         rows = [a[i * p.k * xw:(i + 1) * p.k * xw] for i in range(p.m)]
         if p.placement == "unit":
