@@ -29,6 +29,17 @@ class RegistryError(RuntimeError):
     """A family's entry point is broken (fails to import, wrong type, duplicate unit)."""
 
 
+def _interrupted(e: BaseException | None) -> bool:
+    """A KeyboardInterrupt somewhere in the exception's cause/context chain."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
 @functools.lru_cache(maxsize=None)
 def _catalog() -> dict[str, tuple[str, UnitSpec]]:
     found: dict[str, tuple[str, UnitSpec]] = {}
@@ -38,6 +49,9 @@ def _catalog() -> dict[str, tuple[str, UnitSpec]]:
         try:
             specs = ep.load()
         except Exception as e:
+            if _interrupted(e):         # Ctrl-C while a family imports is an interrupt, not a
+                raise KeyboardInterrupt from None   # broken family (Python may wrap it, e.g.
+                                                    # in a dataclass field's __set_name__)
             raise RegistryError(f"{where} failed to load: {type(e).__name__}: {e}") from e
         if not isinstance(specs, (tuple, list)) or not all(isinstance(s, UnitSpec)
                                                            for s in specs):
