@@ -149,11 +149,29 @@ def test_cli_list_shows_every_unit_with_params():
     assert {d["unit"] for d in data} == {u.name for u in all_units()}
 
 
+@pytest.mark.slow
 def test_cli_generate_all(tmp_path):
+    """Every registered unit at its defaults, through the command (~30 s: the M2N64K4 arrays;
+    make test-slow).  make test runs the same code path on three units (below), and
+    test_generated_verilog_is_lint_clean generates every unit."""
     r = tcgen("generate", "--all", "-o", str(tmp_path / "v"))
     assert r.returncode == 0, r.stderr
     assert sorted(p.stem for p in (tmp_path / "v").glob("*.v")) == \
         sorted(u.name for u in all_units())
+
+
+def test_cli_generate_all_writes_one_file_per_unit(tmp_path, monkeypatch, capsys):
+    """``generate --all`` in process over three small units: one file per unit, named after
+    it, each the unit's own Verilog at its defaults."""
+    from tcgen import cli
+    few = [get_unit(n) for n in ("lzc", "popcount", "fp_add")]
+    monkeypatch.setattr(cli, "all_units", lambda: few)
+    assert cli.main(["generate", "--all", "-o", str(tmp_path / "v")]) == 0
+    files = sorted((tmp_path / "v").glob("*.v"))
+    assert [p.stem for p in files] == ["fp_add", "lzc", "popcount"]
+    for p in files:
+        text = p.read_text()
+        assert f"unit {p.stem}; params" in text and f"module {p.stem}(" in text
 
 
 def test_cli_generate_top_name(tmp_path):

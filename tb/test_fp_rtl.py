@@ -38,7 +38,8 @@ def _binop(op, fmt, mode, a, b, request, per_vector=False, **kw):
                 per_vector)
 
 
-# -- FP16: specials, directed, 200,000 random per op and mode -----------------------------------
+# -- FP16: specials, directed, 200,000 random per op and mode (the second 100,000 in
+# make test-slow) -------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
 def test_fp16_specials_and_directed(op, mode, request):
@@ -49,11 +50,12 @@ def test_fp16_specials_and_directed(op, mode, request):
     _binop(op, "fp16", mode, *pairs, request)
 
 
-@pytest.mark.parametrize("chunk", [0, 1])
+@pytest.mark.parametrize("chunk", [0, pytest.param(1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
 def test_fp16_random(op, mode, chunk, request):
-    """2 chunks × 100,000 = 200,000 random pairs per op and rounding mode."""
+    """2 chunks × 100,000 = 200,000 random pairs per op and rounding mode (chunk 1 in make
+    test-slow)."""
     rng = np.random.default_rng(harness.seed(1600 + chunk))
     _binop(op, "fp16", mode, *random_fp_pairs("fp16", rng, 100_000), request)
 
