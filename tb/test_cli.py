@@ -91,6 +91,10 @@ VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()] + [
     ("fp_convert", {"src": "fp8_e5m2", "dst": "fp32"}),
     ("int_mul", {"a_width": 11, "b_width": 4, "a_signed": True}),
     ("barrel_shift", {"direction": "left", "width": 20, "amount_width": 3}),
+    ("conv_lut_array", {"n": 8, "act": "int8", "acc": "int32", "placement": "hoisted"}),
+    pytest.param("conv_lut_array", {"n": 8, "variant": "offline_inversion",
+                                    "placement": "hoisted", "operands": "external"},
+                 marks=pytest.mark.slow),
 ]
 
 
