@@ -29,7 +29,8 @@ from .params import Params, param
 from .pipeline import Pipeline, cuts
 
 __all__ = ["Unpacked", "unpack", "round_pack", "scale_pow2", "add_tree", "FPAdd", "FPMul",
-           "FPConvert", "FPAddParams", "FPMulParams", "FPConvertParams", "FORMAT_NAMES"]
+           "FPProduct", "FPConvert", "FPAddParams", "FPMulParams", "FPProductParams",
+           "FPConvertParams", "FORMAT_NAMES"]
 
 FORMAT_NAMES = tuple(num.FORMATS)
 
@@ -47,6 +48,20 @@ class FPAddParams(Params):
 @dataclass(frozen=True)
 class FPMulParams(FPAddParams):
     UNIT = "fp_mul"
+
+
+@dataclass(frozen=True)
+class FPProductParams(Params):
+    UNIT = "fp_product"
+    fmt: str = param("fp16", choices=FORMAT_NAMES, doc="operand format")
+    dst: str = param("fp32", choices=FORMAT_NAMES,
+                     doc="product format (must hold every product of two fmt values exactly)")
+    pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+
+    def check(self):
+        if not num.product_is_exact(get_format(self.fmt), get_format(self.dst)):
+            raise self.error("dst", self.dst, f"a format holding every {self.fmt} × "
+                                              f"{self.fmt} product exactly (fp16: fp32)")
 
 
 @dataclass(frozen=True)
@@ -240,24 +255,62 @@ class FPMul(_FPBinary):
 
     def elaborate(self, platform):
         m = Module()
-        fmt, p = self.fmt, self.params
+        p = self.params
         st = Pipeline(m, cuts(p.pipeline, (1, 2)))
-        a = unpack(m, fmt, self.a, "a", daz=p.ftz)
-        b = unpack(m, fmt, self.b, "b", daz=p.ftz)
-        prod = array_mul(m, a.sig, b.sig, name="sigmul")
-        sign = Signal(name="sign")
-        is_nan = Signal(name="is_nan")
-        is_inf = Signal(name="is_inf")
-        et = Signal(signed(fmt.exp_bits + 3), name="et")
-        m.d.comb += [
-            sign.eq(a.sign ^ b.sign),
-            is_nan.eq(a.is_nan | b.is_nan | (a.is_inf & b.is_zero) | (b.is_inf & a.is_zero)),
-            is_inf.eq(a.is_inf | b.is_inf),
-            et.eq(a.exp + b.exp - (fmt.bias - 1)),
-        ]
-        sign, prod, et, is_nan, is_inf = st(1, sign, prod, et, is_nan, is_inf)
-        m.d.comb += self.y.eq(round_pack(m, fmt, sign, prod, et, mode=p.rounding, ftz=p.ftz,
-                                         is_nan=is_nan, is_inf=is_inf, stage=st))
+        m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
+                                        ftz=p.ftz, stage=st))
+        return m
+
+
+def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
+              stage):
+    """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
+    (a wider ``dst`` holding every product exactly): unpack, significand array product, one
+    normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``)."""
+    a = unpack(m, fmt, x, "a", daz=ftz)
+    b = unpack(m, fmt, y, "b", daz=ftz)
+    prod = array_mul(m, a.sig, b.sig, name="sigmul")
+    sign = Signal(name="sign")
+    is_nan = Signal(name="is_nan")
+    is_inf = Signal(name="is_inf")
+    # the product's MSB exponent, biased in dst: ea + eb − 2·bias + dst.bias + 1
+    rebias = dst.bias - fmt.bias
+    et = Signal(signed(max(fmt.exp_bits, dst.exp_bits) + 3), name="et")
+    m.d.comb += [
+        sign.eq(a.sign ^ b.sign),
+        is_nan.eq(a.is_nan | b.is_nan | (a.is_inf & b.is_zero) | (b.is_inf & a.is_zero)),
+        is_inf.eq(a.is_inf | b.is_inf),
+        et.eq(a.exp + b.exp - (fmt.bias - 1) + rebias if rebias else
+              a.exp + b.exp - (fmt.bias - 1)),
+    ]
+    sign, prod, et, is_nan, is_inf = stage(1, sign, prod, et, is_nan, is_inf)
+    return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
+                      is_inf=is_inf, stage=stage)
+
+
+class FPProduct(wiring.Component):
+    """The exact product of two ``fmt`` values in a wider ``dst`` (FP16 × FP16 -> FP32: the
+    tensor cores' "products are exact"): :class:`FPMul`'s datapath with no rounding to do --
+    11 × 11 significand bits fit FP32's 24 and 2^−48 ≤ |p| < 2^32 lies in its normal range, so
+    the round/pack only normalizes (subnormal operands) and re-biases.  inf·0 and NaN in give
+    dst's canonical NaN, inf gives ±inf.  Golden model: :func:`tcgen.hw.numeric.fp_product`.
+
+    Parameters: ``FPProductParams`` (fmt, dst, pipeline).
+    Attributes: a, b ``In(fmt.width)``; y ``Out(dst.width)``; ``latency`` = pipeline.
+    """
+
+    def __init__(self, params: FPProductParams):
+        self.params = params
+        self.fmt, self.dst = get_format(params.fmt), get_format(params.dst)
+        self.latency = params.pipeline
+        super().__init__({"a": In(self.fmt.width), "b": In(self.fmt.width),
+                          "y": Out(self.dst.width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        st = Pipeline(m, cuts(self.params.pipeline, (1, 2)))
+        m.d.comb += self.y.eq(_multiply(m, self.fmt, self.dst, self.a, self.b, mode="rne",
+                                        ftz=False, stage=st))
         return m
 
 

@@ -1,5 +1,5 @@
-"""The library blocks as units: fp_add, fp_mul, fp_convert, int_mul, csa_tree, popcount, lzc,
-barrel_shift, with their golden models and default workloads.
+"""The library blocks as units: fp_add, fp_mul, fp_product, fp_convert, dp4, int_mul, csa_tree,
+popcount, lzc, barrel_shift, with their golden models and default workloads.
 
 ``UNITS`` is the target of the ``hw`` entry point of the group ``tcgen.families``
 (pyproject.toml); declaring it has no side effect.  Each block's params sit beside the block
@@ -7,9 +7,13 @@ barrel_shift, with their golden models and default workloads.
 from __future__ import annotations
 
 import numpy as np
+from amaranth.lib import data
 
 from . import numeric as num
-from .fparith import FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPMulParams
+from .dot import Dp4, Dp4Params
+from .fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPMulParams,
+                      FPProduct, FPProductParams)
+from .layout import pack, unpack
 from .intarith import (LZC, BarrelShifter, BarrelShiftParams, CSATree, CSATreeParams, IntMul,
                        IntMulParams, LZCParams, Popcount, PopcountParams)
 from .spec import UnitSpec
@@ -54,6 +58,41 @@ FP_MUL = UnitSpec(
     params=FPMulParams, build=FPMul,
     model=lambda p, a, b: {"y": num.fp_mul(a, b, p.fmt, p.rounding, ftz=p.ftz)},
     ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload)
+
+FP_PRODUCT = UnitSpec(
+    name="fp_product", family="hw", summary="exact product in a wider format (FP16 x FP16 -> "
+                                            "FP32)",
+    params=FPProductParams, build=FPProduct,
+    model=lambda p, a, b: {"y": num.fp_product(a, b, p.fmt, p.dst)},
+    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload)
+
+
+def _lanes(p):
+    return data.ArrayLayout(num.get_format(p.fmt).width, 4)
+
+
+def _dp4_model(p, a, b, c):
+    y = num.dot4(unpack(_lanes(p), a).astype(np.uint64), unpack(_lanes(p), b).astype(np.uint64),
+                 np.asarray(c, dtype=object).astype(np.uint64), p.fmt, p.acc, p.product,
+                 p.rounding, skip_zero=p.skip_zero)
+    return {"y": y}
+
+
+def _dp4_workload(p, rng, n):
+    fw, aw = num.get_format(p.fmt).width, num.get_format(p.acc).width
+    lanes = _rand_bits(rng, 4 * n, fw).reshape(n, 4)
+    if p.skip_zero:                       # a quarter of the a lanes ±0, so the gate is exercised
+        zero = rng.random((n, 4)) < 0.25
+        lanes = np.where(zero, lanes & np.uint64(1 << (fw - 1)), lanes)
+    return {"a": pack(_lanes(p), lanes), "b": pack(_lanes(p), _rand_bits(rng, 4 * n, fw)
+                                                   .reshape(n, 4)),
+            "c": _rand_bits(rng, n, aw)}
+
+
+DP4 = UnitSpec(
+    name="dp4", family="hw", summary="DP-4: ((p0+p1)+(p2+p3))+c, exact or rounded products",
+    params=Dp4Params, build=Dp4, model=_dp4_model,
+    ops_per_cycle=lambda p: 4.0, ops_unit="MAC", workload=_dp4_workload)
 
 FP_CONVERT = UnitSpec(
     name="fp_convert", family="hw", summary="float format conversion (exact widening, "
@@ -160,4 +199,4 @@ BARREL_SHIFT = UnitSpec(
                                 "amount": rng.integers(0, 1 << p.amount_bits, size=n,
                                                        dtype=np.uint64)})
 
-UNITS = (FP_ADD, FP_MUL, FP_CONVERT, INT_MUL, CSA_TREE, POPCOUNT, LZC, BARREL_SHIFT)
+UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, INT_MUL, CSA_TREE, POPCOUNT, LZC, BARREL_SHIFT)

@@ -40,7 +40,7 @@ __all__ = [
     "FloatFormat", "FORMATS", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FP64", "MODES",
     "get_format", "decode", "round_exact", "daz", "fp_add", "fp_mul", "fp_convert",
     "from_float", "to_float", "to_fraction", "round_fraction", "bit_length", "fp_scale_pow2",
-    "pairwise_sum",
+    "pairwise_sum", "product_is_exact", "fp_product", "dot4",
 ]
 
 
@@ -588,6 +588,54 @@ def fp_scale_pow2(bits, j, fmt, mode="rne"):
     sign, mag, exp, is_nan, is_inf = decode(bits, fmt)
     out = round_exact(sign, mag, exp + j, fmt, mode)
     return _specials_out(fmt, out, is_nan, is_inf, sign)
+
+
+def product_is_exact(src, dst) -> bool:
+    """Every product of two finite ``src`` values is exactly representable in ``dst``: the
+    2p-bit significand product fits dst's precision, the smallest (subnormal²) product is at
+    least dst's smallest normal and the largest is below 2^(dst.emax + 1)."""
+    src, dst = get_format(src), get_format(dst)
+    lo = 2 * (src.emin - src.man_bits)                  # log2 of the smallest product
+    hi = 2 * (src.emax + 1)                             # every product < 2^hi
+    return (2 * src.precision <= dst.precision and lo >= dst.emin and hi <= dst.emax + 1
+            and src.ieee and dst.ieee)
+
+
+def fp_product(a, b, fmt, dst):
+    """The exact product of two ``fmt`` encodings as ``dst`` encodings (dst must hold every
+    product exactly, e.g. FP16 × FP16 in FP32; checked): both widened exactly, multiplied in
+    dst -- no rounding happens.  The model of tcgen.hw.fparith.FPProduct."""
+    src, dst = get_format(fmt), get_format(dst)
+    if not product_is_exact(src, dst):
+        raise ValueError(f"fp_product: {dst.name} does not hold every {src.name} product "
+                         f"exactly")
+    return fp_mul(fp_convert(a, src, dst), fp_convert(b, src, dst), dst)
+
+
+def dot4(a, b, c, fmt="fp16", acc="fp32", product="exact", mode="rne", *,
+         skip_zero=False):
+    """The DP-4 of tcgen.hw.dot: ``a``, ``b`` [..., 4] ``fmt`` encodings, ``c`` [...] ``acc``
+    encodings -> ((p0 + p1) + (p2 + p3)) + c, every '+' rounded to ``acc``.  ``product``:
+    "exact" (:func:`fp_product` into acc) or "rounded" (``fp_mul`` in fmt, widened exactly).
+    ``skip_zero``: a lane whose a is ±0 contributes −0 instead of its product."""
+    src, accf = get_format(fmt), get_format(acc)
+    a = np.asarray(a, dtype=np.uint64)
+    b = np.asarray(b, dtype=np.uint64)
+    if np.broadcast_shapes(a.shape, b.shape)[-1:] != (4,):
+        raise ValueError(f"dot4: a and b need a last axis of 4, got {a.shape}, {b.shape}")
+    if product == "exact":
+        p = fp_product(a, b, src, accf)
+    elif product == "rounded":
+        p = fp_mul(a, b, src, mode)
+        if src != accf:
+            p = fp_convert(p, src, accf)
+    else:
+        raise ValueError(f"dot4: product must be exact or rounded, got {product!r}")
+    if skip_zero:
+        mask = np.uint64((1 << (src.width - 1)) - 1)
+        p = np.where((a & mask) == 0, np.uint64(1 << (accf.width - 1)), p)
+    s = pairwise_sum([p[..., k] for k in range(4)], lambda x, y: fp_add(x, y, accf, mode))
+    return fp_add(s, np.asarray(c, dtype=np.uint64), accf, mode)
 
 
 def pairwise_sum(terms, add):

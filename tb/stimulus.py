@@ -8,7 +8,8 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 
-__all__ = ["specials", "edge_values", "cross", "random_fp_pairs", "tie_pairs", "concat_pairs"]
+__all__ = ["specials", "edge_values", "cross", "random_fp_pairs", "tie_pairs", "concat_pairs",
+           "dot_lanes"]
 
 
 def specials(fmt) -> list[int]:
@@ -109,3 +110,19 @@ def tie_pairs(fmt, rng, n) -> tuple[np.ndarray, np.ndarray]:
 WORDS4 = [sum(((t + 5 * j) % 16) << (4 * j) for j in range(4)) for t in range(16)]
 #: 4 INT2 words: lane j of word t holds (t + j) mod 4
 WORDS2 = [sum(((t + j) % 4) << (2 * j) for j in range(8)) for t in range(4)]
+
+
+def dot_lanes(fmt, rng, n, lanes: int = 4, special_rate: float = 0.02) -> np.ndarray:
+    """[n, lanes] encodings for dot-product operands: :func:`random_fp_pairs`' mix (both
+    halves), with ``special_rate`` of the lanes replaced by a :func:`specials` value and a
+    further 1/8 of the rows made to cancel (lane 1 = −lane 0) so the tree sees exact zeros."""
+    a, b = random_fp_pairs(fmt, rng, (n * lanes + 1) // 2 + 4)
+    x = np.concatenate([a, b])[:n * lanes].reshape(n, lanes)
+    x = x[rng.permutation(n)]
+    sp = np.asarray(specials(fmt), dtype=np.uint64)
+    hit = rng.random((n, lanes)) < special_rate
+    x = np.where(hit, sp[rng.integers(0, len(sp), size=(n, lanes))], x)
+    cancel = rng.random(n) < 0.125
+    if lanes > 1:
+        x[cancel, 1] = x[cancel, 0] ^ np.uint64(1 << (num.get_format(fmt).width - 1))
+    return x

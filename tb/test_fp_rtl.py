@@ -14,7 +14,8 @@ import pytest
 import harness
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
-from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, specials, tie_pairs
+from stimulus import (concat_pairs, cross, dot_lanes, edge_values, random_fp_pairs, specials,
+                      tie_pairs)
 
 MODES = num.MODES
 
@@ -156,3 +157,30 @@ def test_convert_pipelined(request):
     s = _run("fp_convert", p, {"a": random_fp_pairs("fp32", rng, 4000)[0]}, request,
              per_vector=True)
     assert s["latency"] == 1
+
+
+# -- the exact product and the library DP-4 (tcgen.hw.dot) -------------------------------------
+def test_fp_product_fp16(request):
+    """FP16 × FP16 -> FP32 exact: every pair of specials and edge values + 100,000 random."""
+    rng = np.random.default_rng(harness.seed(1700))
+    a, b = concat_pairs(cross(edge_values("fp16")), random_fp_pairs("fp16", rng, 100_000))
+    _run("fp_product", get_unit("fp_product").params(), {"a": a, "b": b}, request)
+
+
+@pytest.mark.parametrize("product,acc,skip", [("exact", "fp32", False), ("exact", "fp32", True),
+                                              ("rounded", "fp32", False),
+                                              ("rounded", "fp16", False)])
+def test_dp4(product, acc, skip, request):
+    """10,000 DP-4s: operand lanes from the adder/multiplier mix with specials and cancelling
+    pairs, C from the same mix in acc; with skip_zero a quarter of the a lanes are ±0."""
+    from tcgen.hw.layout import pack
+    from tcgen.hw.dot import Dp4
+    rng = np.random.default_rng(harness.seed(1701))
+    n = 10_000
+    p = get_unit("dp4").params(acc=acc, product=product, skip_zero=skip)
+    a, b = dot_lanes("fp16", rng, n), dot_lanes("fp16", rng, n)
+    if skip:
+        a = np.where(rng.random(a.shape) < 0.25, a & np.uint64(0x8000), a)
+    c = dot_lanes(acc, rng, n, lanes=1)[:, 0]
+    lanes = Dp4(p).signature.members["a"].shape
+    _run("dp4", p, {"a": pack(lanes, a), "b": pack(lanes, b), "c": c}, request)

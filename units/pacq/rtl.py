@@ -25,7 +25,8 @@ Deviations from the paper's text (all are the notes' §3.3 cases; ``mode=literal
 4. INT2 has 8 lanes, so 8 rounding units (Table I lists 4).
 5. ±0, ±inf, NaN activations are handled (±0 -> ±0, ±inf -> ±inf in every lane, NaN -> NaN).
 
-Sub-components (FPMul, FPAdd, FPConvert, PacqMul) are added with tcgen.hw.dedup.shared: generated
+Sub-components (FPMul, FPAdd, FPConvert, PacqMul; the DP-4 lanes and tree from
+tcgen.hw.dot, the codebase's one DP-4) are added with tcgen.hw.dedup.shared: generated
 Verilog holds one module per distinct configuration (e.g. one PacqMul for the four of a DP-4).
 """
 from __future__ import annotations
@@ -35,8 +36,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
-from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
-                              FPMulParams, add_tree, round_pack, unpack)
+from tcgen.hw.dot import Dp4Params, dot_sum, product, widen
+from tcgen.hw.fparith import FPAdd, FPAddParams, FPMul, FPMulParams, round_pack, unpack
 from tcgen.hw.intarith import lzc, shift_left, sum_operands
 from tcgen.hw.numeric import FP16, get_format
 from tcgen.hw.pipeline import Pipeline, cuts
@@ -298,24 +299,6 @@ def _acc(acc):
     return get_format(acc)
 
 
-def _widen(m, x16, acc, name):
-    """FP16 -> acc (exact): a wire for FP16, hw's FPConvert for FP32."""
-    if acc == "fp16":
-        return x16
-    conv = FPConvert(FPConvertParams(src="fp16", dst=acc, rounding="rne", saturate=False,
-                                     ftz=False, pipeline=0))
-    shared(m, name, conv)
-    m.d.comb += conv.a.eq(x16)
-    return conv.y
-
-
-def _fp_add(m, a, b, acc, rounding, name):
-    add = FPAdd(FPAddParams(fmt=acc, rounding=rounding, ftz=False, pipeline=0))
-    shared(m, name, add)
-    m.d.comb += [add.a.eq(a), add.b.eq(b)]
-    return add.y
-
-
 def _select(m, g, G, target, options):
     """target = options[g] (a G-way multiplexer on the beat index; a wire when G = 1)."""
     if G == 1:
@@ -327,22 +310,6 @@ def _select(m, g, G, target, options):
                 m.d.comb += target.eq(options[gg])
         with m.Default():
             m.d.comb += target.eq(0)
-
-
-def _tree(m, pipe, terms, c, acc, rounding, name):
-    """((t0 + t1) + (t2 + t3)) + c with pipeline registers after each level of the tree.
-
-    Stage 1 (after the input registers): t0 + t1 and t2 + t3; register; stage 2: their sum;
-    register; stage 3: + c (combinational to the output).  Returns the final sum.
-    """
-    cs = [c]
-
-    def stage(level, values):                 # the level's sums and c, registered together
-        cs.append(pipe.reg(cs[-1], f"{name}_c{level + 2}"))
-        return [pipe.reg(v, f"{name}_r{level}_{i}") for i, v in enumerate(values)]
-    s = add_tree(m, terms, FPAddParams(fmt=acc, rounding=rounding, ftz=False, pipeline=0),
-                 f"{name}_add", stage=stage)
-    return _fp_add(m, s, cs[-1], acc, rounding, f"{name}_acc")
 
 
 class Dp4Baseline(wiring.Component):
@@ -373,14 +340,11 @@ class Dp4Baseline(wiring.Component):
         with m.If(adv):
             m.d.sync += [v1.eq(self.op.valid), v2.eq(v1), v3.eq(v2)]
         pipe = Pipeline(m, advance=adv)
-        prods = []
-        for k in range(4):
-            mul = FPMul(FPMulParams(fmt="fp16", rounding=p.rounding, ftz=False, pipeline=0))
-            shared(m, f"mul{k}", mul)
-            m.d.comb += [mul.a.eq(self.op.payload.a[k]), mul.b.eq(self.op.payload.b[k])]
-            prods.append(pipe.reg(_widen(m, mul.y, p.acc, f"widen{k}"), f"prod{k}"))
+        dp = Dp4Params(fmt="fp16", acc=p.acc, product="rounded", rounding=p.rounding)
+        prods = [pipe.reg(product(m, self.op.payload.a[k], self.op.payload.b[k], dp, k),
+                          f"prod{k}") for k in range(4)]
         c1 = pipe.reg(self.op.payload.c, "c1")
-        y = _tree(m, pipe, prods, c1, p.acc, p.rounding, "tree")
+        y = dot_sum(m, prods, c1, p.acc, p.rounding, "tree", pipe=pipe)
         m.d.comb += [self.res.valid.eq(v3), self.res.payload.y.eq(y)]
         return m
 
@@ -458,7 +422,7 @@ class Dp4Pacq(wiring.Component):
                     sel = Signal(16, name=f"sel{k}_{t}")
                     _select(m, g, G, sel, [mul.y[16 * (gg * D + t):16 * (gg * D + t + 1)]
                                            for gg in range(G)])
-                    term = _widen(m, sel, p.acc, f"widen{k}_{t}")
+                    term = widen(m, sel, "fp16", p.acc, f"widen{k}_{t}")
                 else:
                     bits = LANE_P_BITS if p.mode == "exact" else LANE_I_BITS
                     port = mul.p_lanes if p.mode == "exact" else mul.i_lanes
@@ -470,18 +434,18 @@ class Dp4Pacq(wiring.Component):
             csel = Signal(len(pl.c[0]), name=f"csel{t}")
             _select(m, g, G, csel, [pl.c[gg * D + t] for gg in range(G)])
             c1 = pipe.reg(csel, f"c1_{t}")
-            trees.append(_tree(m, pipe, terms, c1, p.acc, p.rounding, f"tree{t}"))
+            trees.append(dot_sum(m, terms, c1, p.acc, p.rounding, f"tree{t}", pipe=pipe))
         g1 = pipe.reg(g, "group1")
         g3 = pipe.reg(pipe.reg(g1, "group2"), "group3")
         m.d.comb += [self.res.valid.eq(v3), self.res.payload.group.eq(g3)]
         for t in range(D):
             m.d.comb += self.res.payload.y[t].eq(trees[t])
         if p.sum_a:
-            a_terms = [pipe.reg(_widen(m, pl.a[k], p.acc, f"widen_a{k}"), f"a1_{k}")
+            a_terms = [pipe.reg(widen(m, pl.a[k], "fp16", p.acc, f"widen_a{k}"), f"a1_{k}")
                        for k in range(4)]
             sa1 = pipe.reg(pl.sa, "sa1")
             m.d.comb += self.res.payload.sa.eq(
-                _tree(m, pipe, a_terms, sa1, p.acc, p.rounding, "sum_a"))
+                dot_sum(m, a_terms, sa1, p.acc, p.rounding, "sum_a", pipe=pipe))
         return m
 
     def _fixed_to_acc(self, m, mul, mag, name):

@@ -1,0 +1,142 @@
+"""The DP-4: four products and a fixed adder tree onto an accumulator -- the one dot-product
+datapath of the codebase (PacQ's Table I baseline, the Sparse Tensor Core octets' DP units).
+
+::
+
+    y = ((p0 + p1) + (p2 + p3)) + c          every '+' one FPAdd rounding in ``acc``
+
+    product = "exact":   p_k = a_k × b_k exact in acc (FPProduct; FP16 × FP16 in FP32)
+    product = "rounded": p_k = acc(fmt(a_k × b_k)): FPMul rounds to fmt, then widened exactly
+
+``skip_zero``: a lane whose ``a`` operand is ±0 contributes −0, the additive identity (its
+product gated): x + (−0) = x for every x, so a padded sparse slot is invisible even against an
+inf/NaN ``b`` or a −0 accumulator.
+
+Building blocks (used by the units that pipeline the DP-4 their own way, e.g.
+``dp4_baseline``): :func:`product` (one lane), :func:`widen` (exact format widening),
+:func:`fp_add` (one shared FPAdd), :func:`dot_sum` (the tree onto ``c``, optional pipeline
+registers after each level).  Golden model: :func:`tcgen.hw.numeric.dot4`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth import Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from . import numeric as num
+from .dedup import shared
+from .fparith import (FORMAT_NAMES, FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
+                      FPMulParams, FPProduct, FPProductParams, add_tree)
+from .numeric import get_format
+from .params import Params, param
+
+__all__ = ["Dp4Params", "Dp4", "PRODUCTS", "product", "widen", "fp_add", "dot_sum"]
+
+#: how a lane's product enters the tree: exact in acc, or rounded to the operand format first
+PRODUCTS = ("exact", "rounded")
+_LANES = 4
+
+
+@dataclass(frozen=True)
+class Dp4Params(Params):
+    UNIT = "dp4"
+    fmt: str = param("fp16", choices=FORMAT_NAMES, doc="operand format (a, b)")
+    acc: str = param("fp32", choices=FORMAT_NAMES, doc="tree / accumulator format (c, y)")
+    product: str = param("exact", choices=PRODUCTS,
+                         doc="exact: a×b exact in acc; rounded: rounded to fmt, then widened")
+    rounding: str = param("rne", choices=num.MODES, doc="every rounding point")
+    skip_zero: bool = param(False, doc="a lane with a = ±0 contributes −0 (product gated)")
+
+    def check(self):
+        src, acc = get_format(self.fmt), get_format(self.acc)
+        if self.product == "exact" and not num.product_is_exact(src, acc):
+            raise self.error("acc", self.acc, f"a format holding every {self.fmt} product "
+                                              f"exactly with product=exact (fp16: fp32)")
+        if self.product == "rounded" and self.acc != self.fmt and not (
+                acc.precision >= src.precision and acc.emax >= src.emax
+                and acc.emin <= src.emin - src.man_bits and src.ieee):
+            raise self.error("acc", self.acc, f"{self.fmt} or a format {self.fmt} widens to "
+                                              f"exactly")
+
+
+def widen(m: Module, x, src: str, dst: str, name: str):
+    """``x`` (``src``) in ``dst`` exactly: ``x`` itself when the formats are equal, else one
+    shared :class:`FPConvert`."""
+    if src == dst:
+        return x
+    conv = FPConvert(FPConvertParams(src=src, dst=dst, rounding="rne", saturate=False,
+                                     ftz=False, pipeline=0))
+    shared(m, name, conv)
+    m.d.comb += conv.a.eq(x)
+    return conv.y
+
+
+def fp_add(m: Module, a, b, fmt: str, rounding: str, name: str):
+    """``a + b`` rounded once in ``fmt`` by one shared :class:`FPAdd`."""
+    add = FPAdd(FPAddParams(fmt=fmt, rounding=rounding, ftz=False, pipeline=0))
+    shared(m, name, add)
+    m.d.comb += [add.a.eq(a), add.b.eq(b)]
+    return add.y
+
+
+def product(m: Module, a, b, p: Dp4Params, k: int, *, name: str = "mul",
+            widen_name: str = "widen"):
+    """Lane ``k``'s product in ``p.acc`` (submodules ``{name}{k}``, ``{widen_name}{k}``)."""
+    if p.product == "exact":
+        mul = shared(m, f"{name}{k}", FPProduct(FPProductParams(fmt=p.fmt, dst=p.acc,
+                                                                pipeline=0)))
+        m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
+        y = mul.y
+    else:
+        mul = FPMul(FPMulParams(fmt=p.fmt, rounding=p.rounding, ftz=False, pipeline=0))
+        shared(m, f"{name}{k}", mul)
+        m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
+        y = widen(m, mul.y, p.fmt, p.acc, f"{widen_name}{k}")
+    if not p.skip_zero:
+        return y
+    fmt, acc = get_format(p.fmt), get_format(p.acc)
+    gated = Signal(acc.width, name=f"{name}{k}_gated")
+    m.d.comb += gated.eq(Mux(a[:fmt.width - 1] == 0, Const(1 << (acc.width - 1), acc.width),
+                             y))
+    return gated
+
+
+def dot_sum(m: Module, terms, c, acc: str, rounding: str, name: str, *, pipe=None):
+    """``((t0 + t1) + (t2 + t3)) + c`` in ``acc`` (hw's :func:`add_tree`, then one FPAdd
+    ``{name}_acc``).  ``pipe`` (a :class:`tcgen.hw.pipeline.Pipeline`): a register after each
+    tree level (``{name}_r{level}_{i}``), ``c`` delayed alongside (``{name}_c{level + 2}``), so
+    the sum leaves ``len(levels)`` cycles after its terms."""
+    cs = [c]
+
+    def stage(level, values):                 # the level's sums and c, registered together
+        cs.append(pipe.reg(cs[-1], f"{name}_c{level + 2}"))
+        return [pipe.reg(v, f"{name}_r{level}_{i}") for i, v in enumerate(values)]
+    s = add_tree(m, terms, FPAddParams(fmt=acc, rounding=rounding, ftz=False, pipeline=0),
+                 f"{name}_add", stage=stage if pipe is not None else None)
+    return fp_add(m, s, cs[-1], acc, rounding, f"{name}_acc")
+
+
+class Dp4(wiring.Component):
+    """A combinational DP-4 as a component (so arrays of it are one module instantiated N
+    times): ``y = ((p0 + p1) + (p2 + p3)) + c`` (module docstring).
+
+    Parameters: ``Dp4Params`` (fmt, acc, product, rounding, skip_zero).
+    Attributes: a, b ``In(ArrayLayout(fmt.width, 4))``; c ``In(acc.width)``; y
+    ``Out(acc.width)``; ``latency`` = 0.  Golden model: :func:`tcgen.hw.numeric.dot4`.
+    """
+
+    def __init__(self, params: Dp4Params):
+        self.params = params
+        self.latency = 0
+        fw, aw = get_format(params.fmt).width, get_format(params.acc).width
+        super().__init__({"a": In(data.ArrayLayout(fw, _LANES)),
+                          "b": In(data.ArrayLayout(fw, _LANES)), "c": In(aw), "y": Out(aw)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        prods = [product(m, self.a[k], self.b[k], p, k) for k in range(_LANES)]
+        m.d.comb += self.y.eq(dot_sum(m, prods, self.c, p.acc, p.rounding, "tree"))
+        return m
