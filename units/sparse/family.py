@@ -1,0 +1,137 @@
+"""The Sparse Tensor Core family's units (target of the ``sparse`` entry point of
+``tcgen.families``): the dense Volta-style octet (the paper's baseline) and the vector-wise sparse
+octet (its proposal).  Models adapt stream payloads to :mod:`tcgen.units.sparse.model` and back
+through the payload layouts (:mod:`.layouts`); workloads are real tiles (N(0, 1) values, the
+sparse A pruned by :func:`~tcgen.units.sparse.model.encode`'s top-K)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tcgen.hw import numeric as num
+from tcgen.hw.layout import pack, unpack
+from tcgen.hw.spec import UnitSpec
+
+from . import layouts, model
+from .params import OctetDenseParams, OctetSparseParams
+from .rtl import OctetDense, OctetSparse
+
+__all__ = ["UNITS", "dense_request", "sparse_request", "dense_result", "sparse_result",
+           "random_dense_requests", "random_sparse_requests", "sparse_tile"]
+
+
+def _u64(x) -> np.ndarray:
+    return np.asarray(x, dtype=object).astype(np.uint64)
+
+
+# -- octet_dense ---------------------------------------------------------------------------------
+def dense_request(p, a, b, c) -> int:
+    """Payload of one dense WMMA: a [8, 16], b [16, 8] FP16 encodings, c [8, 8] acc encodings."""
+    return int(pack(layouts.dense_op(p), {"a": _u64(a)[None], "b": _u64(b)[None],
+                                          "c": _u64(c)[None]})[0])
+
+
+def dense_result(p, payload: int) -> np.ndarray:
+    """D [8, 8] (acc encodings) of one result payload."""
+    return unpack(layouts.dense_res(p), [int(payload)])["d"][0].astype(np.uint64)
+
+
+def _dense_model(p, op__payload):
+    f = unpack(layouts.dense_op(p), op__payload)
+    d = np.stack([model.dense_wmma(f["a"][i].astype(np.uint64), f["b"][i].astype(np.uint64),
+                                   f["c"][i].astype(np.uint64), acc=p.acc, semantics="ieee",
+                                   rounding=p.rounding)
+                  for i in range(len(op__payload))]) if len(op__payload) else \
+        np.zeros((0, layouts.DENSE_ROWS, layouts.DENSE_COLS), dtype=np.uint64)
+    return {"res__payload": pack(layouts.dense_res(p), {"d": d})}
+
+
+def _random_c(p, rng, shape):
+    return num.from_float(rng.normal(0, 4, shape), p.acc)
+
+
+def random_dense_requests(p, rng, count: int) -> list[int]:
+    """``count`` WMMAs with N(0, 1) A and B (FP16) and N(0, 4) C."""
+    return [dense_request(p, num.from_float(rng.normal(0, 1, (8, 16)), "fp16"),
+                          num.from_float(rng.normal(0, 1, (16, 8)), "fp16"),
+                          _random_c(p, rng, (8, 8))) for _ in range(count)]
+
+
+def _stream_workload(requests):
+    def workload(p, rng, n):
+        return {"op__payload": np.array(requests(p, rng, n), dtype=object),
+                "op__valid": np.ones(n, dtype=np.uint64),
+                "res__ready": np.ones(n, dtype=np.uint64)}
+    return workload
+
+
+OCTET_DENSE = UnitSpec(
+    name="octet_dense", family="sparse",
+    summary="dense Volta-style octet (baseline): 8 DP-4s, A/B/C buffers, STEP0-3 sets, "
+            "16x16x16 WMMA share in 40 cycles (34 ping-pong), streams",
+    params=OctetDenseParams, build=OctetDense, model=_dense_model,
+    ops_per_cycle=lambda p: 8 * 16 * 8 / model.cycle_model("dense", p.pingpong),
+    ops_unit="MAC", workload=_stream_workload(random_dense_requests))
+
+
+# -- octet_sparse --------------------------------------------------------------------------------
+def sparse_request(p, values, offsets, b, c) -> int:
+    """Payload of one SWMMA: values [4, K] FP16 encodings, offsets [4, K] in [0, L) (any slot
+    contents), b [L, 16] FP16 encodings, c [4, 16] acc encodings."""
+    words = model.pack_offsets(np.asarray(offsets, dtype=np.int64), p.L)
+    return int(pack(layouts.sparse_op(p), {
+        "a": _u64(values)[None], "off": np.asarray(words, dtype=object)[None],
+        "b": _u64(b)[None], "c": _u64(c)[None]})[0])
+
+
+def sparse_result(p, payload: int) -> np.ndarray:
+    """D [4, 16] (acc encodings) of one result payload."""
+    return unpack(layouts.sparse_res(p), [int(payload)])["d"][0].astype(np.uint64)
+
+
+def _sparse_model(p, op__payload):
+    f = unpack(layouts.sparse_op(p), op__payload)
+    out = []
+    for i in range(len(op__payload)):
+        enc = model.Encoded.from_words(f["a"][i].astype(np.uint64)[:, None, :],
+                                       np.asarray(f["off"][i], dtype=object)[:, None],
+                                       p.L, p.L)
+        out.append(model.sparse_wmma(enc, f["b"][i].astype(np.uint64),
+                                     f["c"][i].astype(np.uint64), acc=p.acc,
+                                     semantics="ieee", rounding=p.rounding,
+                                     zero_slot=p.zero_slot))
+    d = np.stack(out) if out else np.zeros((0, layouts.SPARSE_ROWS, layouts.SPARSE_COLS),
+                                           dtype=np.uint64)
+    return {"res__payload": pack(layouts.sparse_res(p), {"d": d})}
+
+
+def sparse_tile(p, rng, density: float = 1.0):
+    """One real tile: A [4, L] ~ N(0, 1) with a ``density`` share of non-zeros, pruned to the
+    top-K per row by :func:`~tcgen.units.sparse.model.encode` -> (values [4, K], offsets
+    [4, K])."""
+    W = rng.normal(0, 1, (layouts.SPARSE_ROWS, p.L)) * (rng.random((layouts.SPARSE_ROWS, p.L))
+                                                         < density)
+    enc = model.encode(W, p.L, p.K)
+    return enc.values[:, 0, :], enc.offsets[:, 0, :]
+
+
+def random_sparse_requests(p, rng, count: int, density: float = 1.0) -> list[int]:
+    """``count`` SWMMAs: pruned N(0, 1) A rows (:func:`sparse_tile`), N(0, 1) B, N(0, 4) C."""
+    out = []
+    for _ in range(count):
+        vals, offs = sparse_tile(p, rng, density)
+        out.append(sparse_request(p, vals, offs,
+                                  num.from_float(rng.normal(0, 1, (p.L, 16)), "fp16"),
+                                  _random_c(p, rng, (4, 16))))
+    return out
+
+
+OCTET_SPARSE = UnitSpec(
+    name="octet_sparse", family="sparse",
+    summary="vector-wise sparse octet: offset register (FETCHIDX), decode, K-row B buffer x2 "
+            "(ping-pong), A broadcast, EXEC; L in {4,8,16,32}, K 1..L; 26/20 cycles at L16 K4",
+    params=OctetSparseParams, build=OctetSparse, model=_sparse_model,
+    ops_per_cycle=lambda p: 4 * p.L * 16 / model.cycle_model("sparse", p.pingpong, L=p.L,
+                                                             K=p.K),
+    ops_unit="MAC", workload=_stream_workload(random_sparse_requests))
+
+UNITS = (OCTET_DENSE, OCTET_SPARSE)

@@ -1,0 +1,344 @@
+"""Amaranth RTL of the Sparse Tensor Core family (Zhu et al., MICRO-52 2019; note
+001_sparse_tc.md §2): the dense Volta-style octet and the vector-wise sparse octet, cycle-exact
+against :func:`tcgen.units.sparse.model.cycle_model`, bit-exact against
+:func:`~tcgen.units.sparse.model.dense_wmma` / :func:`~tcgen.units.sparse.model.sparse_wmma`.
+
+Both octets have 8 DP units -- the codebase's one DP-4 (:class:`tcgen.hw.dot.Dp4`: FP16 × FP16
+products exact in FP32, ``((p0 + p1) + (p2 + p3)) + c``, every '+' one FP32 rounding) -- each
+doing one DP-4 per cycle, and a request/result stream pair.  The request is the operand set of
+one (S)WMMA as the register file holds it (:mod:`.layouts`): the octet reads it at the fill
+bandwidth, 16 FP16 per cycle, and accepts it in the cycle of its last read, so the request
+payload is the register-file model and the octet's area holds no copy of it.
+
+Dense octet (:class:`OctetDense`, the baseline; note §2.2–2.3)
+    One octet = worktuple (threadgroups i and i+4): D[0:8, 0:8] = A[0:8, 0:16]·B[0:16, 0:8] +
+    C.  Four HMMA sets walk k in chunks of 4.  Per set: **fill** (2 cycles) -- the shared 4×8 B
+    buffer (two B rows of 8 per cycle) and the A buffers (8 rows × 4 k, TG0's rows in the first
+    cycle, TG4's in the second) -- then **compute** (8 cycles): DP d owns A row d (threadgroup
+    d // 4) and in cycle t computes column t: ``acc[d][t] = dp4(A[d, k..k+3], B[k..k+3, t],
+    acc[d][t])`` (C in set 0) -- the per-k-chunk order ((((C + dp0) + dp1) + dp2) + dp3) of
+    :func:`~tcgen.units.sparse.model.dense_wmma`.  The C/D buffer (8×8 FP32) is a rotating
+    register per DP row (read at the head, written at the tail).  ``pingpong``: two A/B buffer
+    pairs, the next set filled while this one computes.  40 cycles (34 with ping-pong).
+
+Sparse octet (:class:`OctetSparse`, the proposal; note §2.4)
+    One octet = 4 A rows × 16 columns; per set one A row r: D[r, :] = C[r, :] + Σ_k val[r, k] ·
+    B[off[r, k], :].  Per set: **FETCHIDX** (1 cycle: the offset register ← the row's offset
+    word), **decode** (1 cycle: K one-hot row selects of L bits, registered), **load** (K
+    cycles: one gathered B row of 16 FP16 per cycle through the row select into the 4×16 B
+    buffer -- K×16 in general -- and the A row's K values into the A buffer), **EXEC** (2 cycles
+    per pass, ⌈K/4⌉ passes): the A row broadcast to all 8 DPs, DP d in cycle t computing
+    column 8·(d // 4) + 4·t + d % 4 (TG0 columns 0–7, TG4 8–15), pass j on slots 4j..4j+3 onto
+    pass j−1's result (C in pass 0) -- :func:`~tcgen.units.sparse.model.spmm`'s order.  The
+    fetch and decode of set s+1 overlap set s (decode writes the selects in set s's last load
+    cycle).  ``pingpong``: two B (and A) buffers, set s+1 loading while set s computes.  26
+    cycles (20 with ping-pong) at L = 16, K = 4.  ``zero_slot = skip``: a ±0 slot (padding,
+    lanes beyond K) contributes −0 (the DP-4's ``skip_zero`` gate).
+
+Back-to-back requests: a result waits in the D buffer until taken; the next (S)WMMA's first
+compute stalls while it waits, everything before it (fill, fetch, load) proceeds.
+Sub-components (Dp4, RowSelect, OffsetDecode) are tcgen.hw.dedup.shared modules, so the
+hierarchical PPA breakdown lists them.
+"""
+from __future__ import annotations
+
+from functools import reduce
+
+from amaranth import Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from tcgen.hw.dedup import shared
+from tcgen.hw.dot import Dp4, Dp4Params
+from tcgen.hw.numeric import get_format
+
+from . import layouts
+from .model import cycle_model
+from .params import OctetDenseParams, OctetSparseParams
+
+__all__ = ["OctetDense", "OctetSparse", "RowSelect", "OffsetDecode"]
+
+_DPS = 4      # lanes of a DP-4
+_N_DP = 8     # DP units per octet
+_FP16 = 16
+
+
+class RowSelect(wiring.Component):
+    """The register file's offset-addressed row read: ``y = OR_j (sel[j] ? rows[j] : 0)``
+    (``sel`` one-hot; all-zero gives 0).  Attributes: rows ``In(ArrayLayout(width, n))``, sel
+    ``In(n)``, y ``Out(width)``."""
+
+    def __init__(self, n: int, width: int):
+        self.key = ("row_select", n, width)
+        super().__init__({"rows": In(data.ArrayLayout(width, n)), "sel": In(n),
+                          "y": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        n = len(self.sel)
+        m.d.comb += self.y.eq(reduce(lambda x, y: x | y,
+                                     [Mux(self.sel[j], self.rows[j], 0) for j in range(n)]))
+        return m
+
+
+class OffsetDecode(wiring.Component):
+    """The EXEC offset decode: K packed offsets of b bits (slot k at [b·k + b − 1 : b·k]) ->
+    K one-hot row selects of L bits.  Attributes: off ``In(K·b)``, sel
+    ``Out(ArrayLayout(L, K))``."""
+
+    def __init__(self, k: int, L: int, b: int):
+        self.key = ("offset_decode", k, L, b)
+        self.k, self.L, self.b = k, L, b
+        super().__init__({"off": In(k * b), "sel": Out(data.ArrayLayout(L, k))})
+
+    def elaborate(self, platform):
+        m = Module()
+        for s in range(self.k):
+            o = self.off[self.b * s:self.b * (s + 1)]
+            m.d.comb += self.sel[s].eq(Const(1, self.L) << o)
+        return m
+
+
+def _dp_array(m: Module, dp: Dp4Params) -> list:
+    return [shared(m, f"dp{d}", Dp4(dp)) for d in range(_N_DP)]
+
+
+class OctetDense(wiring.Component):
+    """The dense Volta-style octet (module docstring).
+
+    Parameters: ``OctetDenseParams`` (acc, rounding, pingpong).
+    Attributes: op ``In(stream.Signature(layouts.dense_op))`` {a: 8×16, b: 16×8, c: 8×8},
+    res ``Out(stream.Signature(layouts.dense_res))`` {d: 8×8}; ``cycles`` (one WMMA, request
+    offered to result valid: 40, or 34 with ping-pong) = ``latency``.
+    """
+
+    def __init__(self, params: OctetDenseParams):
+        self.params = params
+        self.cycles = self.latency = cycle_model("dense", params.pingpong)
+        super().__init__({"op": In(stream.Signature(layouts.dense_op(params))),
+                          "res": Out(stream.Signature(layouts.dense_res(params)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        pl = self.op.payload
+        aw = get_format(p.acc).width
+        nb = 2 if p.pingpong else 1
+        rows, cols = layouts.DENSE_ROWS, layouts.DENSE_COLS
+        abuf = [Signal(data.ArrayLayout(data.ArrayLayout(_FP16, _DPS), rows), name=f"a_buf{b}")
+                for b in range(nb)]
+        bbuf = [Signal(data.ArrayLayout(data.ArrayLayout(_FP16, cols), _DPS), name=f"b_buf{b}")
+                for b in range(nb)]
+        acc = Signal(data.ArrayLayout(data.ArrayLayout(aw, cols), rows), name="cd_buf")
+        full = Signal(nb, name="full")
+        fs, fc = Signal(2, name="fill_set"), Signal(1, name="fill_cycle")
+        cs, cc = Signal(2, name="comp_set"), Signal(3, name="comp_cycle")
+        wb, rb = Signal(1, name="wbuf"), Signal(1, name="rbuf")
+        out_valid = Signal(name="out_valid")
+
+        # -- fill: two B rows of 8 and four A rows of 4 (16 + 16 FP16) per cycle -----------------
+        fill = Signal(name="fill")
+        m.d.comb += [fill.eq(self.op.valid & ~full.bit_select(wb, 1)),
+                     self.op.ready.eq(fill & (fc == 1) & (fs == 3))]
+        with m.If(fill):
+            for b in range(nb):
+                with m.If(wb == b):
+                    for i in range(2):
+                        m.d.sync += bbuf[b][fc * 2 + i].eq(pl.b[fs * 4 + fc * 2 + i])
+                    for r in range(4):
+                        row = fc * 4 + r
+                        for k in range(_DPS):
+                            m.d.sync += abuf[b][row][k].eq(pl.a[row][fs * 4 + k])
+            m.d.sync += fc.eq(fc + 1)
+            with m.If(fc == 1):
+                m.d.sync += fs.eq(fs + 1)
+                if nb == 2:
+                    m.d.sync += wb.eq(~wb)
+
+        # -- compute: DP d = A row d, cycle t = column t ---------------------------------------
+        comp = Signal(name="compute")
+        m.d.comb += comp.eq(full.bit_select(rb, 1) & ~((cs == 0) & out_valid & ~self.res.ready))
+        dps = _dp_array(m, Dp4Params(fmt="fp16", acc=p.acc, product="exact",
+                                     rounding=p.rounding))
+        a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
+        for d, dp in enumerate(dps):
+            m.d.comb += [dp.a.eq(a_cur[d]), dp.c.eq(Mux(cs == 0, pl.c[d][cc], acc[d][0]))]
+            for k in range(_DPS):
+                m.d.comb += dp.b[k].eq(b_cur[k][cc])
+            with m.If(comp):
+                m.d.sync += acc[d][cols - 1].eq(dp.y)
+                for j in range(cols - 1):
+                    m.d.sync += acc[d][j].eq(acc[d][j + 1])
+        with m.If(comp):
+            m.d.sync += cc.eq(cc + 1)
+            with m.If(cc == cols - 1):
+                m.d.sync += cs.eq(cs + 1)
+                if nb == 2:
+                    m.d.sync += rb.eq(~rb)
+        # buffer flags: set by the last fill cycle, cleared by the last compute cycle
+        for b in range(nb):
+            set_b = fill & (fc == 1) & (wb == b)
+            clr_b = comp & (cc == cols - 1) & (rb == b)
+            m.d.sync += full[b].eq((full[b] & ~clr_b) | set_b)
+
+        # -- result -----------------------------------------------------------------------------
+        with m.If(self.res.ready):
+            m.d.sync += out_valid.eq(0)
+        with m.If(comp & (cc == cols - 1) & (cs == 3)):
+            m.d.sync += out_valid.eq(1)
+        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(acc)]
+        return m
+
+
+class OctetSparse(wiring.Component):
+    """The vector-wise sparse octet (module docstring).
+
+    Parameters: ``OctetSparseParams`` (L, K, acc, rounding, pingpong, zero_slot).
+    Attributes: op ``In(stream.Signature(layouts.sparse_op))`` {a: 4×K values, off: 4 offset
+    words, b: L×16, c: 4×16}, res ``Out(stream.Signature(layouts.sparse_res))`` {d: 4×16};
+    ``cycles`` (one SWMMA, request offered to result valid: 26, or 20 with ping-pong, at L = 16,
+    K = 4) = ``latency``.
+    """
+
+    def __init__(self, params: OctetSparseParams):
+        self.params = params
+        self.cycles = self.latency = cycle_model("sparse", params.pingpong, L=params.L,
+                                                 K=params.K)
+        super().__init__({"op": In(stream.Signature(layouts.sparse_op(params))),
+                          "res": Out(stream.Signature(layouts.sparse_res(params)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        pl = self.op.payload
+        aw = get_format(p.acc).width
+        nb = 2 if p.pingpong else 1
+        K, L, ob, P = p.K, p.L, p.offset_bits, p.passes
+        rows, cols = layouts.SPARSE_ROWS, layouts.SPARSE_COLS
+        rowbits = _FP16 * cols
+
+        # -- FETCHIDX: the offset register ---------------------------------------------------
+        off_reg = Signal(K * ob, name="offset_reg")
+        off_full = Signal(name="offset_full")
+        fs = Signal(2, name="fetch_set")
+        fetched_all = Signal(name="fetched_all")
+        # -- decode: K one-hot row selects ------------------------------------------------------
+        sel = Signal(data.ArrayLayout(L, K), name="row_sel")
+        sel_full = Signal(name="sel_full")
+        dec = shared(m, "decode", OffsetDecode(K, L, ob), key=("offset_decode", K, L, ob))
+        m.d.comb += dec.off.eq(off_reg)
+        # -- load: one gathered B row per cycle ---------------------------------------------------
+        lk = Signal(range(max(K, 2)), name="load_row")
+        wb, rb = Signal(1, name="wbuf"), Signal(1, name="rbuf")
+        abuf = [Signal(data.ArrayLayout(_FP16, K), name=f"a_buf{b}") for b in range(nb)]
+        bbuf = [Signal(data.ArrayLayout(data.ArrayLayout(_FP16, cols), K), name=f"b_buf{b}")
+                for b in range(nb)]
+        bfull = Signal(nb, name="b_full")
+        rsel = shared(m, "row_select", RowSelect(L, rowbits), key=("row_select", L, rowbits))
+        m.d.comb += rsel.rows.eq(pl.b.as_value())
+        m.d.comb += rsel.sel.eq(sel[lk] if K > 1 else sel[0])
+        # -- EXEC ------------------------------------------------------------------------------
+        cs, cc = Signal(2, name="comp_set"), Signal(1, name="comp_cycle")
+        cp = Signal(range(max(P, 2)), name="comp_pass")
+        dbuf = Signal(data.ArrayLayout(data.ArrayLayout(aw, cols), rows), name="d_buf")
+        out_valid = Signal(name="out_valid")
+
+        load, load_last, decode, fetch, comp = (Signal(name=n) for n in (
+            "load", "load_last", "decode", "fetch", "compute"))
+        comp_last = Signal(name="compute_last")          # the last cycle of a set's EXEC
+        m.d.comb += [
+            load.eq(sel_full & ~bfull.bit_select(wb, 1)),
+            load_last.eq(load & (lk == K - 1)),
+            decode.eq(off_full & (~sel_full | load_last)),
+            fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
+            comp.eq(bfull.bit_select(rb, 1) & ~(out_valid & ~self.res.ready)),
+            comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
+            self.op.ready.eq(comp_last & (cs == 3)),
+        ]
+        with m.If(fetch):
+            m.d.sync += [off_reg.eq(pl.off[fs]), fs.eq(fs + 1)]
+            with m.If(fs == 3):
+                m.d.sync += fetched_all.eq(1)
+        with m.If(self.op.ready):
+            m.d.sync += fetched_all.eq(0)
+        m.d.sync += off_full.eq(fetch | (off_full & ~decode))
+        with m.If(decode):
+            m.d.sync += sel.eq(dec.sel)
+        m.d.sync += sel_full.eq(decode | (sel_full & ~load_last))
+
+        ls = Signal(2, name="load_set")
+        with m.If(load):
+            for b in range(nb):
+                with m.If(wb == b):
+                    with m.Switch(lk):
+                        for k in range(K):
+                            with m.Case(k):
+                                m.d.sync += bbuf[b][k].eq(rsel.y)
+                    with m.If(lk == 0):
+                        m.d.sync += abuf[b].eq(pl.a[ls])
+            m.d.sync += lk.eq(Mux(load_last, 0, lk + 1))
+            with m.If(load_last):
+                m.d.sync += ls.eq(ls + 1)
+                if nb == 2:
+                    m.d.sync += wb.eq(~wb)
+
+        dp_p = Dp4Params(fmt="fp16", acc=p.acc, product="exact", rounding=p.rounding,
+                         skip_zero=p.zero_slot == "skip")
+        dps = _dp_array(m, dp_p)
+        a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
+        c_row, d_row = pl.c[cs], dbuf[cs]
+        for d, dp in enumerate(dps):
+            col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
+            for k in range(_DPS):
+                slots = [j * _DPS + k for j in range(P)]
+                a_opts = [a_cur[s] if s < K else Const(0, _FP16) for s in slots]
+                b_opts = [Mux(cc, b_cur[s][col0 + 4], b_cur[s][col0]) if s < K
+                          else Const(0, _FP16) for s in slots]
+                m.d.comb += [dp.a[k].eq(_pick(cp, a_opts)), dp.b[k].eq(_pick(cp, b_opts))]
+            c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
+            d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
+            m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
+            with m.If(comp):
+                with m.Switch(cs):
+                    for r in range(rows):
+                        with m.Case(r):
+                            with m.If(cc):
+                                m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
+                            with m.Else():
+                                m.d.sync += dbuf[r][col0].eq(dp.y)
+        with m.If(comp):
+            m.d.sync += cc.eq(cc + 1)
+            with m.If(cc == 1):
+                m.d.sync += cp.eq(Mux(cp == P - 1, 0, cp + 1))
+            with m.If(comp_last):
+                m.d.sync += cs.eq(cs + 1)
+                if nb == 2:
+                    m.d.sync += rb.eq(~rb)
+        for b in range(nb):
+            set_b = load_last & (wb == b)
+            clr_b = comp_last & (rb == b)
+            m.d.sync += bfull[b].eq((bfull[b] & ~clr_b) | set_b)
+
+        with m.If(self.res.ready):
+            m.d.sync += out_valid.eq(0)
+        with m.If(comp_last & (cs == 3)):
+            m.d.sync += out_valid.eq(1)
+        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(dbuf)]
+        return m
+
+
+def _current(bufs, rb):
+    """The buffer the compute reads: the only one, or bufs[rb] of a ping-pong pair."""
+    if len(bufs) == 1:
+        return bufs[0]
+    return data.View(bufs[0].shape(), Mux(rb, bufs[1].as_value(), bufs[0].as_value()))
+
+
+def _pick(idx, options):
+    """options[idx] (a wire for one option)."""
+    if len(options) == 1:
+        return options[0]
+    out = options[-1]
+    for j in range(len(options) - 2, -1, -1):
+        out = Mux(idx == j, options[j], out)
+    return out
