@@ -9,7 +9,7 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
-from tcgen.hw.spec import UnitSpec
+from tcgen.hw.spec import UnitSpec, Workload
 
 from . import layouts, model
 from .params import OctetDenseParams, OctetSparseParams
@@ -49,11 +49,18 @@ def _random_c(p, rng, shape):
     return num.from_float(rng.normal(0, 4, shape), p.acc)
 
 
-def random_dense_requests(p, rng, count: int) -> list[int]:
-    """``count`` WMMAs with N(0, 1) A and B (FP16) and N(0, 4) C."""
-    return [dense_request(p, num.from_float(rng.normal(0, 1, (8, 16)), "fp16"),
-                          num.from_float(rng.normal(0, 1, (16, 8)), "fp16"),
-                          _random_c(p, rng, (8, 8))) for _ in range(count)]
+def random_dense_requests(p, rng, count: int, keep: int = 16) -> list[int]:
+    """``count`` WMMAs with N(0, 1) A and B (FP16) and N(0, 4) C; ``keep`` < 16: A pruned to
+    its top-``keep`` per 16-wide row vector (the sparse octet's tiles, run densely)."""
+    out = []
+    for _ in range(count):
+        a = rng.normal(0, 1, (8, 16))
+        if keep < 16:
+            a = model.prune_vectorwise(a, 16, keep)[0]
+        out.append(dense_request(p, num.from_float(a, "fp16"),
+                                 num.from_float(rng.normal(0, 1, (16, 8)), "fp16"),
+                                 _random_c(p, rng, (8, 8))))
+    return out
 
 
 def _stream_workload(requests):
@@ -64,13 +71,26 @@ def _stream_workload(requests):
     return workload
 
 
+def _pruned_workload(keep: int) -> Workload:
+    def stimulus(p, rng, n):
+        return _stream_workload(lambda p, rng, n: random_dense_requests(p, rng, n, keep))(
+            p, rng, n)
+    return Workload(stimulus, doc=f"A pruned to {keep} of 16 per row vector "
+                                  f"({100 * (16 - keep) / 16:g} % sparsity), run densely")
+
+
+#: the dense octet on the sparse octet's pruned tiles: 50 / 75 / 87.5 % sparsity
+DENSE_WORKLOADS = {"sparse50": _pruned_workload(8), "sparse75": _pruned_workload(4),
+                   "sparse875": _pruned_workload(2)}
+
 OCTET_DENSE = UnitSpec(
     name="octet_dense", family="sparse",
     summary="dense Volta-style octet (baseline): 8 DP-4s, A/B/C buffers, STEP0-3 sets, "
             "16x16x16 WMMA share in 40 cycles (34 ping-pong), streams",
     params=OctetDenseParams, build=OctetDense, model=_dense_model,
     ops_per_cycle=lambda p: 8 * 16 * 8 / model.cycle_model("dense", p.pingpong),
-    ops_unit="MAC", workload=_stream_workload(random_dense_requests))
+    ops_unit="MAC", workload=_stream_workload(random_dense_requests),
+    workloads=DENSE_WORKLOADS)
 
 
 # -- octet_sparse --------------------------------------------------------------------------------
