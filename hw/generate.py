@@ -4,8 +4,11 @@ Amaranth's RTLIL leaves operand widths implicit (``a + b`` into a wider result, 
 with an empty right operand).  Yosys' ``write_verilog`` then prints expressions that are legal
 Verilog but that Verilator's default ``WIDTH`` lint rejects.  :func:`normalize_rtlil` makes every
 operand of arithmetic, bitwise and comparison cells exactly as wide as the operation (explicit
-zero or sign extension), and rewrites a multi-bit ``$logic_not`` as ``== 0``; the logic is
-unchanged.  Source locations are not emitted, so the text holds no machine paths.
+zero or sign extension), rewrites a multi-bit ``$logic_not`` as ``== 0``, and computes a right
+shift whose result is narrower than its operand (a variable bit/word select) at the operand's
+width and takes the low bits; the logic is unchanged.  (A variably indexed *assignment* becomes
+a ``switch`` over the index's values: give the index exactly the bits of the array's range, or
+Verilator's CASEINCOMPLETE lint fires on the ``casez``.)  Source locations are not emitted, so the text holds no machine paths.
 
 Identical sub-components are emitted once (:mod:`tcgen.hw.dedup`): by default
 :func:`component_verilog` elaborates the top in *dedup* mode, where every component a datapath
@@ -54,6 +57,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _WIDEN_TO_Y = {"$add", "$sub", "$mul", "$and", "$or", "$xor", "$xnor", "$not", "$neg", "$pos"}
 _COMPARE = {"$eq", "$ne", "$lt", "$le", "$gt", "$ge", "$eqx", "$nex"}
+_SHIFTS = {"$shift", "$shiftx", "$shr", "$sshr"}
 _TOKEN = re.compile(r"\{|\}|\d+'[01xzm-]*|[\\$][^\s\[\]{}]+(?:\s*\[\d+(?::\d+)?\])?")
 
 
@@ -87,7 +91,8 @@ def _extend(sig: str, width: int, target: int, signed: bool, widths) -> str:
 
 
 def normalize_rtlil(text: str) -> str:
-    """Make operand widths explicit in every arithmetic/logic/compare cell (see module doc)."""
+    """Make operand widths explicit in every arithmetic/logic/compare cell and widen truncating
+    shifts (see module doc)."""
     out: list[str] = []
     widths: dict[str, int] = {}
     serial = [0]                      # names of added wires: deterministic per call
@@ -117,8 +122,36 @@ def normalize_rtlil(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _widen_shift(block: list[str], serial) -> list[str]:
+    """A shift whose result is narrower than its operand (``y = a >> s`` with y narrower: an
+    Amaranth variable bit/word select) computes at the operand's width into a new wire, and
+    y takes its low bits -- the same bits, without Verilator's WIDTHTRUNC."""
+    indent = re.match(r"\s*", block[1]).group(0)
+    outer = indent[:-2]
+    params, conns = {}, {}
+    for line in block[1:-1]:
+        p = line.split(None, 2)
+        (params if p[0] == "parameter" else conns)[p[1]] = p[2]
+    aw, yw = int(params["\\A_WIDTH"]), int(params["\\Y_WIDTH"])
+    serial[0] += 1
+    wire = f"$tcgen_wide{serial[0]}"
+    y = conns["\\Y"]
+    params["\\Y_WIDTH"] = str(aw)
+    conns["\\Y"] = wire
+    return [f"{outer}wire width {aw} {wire}", block[0]] + \
+        [f"{indent}parameter {k} {v}" for k, v in params.items()] + \
+        [f"{indent}connect {k} {v}" for k, v in conns.items()] + \
+        [block[-1], f"{outer}connect {y} {wire} [{yw - 1}:0]"]
+
+
 def _fix_cell(block: list[str], widths, serial) -> list[str]:
     kind = block[0].split()[1]
+    if kind in _SHIFTS:
+        params = dict(line.split(None, 2)[1:] for line in block[1:-1]
+                      if line.split(None, 1)[0] == "parameter")
+        if int(params["\\A_WIDTH"]) > int(params["\\Y_WIDTH"]):
+            return _widen_shift(block, serial)
+        return block
     if kind not in _WIDEN_TO_Y | _COMPARE | {"$logic_not"}:
         return block
     indent = re.match(r"\s*", block[1]).group(0)

@@ -1,5 +1,5 @@
-"""The library blocks as units: fp_add, fp_mul, fp_product, fp_convert, dp4, int_mul, csa_tree,
-popcount, lzc, barrel_shift, with their golden models and default workloads.
+"""The library blocks as units: fp_add, fp_mul, fp_product, fp_convert, dp4, fused_dot, int_mul,
+csa_tree, popcount, lzc, barrel_shift, with their golden models and default workloads.
 
 ``UNITS`` is the target of the ``hw`` entry point of the group ``tcgen.families``
 (pyproject.toml); declaring it has no side effect.  Each block's params sit beside the block
@@ -11,6 +11,7 @@ from amaranth.lib import data
 
 from . import numeric as num
 from .dot import Dp4, Dp4Params
+from .fused import FusedDot, FusedDotParams
 from .fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPMulParams,
                       FPProduct, FPProductParams)
 from .layout import pack, unpack
@@ -93,6 +94,36 @@ DP4 = UnitSpec(
     name="dp4", family="hw", summary="DP-4: ((p0+p1)+(p2+p3))+c, exact or rounded products",
     params=Dp4Params, build=Dp4, model=_dp4_model,
     ops_per_cycle=lambda p: 4.0, ops_unit="MAC", workload=_dp4_workload)
+
+def _fused_lanes(p):
+    return data.ArrayLayout(num.get_format(p.fmt).width, p.n)
+
+
+def _fused_model(p, a, b, c):
+    lay = _fused_lanes(p)
+    y = num.fused_dot(unpack(lay, a).astype(np.uint64), unpack(lay, b).astype(np.uint64),
+                      np.asarray(c, dtype=object).astype(np.uint64), p.fmt, p.acc, p.out,
+                      p.window, p.mode)
+    return {"y": y}
+
+
+def _fused_workload(p, rng, n):
+    """Operands and C like a network's: normal samples times 2^-4..2^4 (finite, no specials;
+    exponents spread enough that truncation and cancellation happen)."""
+    def values(fmt, shape):
+        x = rng.standard_normal(shape) * np.exp2(rng.integers(-4, 5, size=shape))
+        return num.from_float(x, fmt)
+    lay = _fused_lanes(p)
+    return {"a": pack(lay, values(p.fmt, (n, p.n))), "b": pack(lay, values(p.fmt, (n, p.n))),
+            "c": values(p.acc, n)}
+
+
+FUSED_DOT = UnitSpec(
+    name="fused_dot", family="hw",
+    summary="fused N-term dot product: one alignment, truncation window, one rounding "
+            "(defaults: Hopper fused16_sm90)",
+    params=FusedDotParams, build=FusedDot, model=_fused_model,
+    ops_per_cycle=lambda p: float(p.n), ops_unit="MAC", workload=_fused_workload)
 
 FP_CONVERT = UnitSpec(
     name="fp_convert", family="hw", summary="float format conversion (exact widening, "
@@ -199,4 +230,5 @@ BARREL_SHIFT = UnitSpec(
                                 "amount": rng.integers(0, 1 << p.amount_bits, size=n,
                                                        dtype=np.uint64)})
 
-UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, INT_MUL, CSA_TREE, POPCOUNT, LZC, BARREL_SHIFT)
+UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, FUSED_DOT, INT_MUL, CSA_TREE, POPCOUNT, LZC,
+         BARREL_SHIFT)

@@ -40,7 +40,8 @@ __all__ = [
     "FloatFormat", "FORMATS", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FP64", "MODES",
     "get_format", "decode", "round_exact", "daz", "fp_add", "fp_mul", "fp_convert",
     "from_float", "to_float", "to_fraction", "round_fraction", "bit_length", "fp_scale_pow2",
-    "pairwise_sum", "product_is_exact", "fp_product", "dot4",
+    "pairwise_sum", "product_is_exact", "fp_product", "dot4", "fused_dot",
+    "fused_window_bounds",
 ]
 
 
@@ -705,3 +706,102 @@ def round_fraction(v: Fraction, fmt, mode="rne", *, sign_of_zero=0) -> int:
         mag, exp = (q << 1) | (1 if r else 0), -k - 1
     return int(round_exact(np.array([sign]), np.array([mag], dtype=object), np.array([exp]),
                            fmt, mode)[0])
+
+
+# -- the fused N-term dot product (tcgen.hw.fused) ---------------------------------------------
+def fused_window_bounds(fmt, acc) -> tuple[int, int]:
+    """``(smallest, exact)`` alignment window of :func:`fused_dot` for ``fmt`` operands and an
+    ``acc`` addend C.  The window holds the bits of weight 2^(E+1) down to 2^(E+2-window).
+    ``smallest``: every product (2p bits, leading bit at most at E+1) and C (leading bit at
+    most at E) enters the window without a right shift when its exponent is E.  ``exact``: no
+    addend of any tile ever loses a bit (the lowest bit any addend has against the highest E
+    another one can set), so the fused result is one rounding of the exact sum.
+    fp16 × fp16 + fp32: (25, 181); fp16 × fp16 + fp16: (22, 80)."""
+    src, accf = get_format(fmt), get_format(acc)
+    p_top, p_lsb = 2 * src.emax, 2 * (src.emin - src.man_bits)      # products
+    c_top, c_lsb = accf.emax, accf.emin - accf.man_bits              # C
+    # two products, a product and C, C and a product (C alone spans only its own bits)
+    span = max(p_top - p_lsb, p_top - c_lsb, c_top - p_lsb, accf.man_bits)
+    return max(2 * src.precision, accf.precision + 1), span + 2
+
+
+def _shift_by(mag, k):
+    """mag · 2^k, truncated toward zero, element-wise (k of any sign; int64 or object)."""
+    if mag.dtype == object:
+        return np.frompyfunc(lambda x, s: x << int(s) if s >= 0 else x >> int(-s), 2, 1)(mag, k)
+    return np.where(k >= 0, mag << np.clip(k, 0, 62), mag >> np.clip(-k, 0, 63))
+
+
+def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="rtz"):
+    """The fused N-term dot product of tcgen.hw.fused (NVIDIA Hopper's tensor-core numerics
+    with the defaults: ``fused16_sm90``, docs/fused.md).  ``a``, ``b`` [..., n] ``fmt``
+    encodings, ``c`` [...] ``acc`` encodings -> [...] ``out`` encodings (uint64):
+
+    1. any NaN, inf × 0, or +inf and −inf both among the products and C: the NaN with every
+       bit but the sign set (FP32 0x7FFFFFFF, FP16 0x7FFF); otherwise an infinite product or
+       C gives ±inf;
+    2. products exact, each with exponent ea + eb read from the fields (a subnormal's field
+       exponent is emin, its significand 0.f is not renormalised); C's exponent from its
+       field (FP32 subnormal: −126);
+    3. E = the largest exponent of the nonzero products and of C if nonzero;
+    4. every addend's magnitude truncated to a multiple of 2^(E+2−window) (window 27: the bits
+       2^(E+1) .. 2^(E−25)), its sign applied, the lot summed exactly;
+    5. the sum rounded once to ``out`` in ``mode`` (subnormals kept; RTZ overflow gives ±max,
+       RNE ±inf);
+    6. an exact zero sum is +0 (a nonzero sum that rounds to zero keeps its sign).
+
+    ``window`` must lie in :func:`fused_window_bounds`; at its upper bound (and ``mode`` rne)
+    the result is the correctly rounded exact dot product."""
+    src, accf, outf = get_format(fmt), get_format(acc), get_format(out)
+    _check_mode(mode)
+    if not outf.ieee:
+        raise ValueError(f"fused_dot: out must be an IEEE format with infinities, got "
+                         f"{outf.label}")
+    lo, hi = fused_window_bounds(src, accf)
+    if not lo <= int(window) <= hi:
+        raise ValueError(f"fused_dot: window must be in {lo}..{hi} for {src.label} operands "
+                         f"and {accf.label} C, got {window}")
+    window = int(window)
+    a = np.asarray(a, dtype=np.uint64)
+    b = np.asarray(b, dtype=np.uint64)
+    ab = np.broadcast_shapes(a.shape, b.shape)
+    if not ab:
+        raise ValueError("fused_dot: a and b need a last (product) axis")
+    n = ab[-1]
+    c = np.asarray(c, dtype=np.uint64)
+    batch = np.broadcast_shapes(ab[:-1], c.shape)
+    a, b = np.broadcast_to(a, batch + (n,)), np.broadcast_to(b, batch + (n,))
+    c = np.broadcast_to(c, batch)
+    sa, ma, xa, na, ia = decode(a, src)
+    sb, mb, xb, nb, ib = decode(b, src)
+    sc, mc, xc, nc, ic = decode(c, accf)
+    # 1. specials
+    a_zero, b_zero = (ma == 0) & ~na & ~ia, (mb == 0) & ~nb & ~ib
+    ps = sa ^ sb
+    p_inf = ia | ib
+    pos_inf = np.any(p_inf & (ps == 0), axis=-1) | (ic & (sc == 0))
+    neg_inf = np.any(p_inf & (ps == 1), axis=-1) | (ic & (sc == 1))
+    nan = np.any(na | nb | (ia & b_zero) | (ib & a_zero), axis=-1) | nc | (pos_inf & neg_inf)
+    inf = (pos_inf | neg_inf) & ~nan
+    # 2. exact products and field exponents (decode's exp is the field exponent - man_bits)
+    prod = ma * mb                                       # < 2^(2p); 0 for zero/special lanes
+    pe = xa + xb + 2 * src.man_bits
+    ec = xc + accf.man_bits
+    # 3. the one alignment exponent
+    low = np.int64(-(1 << 20))
+    E = np.maximum(np.where(prod != 0, pe, low).max(axis=-1, initial=low),
+                   np.where(mc != 0, ec, low))
+    E = np.where(E == low, 0, E)                          # no nonzero addend: the sum is 0
+    # 4. truncate every magnitude to the window's LSB 2^(E+2-window), sum exactly
+    wide = window + max(n, 1).bit_length() + 1 > 62
+    dt = object if wide else np.int64
+    vp = _shift_by(_as_mag(prod, dt), window - 2 * src.precision - (E[..., None] - pe))
+    vc = _shift_by(_as_mag(mc, dt), window - 2 - accf.man_bits - (E - ec))
+    total = np.where(ps == 1, -vp, vp).sum(axis=-1) + np.where(sc == 1, -vc, vc)
+    # 5./6. one rounding; zero -> +0
+    neg = total < 0
+    mag = np.where(neg, -total, total)
+    res = round_exact(neg.astype(np.int64), mag, E + 2 - window, outf, mode)
+    res = np.where(inf, (neg_inf.astype(np.uint64) << np.uint64(outf.width - 1))
+                   | np.uint64(outf.inf), res)
+    return np.where(nan, np.uint64(outf.sign_mask - 1), res).astype(np.uint64)

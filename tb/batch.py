@@ -12,7 +12,8 @@ wrapper (:func:`wrapper_verilog`, written next to the unit's Verilog) holds
 * for **fixed-latency** units (plain ports, ``latency`` registers): a loop that applies cycle
   ``c``'s inputs, lets them settle, compares the outputs with the expectation of cycle
   ``c − latency`` and clocks; for **stream** units: per input stream a source that offers the
-  next payload when its stall pattern allows and advances on ``valid & ready``, per output
+  next payload when its stall pattern allows, keeps it offered (valid held, the stream rule)
+  until ``valid & ready`` and then advances, per output
   stream a sink that takes payloads when allowed and compares each with the next expected one
   (the model's outputs, in order), until every output stream has all its payloads or a cycle
   limit is hit; the stall patterns are xorshift32 streams (probability ``stall/256`` of holding
@@ -234,6 +235,7 @@ def _stream_body(top: str, shape: Shape, words: int) -> list[str]:
         L += [f"  reg {_decl(s.width)}in_{s.name} [0:WORDS-1];",
               f"  reg [31:0] n_{s.name} = 0, ptr_{s.name} = 0;",
               f"  reg v_{s.name} = 0;",
+              f"  reg hold_{s.name} = 0;     // offered and not taken: offered again",
               f"  reg {_decl(s.width)}pl_{s.name} = 0;",
               f"  wire r_{s.name};"]
     for s in outs:
@@ -267,7 +269,7 @@ def _stream_body(top: str, shape: Shape, words: int) -> list[str]:
     L.append("    checked = 0; mismatches = 0; rng = seed | 1;")
     L.append("    rst = 1; clk = 0;")
     for s in ins:
-        L.append(f"    v_{s.name} = 0;")
+        L.append(f"    v_{s.name} = 0; hold_{s.name} = 0;")
     for s in outs:
         L.append(f"    rdy_{s.name} = 0;")
     L.append("    #1; clk = 1; #1; clk = 0; #1; clk = 1; #1; clk = 0; rst = 0;")
@@ -275,7 +277,9 @@ def _stream_body(top: str, shape: Shape, words: int) -> list[str]:
     L.append("    for (c = 0; busy && c < max_cycles; c = c + 1) begin")
     for s in ins:                                     # sources: offer (pattern allowing)
         L.append("      rng = xs(rng);")
-        L.append(f"      v_{s.name} = (ptr_{s.name} < n_{s.name}) && (rng[7:0] >= stall[7:0]);")
+        # the stream rule: an offered payload stays offered (valid held) until taken
+        L.append(f"      v_{s.name} = (ptr_{s.name} < n_{s.name}) && (hold_{s.name} || "
+                 f"(rng[7:0] >= stall[7:0]));")
         L.append(f"      if (ptr_{s.name} < n_{s.name}) pl_{s.name} = in_{s.name}[ptr_{s.name}];")
     for s in outs:
         L.append("      rng = xs(rng);")
@@ -291,6 +295,7 @@ def _stream_body(top: str, shape: Shape, words: int) -> list[str]:
         L.append(f"        ptr_{s.name} = ptr_{s.name} + 1;")
         L.append("      end")
     for s in ins:
+        L.append(f"      hold_{s.name} = v_{s.name} && !r_{s.name};")
         L.append(f"      if (v_{s.name} && r_{s.name}) ptr_{s.name} = ptr_{s.name} + 1;")
     L.append("      clk = 1; #1; clk = 0;")
     done_cond = " && ".join(f"(ptr_{s.name} >= n_{s.name})" for s in outs) or "1"

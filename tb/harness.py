@@ -123,6 +123,7 @@ def _build(unit_name: str, params, sim: str, waves: bool,
         with locked(d / ".lock"):
             if not wrapper.exists() or wrapper.read_text() != text:
                 wrapper.write_text(text)
+                (d / ".built").unlink(missing_ok=True)     # a new wrapper: compile again
         sources.append(wrapper)
     with locked(d / ".build.lock"):
         stamp = d / ".built"

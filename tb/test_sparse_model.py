@@ -19,7 +19,10 @@ RNG = np.random.default_rng(seed(14))
 POS_ZERO32, NEG_ZERO32, NAN32 = 0x00000000, 0x80000000, 0x7FC00000
 INF32, NINF32 = 0x7F800000, 0xFF800000
 INF16, NAN16 = 0x7C00, 0x7E00
-ARITH = [dict(acc=acc, semantics=sem) for acc in sm.ACC_FORMATS for sem in sm.SEMANTICS]
+#: the IEEE-style semantics (signed-zero and NaN rules of IEEE adds); fused_sm90 has its own
+#: (canonical NaN 0x7FFFFFFF, exact zero +0) and its own tests at the end
+IEEE_SEM = ("ieee", "exact")
+ARITH = [dict(acc=acc, semantics=sem) for acc in sm.ACC_FORMATS for sem in IEEE_SEM]
 
 
 def f16(x):
@@ -435,7 +438,7 @@ def test_two_term_sum_fast_path_equals_integer_reference(fmt, rounding):
     assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("sem", sm.SEMANTICS)
+@pytest.mark.parametrize("sem", IEEE_SEM)
 def test_fp16_accumulation_rounds_exact_products_once(sem):
     # p0 = (1 + 2^-10)·1.5 = 1.5 + 1.5·2^-10, an FP16 tie; p1 = −2^-48 puts the exact sum just
     # below it: RNE to FP16 gives 1.5 + 2^-10.  Rounding through FP32 first would lose p1 and
@@ -539,7 +542,7 @@ def _dp(a, b, c, **kw):
     return int(sm.dp4(enc(a), enc(b), np.uint64(c), **kw))
 
 
-@pytest.mark.parametrize("sem", sm.SEMANTICS)
+@pytest.mark.parametrize("sem", IEEE_SEM)
 def test_t13_specials(sem):
     one = np.ones(4)
     k = dict(semantics=sem)
@@ -633,3 +636,57 @@ def test_cycle_model_generalisation():
             sm.cycle_model(**kw)
     with pytest.raises(ValueError, match="pingpong"):
         sm.cycle_model("sparse", 1)
+
+
+# -- fused_sm90: Hopper's fused block in each DP pass ---------------------------------------------
+def test_fused_sm90_is_the_measured_block_rule():
+    """dp4(semantics=fused_sm90) is tcgen.hw.numeric.fused_dot (window 27, RZ to FP32, RNE to
+    FP16); the dense chain is four fused blocks; the sparse SWMMA at K <= 4 is one block per
+    tile, i.e. the H100 rule for the 16-wide k-tile (fused_dot over all 16 columns, the pruned
+    ones zero) when B is finite."""
+    A, B = f16(RNG.normal(0, 1, (4, 16))), f16(RNG.normal(0, 1, (16, 6)))
+    C = f32(RNG.normal(0, 4, (4, 6)))
+    d = C
+    for j in range(4):
+        d = num.fused_dot(A[:, None, 4 * j:4 * j + 4], B[4 * j:4 * j + 4].T[None], d, "fp16",
+                          "fp32", "fp32", 27, "rtz")
+    assert np.array_equal(sm.dense_wmma(A, B, C, semantics="fused_sm90"), d)
+    for L, K in ((16, 4), (16, 2), (8, 4)):
+        W = fp16_matrix((4, 16), zeros=0.2)
+        enc = sm.encode(W, L, K)
+        Ad = sm.decode(enc, bits=True)                               # [4, 16] with zeros
+        for acc, mode in (("fp32", "rtz"), ("fp16", "rne")):
+            Cx = acc_bits(RNG.normal(0, 4, (4, 6)), acc)
+            if L == 16:
+                want = num.fused_dot(Ad[:, None, :], B.T[None], Cx, "fp16", acc, acc, 27, mode)
+                assert np.array_equal(sm.spmm(enc, B, Cx, acc=acc, semantics="fused_sm90"),
+                                      want)
+            # and within its error bound of the float64 product
+            D = sm.spmm(enc, B, Cx, acc=acc, semantics="fused_sm90")
+            ref = sm.spmm_ref64(enc, B, Cx, acc=acc)
+            bound = sm.spmm_bound(enc, B, Cx, acc=acc, semantics="fused_sm90")
+            assert (np.abs(num.to_float(D, acc) - ref) <= bound).all()
+
+
+def test_fused_sm90_truncates_where_ieee_rounds():
+    """p0 = 1, p1..p3 = 2^-26, C = 2^-24 - 2^-26: the exact sum 1 + 2^-24 + 2^-25 rounds (RNE,
+    semantics exact) to 1 + 2^-23.  The fused block keeps the bits 2^1..2^-25 of every addend
+    (p1..p3 vanish, C becomes 2^-25) and rounds toward zero: 1.  The ieee tree rounds each step
+    to nearest: (1 + 2^-26) -> 1, then + 2^-25 -> 1, then + C (< half an ulp) -> 1."""
+    a = f16([1.0, 2.0 ** -13, 2.0 ** -13, 2.0 ** -13])
+    b = f16([1.0, 2.0 ** -13, 2.0 ** -13, 2.0 ** -13])
+    c = f32(2.0 ** -24 - 2.0 ** -26)
+    ieee = sm.dp4(a, b, c)
+    exact = sm.dp4(a, b, c, semantics="exact")
+    fused = sm.dp4(a, b, c, semantics="fused_sm90")
+    assert num.to_float(exact, "fp32") == 1 + 2.0 ** -23
+    assert num.to_float(fused, "fp32") == 1.0
+    assert num.to_float(ieee, "fp32") == 1.0
+    # specials: canonical NaN 0x7FFFFFFF; all −0 terms give +0; a skipped ±0 lane ignores inf
+    one = f16(np.ones(4))
+    assert int(sm.dp4(f16([np.inf, 0, 0, 0]), f16([0, 1, 1, 1]), np.uint64(0),
+                      semantics="fused_sm90")) == 0x7FFFFFFF
+    assert int(sm.dp4(f16(-np.zeros(4)), one, np.uint64(NEG_ZERO32),
+                      semantics="fused_sm90")) == POS_ZERO32
+    assert int(sm.dp4(f16([0, 2, 0, 0]), f16([np.inf, 1.5, 1, -1]), np.uint64(0),
+                      semantics="fused_sm90", skip_zero=True)) == int(f32(3.0))

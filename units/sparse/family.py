@@ -12,8 +12,8 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec, Workload
 
 from . import layouts, model
-from .params import OctetDenseParams, OctetSparseParams
-from .rtl import OctetDense, OctetSparse
+from .params import OctetDenseParams, OctetSparseParams, WarpMmaParams, WarpSmmaParams
+from .rtl import OctetDense, OctetSparse, WarpMma
 
 __all__ = ["UNITS", "dense_request", "sparse_request", "dense_result", "sparse_result",
            "random_dense_requests", "random_sparse_requests", "sparse_tile"]
@@ -38,10 +38,10 @@ def dense_result(p, payload: int) -> np.ndarray:
 def _dense_model(p, op__payload):
     f = unpack(layouts.dense_op(p), op__payload)
     d = np.stack([model.dense_wmma(f["a"][i].astype(np.uint64), f["b"][i].astype(np.uint64),
-                                   f["c"][i].astype(np.uint64), acc=p.acc, semantics="ieee",
+                                   f["c"][i].astype(np.uint64), acc=p.acc, semantics=p.numerics,
                                    rounding=p.rounding)
                   for i in range(len(op__payload))]) if len(op__payload) else \
-        np.zeros((0, layouts.DENSE_ROWS, layouts.DENSE_COLS), dtype=np.uint64)
+        np.zeros((0, p.ROWS, p.COLS), dtype=np.uint64)
     return {"res__payload": pack(layouts.dense_res(p), {"d": d})}
 
 
@@ -54,12 +54,12 @@ def random_dense_requests(p, rng, count: int, keep: int = 16) -> list[int]:
     its top-``keep`` per 16-wide row vector (the sparse octet's tiles, run densely)."""
     out = []
     for _ in range(count):
-        a = rng.normal(0, 1, (8, 16))
+        a = rng.normal(0, 1, (p.ROWS, 16))
         if keep < 16:
             a = model.prune_vectorwise(a, 16, keep)[0]
         out.append(dense_request(p, num.from_float(a, "fp16"),
-                                 num.from_float(rng.normal(0, 1, (16, 8)), "fp16"),
-                                 _random_c(p, rng, (8, 8))))
+                                 num.from_float(rng.normal(0, 1, (16, p.COLS)), "fp16"),
+                                 _random_c(p, rng, (p.ROWS, p.COLS))))
     return out
 
 
@@ -117,10 +117,9 @@ def _sparse_model(p, op__payload):
                                        p.L, p.L)
         out.append(model.sparse_wmma(enc, f["b"][i].astype(np.uint64),
                                      f["c"][i].astype(np.uint64), acc=p.acc,
-                                     semantics="ieee", rounding=p.rounding,
+                                     semantics=p.numerics, rounding=p.rounding,
                                      zero_slot=p.zero_slot))
-    d = np.stack(out) if out else np.zeros((0, layouts.SPARSE_ROWS, layouts.SPARSE_COLS),
-                                           dtype=np.uint64)
+    d = np.stack(out) if out else np.zeros((0, p.ROWS, layouts.SPARSE_COLS), dtype=np.uint64)
     return {"res__payload": pack(layouts.sparse_res(p), {"d": d})}
 
 
@@ -128,8 +127,7 @@ def sparse_tile(p, rng, density: float = 1.0):
     """One real tile: A [4, L] ~ N(0, 1) with a ``density`` share of non-zeros, pruned to the
     top-K per row by :func:`~tcgen.units.sparse.model.encode` -> (values [4, K], offsets
     [4, K])."""
-    W = rng.normal(0, 1, (layouts.SPARSE_ROWS, p.L)) * (rng.random((layouts.SPARSE_ROWS, p.L))
-                                                         < density)
+    W = rng.normal(0, 1, (p.ROWS, p.L)) * (rng.random((p.ROWS, p.L)) < density)
     enc = model.encode(W, p.L, p.K)
     return enc.values[:, 0, :], enc.offsets[:, 0, :]
 
@@ -141,7 +139,7 @@ def random_sparse_requests(p, rng, count: int, density: float = 1.0) -> list[int
         vals, offs = sparse_tile(p, rng, density)
         out.append(sparse_request(p, vals, offs,
                                   num.from_float(rng.normal(0, 1, (p.L, 16)), "fp16"),
-                                  _random_c(p, rng, (4, 16))))
+                                  _random_c(p, rng, (p.ROWS, 16))))
     return out
 
 
@@ -154,4 +152,23 @@ OCTET_SPARSE = UnitSpec(
                                                              K=p.K),
     ops_unit="MAC", workload=_stream_workload(random_sparse_requests))
 
-UNITS = (OCTET_DENSE, OCTET_SPARSE)
+# -- the warp wrapper: 4 octets, one full 16×16×16 (S)WMMA ---------------------------------------
+WARP_MMA = UnitSpec(
+    name="warp_mma", family="sparse",
+    summary="warp wrapper, dense: 4 octets (2 TCs), worktuple i = octet i -> one 8x8 D tile; "
+            "a full 16x16x16 WMMA in 40 cycles (34 ping-pong)",
+    params=WarpMmaParams, build=WarpMma, model=_dense_model,
+    ops_per_cycle=lambda p: 16 * 16 * 16 / model.cycle_model("dense", p.pingpong),
+    ops_unit="MAC", workload=_stream_workload(random_dense_requests),
+    workloads=DENSE_WORKLOADS)
+
+WARP_SMMA = UnitSpec(
+    name="warp_smma", family="sparse",
+    summary="warp wrapper, vector-wise sparse: 4 octets, octet i -> D rows 4i..4i+3; a full "
+            "16xLx16 SWMMA in 20 cycles (26 without ping-pong) at L16 K4",
+    params=WarpSmmaParams, build=WarpMma, model=_sparse_model,
+    ops_per_cycle=lambda p: 16 * p.L * 16 / model.cycle_model("sparse", p.pingpong, L=p.L,
+                                                              K=p.K),
+    ops_unit="MAC", workload=_stream_workload(random_sparse_requests))
+
+UNITS = (OCTET_DENSE, OCTET_SPARSE, WARP_MMA, WARP_SMMA)

@@ -30,32 +30,42 @@ def _acc(p) -> int:
     return get_format(p.acc).width
 
 
+def _dense_shape(p) -> tuple[int, int]:
+    """(rows, columns) of D in a dense request: the octet's 8×8 share, or the warp's 16×16."""
+    return p.ROWS, p.COLS
+
+
 def dense_op(p) -> data.StructLayout:
-    """{a: 8 rows × 16 k FP16, b: 16 k × 8 columns FP16, c: 8×8 acc}."""
+    """{a: R rows × 16 k FP16, b: 16 k × C columns FP16, c: R×C acc}: R = C = 8 for an octet
+    (one worktuple's share), 16 for the warp."""
+    rows, cols = _dense_shape(p)
     return data.StructLayout({
-        "a": data.ArrayLayout(data.ArrayLayout(_FP16, K_TILE), DENSE_ROWS),
-        "b": data.ArrayLayout(data.ArrayLayout(_FP16, DENSE_COLS), K_TILE),
-        "c": data.ArrayLayout(data.ArrayLayout(_acc(p), DENSE_COLS), DENSE_ROWS)})
+        "a": data.ArrayLayout(data.ArrayLayout(_FP16, K_TILE), rows),
+        "b": data.ArrayLayout(data.ArrayLayout(_FP16, cols), K_TILE),
+        "c": data.ArrayLayout(data.ArrayLayout(_acc(p), cols), rows)})
 
 
 def dense_res(p) -> data.StructLayout:
-    """{d: 8×8 acc}."""
+    """{d: R×C acc}."""
+    rows, cols = _dense_shape(p)
     return data.StructLayout({
-        "d": data.ArrayLayout(data.ArrayLayout(_acc(p), DENSE_COLS), DENSE_ROWS)})
+        "d": data.ArrayLayout(data.ArrayLayout(_acc(p), cols), rows)})
 
 
 def sparse_op(p) -> data.StructLayout:
-    """{a: 4 rows × K FP16 values (slot order), off: 4 offset words (K·⌈log2 L⌉ bits, slot k
+    """{a: R rows × K FP16 values (slot order), off: R offset words (K·⌈log2 L⌉ bits, slot k
     at bits [b·k + b − 1 : b·k]), b: L rows × 16 columns FP16 (the B k-tile in the register
-    file), c: 4×16 acc}."""
+    file), c: R×16 acc}: R = 4 for an octet, 16 for the warp."""
+    rows = p.ROWS
     return data.StructLayout({
-        "a": data.ArrayLayout(data.ArrayLayout(_FP16, p.K), SPARSE_ROWS),
-        "off": data.ArrayLayout(p.K * p.offset_bits, SPARSE_ROWS),
+        "a": data.ArrayLayout(data.ArrayLayout(_FP16, p.K), rows),
+        "off": data.ArrayLayout(p.K * p.offset_bits, rows),
         "b": data.ArrayLayout(data.ArrayLayout(_FP16, SPARSE_COLS), p.L),
-        "c": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), SPARSE_ROWS)})
+        "c": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), rows)})
 
 
 def sparse_res(p) -> data.StructLayout:
-    """{d: 4×16 acc}."""
+    """{d: R×16 acc}."""
+    rows = p.ROWS
     return data.StructLayout({
-        "d": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), SPARSE_ROWS)})
+        "d": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), rows)})

@@ -47,6 +47,14 @@ Arithmetic
       exact products (products are not rounded to FP16 first).
     - ``"exact"``: ``d = round_acc(p0 + p1 + p2 + p3 + c)``, the exact sum rounded once (per
       DP-4: a chain of DP-4s rounds once per DP-4).
+    - ``"fused_sm90"``: ``d = fused_dot(a, b, c)`` with NVIDIA Hopper's measured rules
+      (:func:`tcgen.hw.numeric.fused_dot`, docs/fused.md): the four products and c aligned once
+      to the largest exponent, each truncated toward zero to the 27-bit window, summed exactly,
+      rounded once -- toward zero to FP32, to nearest-even to FP16 (``rounding`` is not used);
+      canonical NaN 0x7FFFFFFF / 0x7FFF; an exact zero is +0.  Per DP pass: the dense path
+      rounds once per k-chunk of 4 (four fused blocks per 16-wide k-tile, unlike the H100's one
+      16-product block); the sparse path at K <= 4 runs one block per tile, which *is* the
+      H100's rule for a k-tile whose non-zeros are those K (zero products take no part).
 
     Signed zeros follow IEEE: an exact zero sum is +0 unless every term is −0 (x + (−x) = +0).
     NaN and inf propagate IEEE-style (inf − inf = NaN); every NaN produced is the canonical one
@@ -90,14 +98,19 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 
-__all__ = ["SEMANTICS", "ACC_FORMATS", "ZERO_SLOTS", "OCTET_MODES", "offset_bits",
+__all__ = ["SEMANTICS", "SM90_WINDOW", "ACC_FORMATS", "ZERO_SLOTS", "OCTET_MODES", "offset_bits",
            "compression_ratio", "prune_vectorwise", "algorithm1_schedule", "algorithm1_round",
            "Encoded", "encode", "decode", "pack_offsets", "unpack_offsets", "products", "dp4",
            "dense_wmma", "sparse_wmma", "spmm", "dense_ref64", "spmm_ref64", "error_bound",
            "dense_bound", "spmm_bound", "multiplies", "cycle_timing", "cycle_model"]
 
-#: the DP-4's rounding points: every add rounded ("ieee") or the exact sum rounded once
-SEMANTICS = ("ieee", "exact")
+#: the DP-4's rounding points: every add rounded ("ieee"), the exact sum rounded once
+#: ("exact"), or Hopper's fused block (tcgen.hw.numeric.fused_dot, preset fused16_sm90: one
+#: alignment to the largest exponent, a 27-bit truncating window, one rounding -- toward zero
+#: to FP32, to nearest-even to FP16) applied to each DP pass ("fused_sm90")
+SEMANTICS = ("ieee", "exact", "fused_sm90")
+#: the fused_sm90 alignment window (bits 2^(E+1) .. 2^(E-25))
+SM90_WINDOW = 27
 #: accumulator (C, D) formats: the paper's mixed mode (FP32) and its FP16 mode
 ACC_FORMATS = ("fp32", "fp16")
 #: what a ±0-valued slot contributes: the additive identity −0, or its IEEE product
@@ -479,14 +492,20 @@ def dp4(a, b, c, *, acc: str = "fp32", semantics: str = "ieee", rounding: str = 
     encodings (all broadcast) -> [...] ``acc`` encodings.
 
     Products exact (:func:`products`).  ``semantics="ieee"``: ((p0 + p1) + (p2 + p3)) + c, each
-    '+' rounded to ``acc``; ``"exact"``: p0 + p1 + p2 + p3 + c rounded once.  ``skip_zero``: a
-    lane whose a is ±0 contributes −0 (the additive identity) instead of its product."""
+    '+' rounded to ``acc``; ``"exact"``: p0 + p1 + p2 + p3 + c rounded once; ``"fused_sm90"``:
+    Hopper's fused block (module docstring).  ``skip_zero``: a lane whose a is ±0 contributes
+    −0 (the additive identity) instead of its product (fused_sm90: its b is taken as +0)."""
     _check_arith(acc, semantics, rounding, "dp4")
     a = _bits(a, "fp16", "dp4")
     b = _bits(b, "fp16", "dp4")
     c = _bits(c, acc, "dp4")
     if np.broadcast_shapes(a.shape, b.shape)[-1:] != (_DP,):
         raise ValueError(f"dp4: a and b need a last axis of {_DP}, got {a.shape}, {b.shape}")
+    if semantics == "fused_sm90":
+        if skip_zero:      # a gated lane: b forced to +0, so ±0 × inf/NaN takes no part
+            b = np.where((a & _ABS16) == 0, np.uint64(0), b)
+        return num.fused_dot(a, b, c, "fp16", acc, acc, SM90_WINDOW,
+                             "rtz" if acc == "fp32" else "rne")
     p = products(a, b)
     if skip_zero:
         p = np.where((a & _ABS16) == 0, _NEG_ZERO32, p)
@@ -599,12 +618,17 @@ def error_bound(abs_sum, n_dp4: int, *, acc: str = "fp32", semantics: str = "iee
     levels and the adds onto c) or n_dp4 (exact) roundings, so γ_d·abs_sum (γ_d = d·u/(1 − d·u),
     u = 2^−p under RNE, 2^(1−p) under RTZ) plus one subnormal rounding error (half a step under
     RNE) per rounding (at most 3 per DP-4), with 2^−40 relative slack for the float64
-    reference."""
+    reference.  ``fused_sm90``: d = 3·n_dp4 units of its own final rounding (``rounding``
+    not used)."""
     _check_arith(acc, semantics, rounding, "error_bound")
     F = num.get_format(acc)
+    if semantics == "fused_sm90":
+        # per pass: five truncations below 2^(E-25) <= 2^-25·max|term| (5/4 of an FP32 RTZ
+        # unit 2^-23) plus the final rounding (RTZ to FP32, RNE to FP16): three units
+        rounding = "rtz" if acc == "fp32" else "rne"
     rtz = rounding == "rtz"
     u = 2.0 ** (rtz - F.precision)
-    d = n_dp4 + 2 if semantics == "ieee" else n_dp4
+    d = {"ieee": n_dp4 + 2, "exact": n_dp4, "fused_sm90": 3 * n_dp4}[semantics]
     gamma = d * u / (1 - d * u)
     tiny = 3 * n_dp4 * 2.0 ** (F.emin - F.man_bits - 1 + rtz)
     return (gamma + 2.0 ** -40) * np.asarray(abs_sum, dtype=np.float64) + tiny

@@ -12,7 +12,19 @@ from tcgen.hw.params import Params, param
 
 from .model import ZERO_SLOTS, offset_bits
 
-__all__ = ["OctetDenseParams", "OctetSparseParams", "L_CHOICES", "ACC_RTL"]
+__all__ = ["OctetDenseParams", "OctetSparseParams", "WarpMmaParams", "WarpSmmaParams", "L_CHOICES", "ACC_RTL", "NUMERICS"]
+
+#: the DP units' numerics: IEEE DP-4s (every add rounded, ``rounding``) or Hopper's fused
+#: block per DP pass (tcgen.hw.fused.FusedDot n=4, window 27, RZ to FP32; docs/fused.md)
+NUMERICS = ("ieee", "fused_sm90")
+
+
+class _Numerics:
+    def check_numerics(self):
+        if self.numerics != "ieee" and self.rounding != "rne":
+            raise self.error("rounding", self.rounding,
+                             "rne (the default) with numerics=fused_sm90: rounding sets the "
+                             "IEEE adders; the fused block rounds toward zero to FP32")
 
 #: vector lengths of the sparse octet (offsets of ⌈log2 L⌉ = 2..5 bits)
 L_CHOICES = (4, 8, 16, 32)
@@ -23,26 +35,38 @@ ACC_RTL = ("fp32",)
 
 
 @dataclass(frozen=True)
-class OctetDenseParams(Params):
+class OctetDenseParams(Params, _Numerics):
     UNIT = "octet_dense"
+    ROWS = COLS = 8                   # D share of one octet (a worktuple)
     acc: str = param("fp32", choices=ACC_RTL, doc="C/D and adder format (mixed mode)")
-    rounding: str = param("rne", choices=MODES, doc="every adder's rounding")
+    rounding: str = param("rne", choices=MODES, doc="every adder's rounding (numerics=ieee)")
     pingpong: bool = param(False, doc="double A/B operand buffers (fill under compute)")
+    numerics: str = param("ieee", choices=NUMERICS,
+                          doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
+                              "block per DP pass")
+
+    def check(self):
+        self.check_numerics()
 
 
 @dataclass(frozen=True)
-class OctetSparseParams(Params):
+class OctetSparseParams(Params, _Numerics):
     UNIT = "octet_sparse"
+    ROWS = 4                          # A rows (D rows) of one octet per SWMMA
     L: int = param(16, choices=L_CHOICES, doc="vector length (the k-tile): offsets of "
                                                "⌈log2 L⌉ bits")
     K: int = param(4, range=(1, 32), doc="non-zeros kept per vector (1..L)")
     acc: str = param("fp32", choices=ACC_RTL, doc="C/D and adder format (mixed mode)")
-    rounding: str = param("rne", choices=MODES, doc="every adder's rounding")
+    rounding: str = param("rne", choices=MODES, doc="every adder's rounding (numerics=ieee)")
     pingpong: bool = param(True, doc="double B buffer (load under compute)")
     zero_slot: str = param("skip", choices=ZERO_SLOTS,
                            doc="a ±0 slot: skip (contributes −0) or multiply")
+    numerics: str = param("ieee", choices=NUMERICS,
+                          doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
+                              "block per DP pass")
 
     def check(self):
+        self.check_numerics()
         if self.K > self.L:
             raise self.error("K", self.K, f"at most L ({self.L})")
 
@@ -54,3 +78,24 @@ class OctetSparseParams(Params):
     def passes(self) -> int:
         """DP-4 passes per dot product: ⌈K/4⌉."""
         return -(-self.K // 4)
+
+
+@dataclass(frozen=True)
+class WarpMmaParams(OctetDenseParams):
+    """The warp wrapper of 4 dense octets (one full 16×16×16 WMMA): the octet's parameters."""
+    UNIT = "warp_mma"
+    ROWS = COLS = 16
+
+    def octet(self) -> OctetDenseParams:
+        return OctetDenseParams(**self.as_dict())
+
+
+@dataclass(frozen=True)
+class WarpSmmaParams(OctetSparseParams):
+    """The warp wrapper of 4 sparse octets (one full 16 × L × 16 SWMMA): the octet's
+    parameters."""
+    UNIT = "warp_smma"
+    ROWS = 16
+
+    def octet(self) -> OctetSparseParams:
+        return OctetSparseParams(**self.as_dict())

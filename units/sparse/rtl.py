@@ -35,6 +35,12 @@ Sparse octet (:class:`OctetSparse`, the proposal; note §2.4)
     cycles (20 with ping-pong) at L = 16, K = 4.  ``zero_slot = skip``: a ±0 slot (padding,
     lanes beyond K) contributes −0 (the DP-4's ``skip_zero`` gate).
 
+``numerics = fused_sm90`` (both octets): each DP unit is a :class:`tcgen.hw.fused.FusedDot`
+with n = 4 -- the four exact products and c aligned once, truncated to Hopper's 27-bit window,
+rounded once toward zero to FP32 (docs/fused.md) -- in the same slots of the same schedule, so
+the cycle counts do not change; the sparse octet's ``skip`` gate then forces a ±0 lane's B
+operand to +0 (a zero product takes no part in a fused block).
+
 Back-to-back requests: a result waits in the D buffer until taken; the next (S)WMMA's first
 compute stalls while it waits, everything before it (fill, fetch, load) proceeds.
 Sub-components (Dp4, RowSelect, OffsetDecode) are tcgen.hw.dedup.shared modules, so the
@@ -44,19 +50,20 @@ from __future__ import annotations
 
 from functools import reduce
 
-from amaranth import Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.dot import Dp4, Dp4Params
+from tcgen.hw.fused import FusedDot, FusedDotParams
 from tcgen.hw.numeric import get_format
 
 from . import layouts
 from .model import cycle_model
-from .params import OctetDenseParams, OctetSparseParams
+from .params import OctetDenseParams, OctetSparseParams, WarpMmaParams, WarpSmmaParams
 
-__all__ = ["OctetDense", "OctetSparse", "RowSelect", "OffsetDecode"]
+__all__ = ["OctetDense", "OctetSparse", "WarpMma", "RowSelect", "OffsetDecode"]
 
 _DPS = 4      # lanes of a DP-4
 _N_DP = 8     # DP units per octet
@@ -99,7 +106,15 @@ class OffsetDecode(wiring.Component):
         return m
 
 
-def _dp_array(m: Module, dp: Dp4Params) -> list:
+def _dp_array(m: Module, p, skip_zero: bool = False) -> list:
+    """The octet's 8 DP units: IEEE DP-4s (``numerics=ieee``: FP16 × FP16 exact in acc, every
+    add rounded in ``p.rounding``) or fused blocks (``fused_sm90``: :class:`FusedDot` n = 4,
+    Hopper's window and final rounding).  Ports a, b (4 FP16 lanes), c, y either way."""
+    if p.numerics == "fused_sm90":
+        unit = FusedDotParams.preset("fused16_sm90", n=_DPS, acc=p.acc, out=p.acc)
+        return [shared(m, f"dp{d}", FusedDot(unit)) for d in range(_N_DP)]
+    dp = Dp4Params(fmt="fp16", acc=p.acc, product="exact", rounding=p.rounding,
+                   skip_zero=skip_zero)
     return [shared(m, f"dp{d}", Dp4(dp)) for d in range(_N_DP)]
 
 
@@ -143,10 +158,12 @@ class OctetDense(wiring.Component):
         with m.If(fill):
             for b in range(nb):
                 with m.If(wb == b):
+                    # the written element's index has exactly the array's bits (a complete
+                    # switch: lint-clean casez)
                     for i in range(2):
-                        m.d.sync += bbuf[b][fc * 2 + i].eq(pl.b[fs * 4 + fc * 2 + i])
+                        m.d.sync += bbuf[b][Cat(Const(i, 1), fc)].eq(pl.b[fs * 4 + fc * 2 + i])
                     for r in range(4):
-                        row = fc * 4 + r
+                        row = Cat(Const(r, 2), fc)
                         for k in range(_DPS):
                             m.d.sync += abuf[b][row][k].eq(pl.a[row][fs * 4 + k])
             m.d.sync += fc.eq(fc + 1)
@@ -158,8 +175,7 @@ class OctetDense(wiring.Component):
         # -- compute: DP d = A row d, cycle t = column t ---------------------------------------
         comp = Signal(name="compute")
         m.d.comb += comp.eq(full.bit_select(rb, 1) & ~((cs == 0) & out_valid & ~self.res.ready))
-        dps = _dp_array(m, Dp4Params(fmt="fp16", acc=p.acc, product="exact",
-                                     rounding=p.rounding))
+        dps = _dp_array(m, p)
         a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
         for d, dp in enumerate(dps):
             m.d.comb += [dp.a.eq(a_cur[d]), dp.c.eq(Mux(cs == 0, pl.c[d][cc], acc[d][0]))]
@@ -282,9 +298,9 @@ class OctetSparse(wiring.Component):
                 if nb == 2:
                     m.d.sync += wb.eq(~wb)
 
-        dp_p = Dp4Params(fmt="fp16", acc=p.acc, product="exact", rounding=p.rounding,
-                         skip_zero=p.zero_slot == "skip")
-        dps = _dp_array(m, dp_p)
+        skip = p.zero_slot == "skip"
+        dps = _dp_array(m, p, skip_zero=skip)
+        gate = skip and p.numerics != "ieee"     # fused: a ±0 lane's b is taken as +0
         a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
         c_row, d_row = pl.c[cs], dbuf[cs]
         for d, dp in enumerate(dps):
@@ -294,7 +310,10 @@ class OctetSparse(wiring.Component):
                 a_opts = [a_cur[s] if s < K else Const(0, _FP16) for s in slots]
                 b_opts = [Mux(cc, b_cur[s][col0 + 4], b_cur[s][col0]) if s < K
                           else Const(0, _FP16) for s in slots]
-                m.d.comb += [dp.a[k].eq(_pick(cp, a_opts)), dp.b[k].eq(_pick(cp, b_opts))]
+                a_k, b_k = _pick(cp, a_opts), _pick(cp, b_opts)
+                if gate:
+                    b_k = Mux(a_k[:_FP16 - 1].any(), b_k, 0)
+                m.d.comb += [dp.a[k].eq(a_k), dp.b[k].eq(b_k)]
             c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
             d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
             m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
@@ -324,6 +343,69 @@ class OctetSparse(wiring.Component):
         with m.If(comp_last & (cs == 3)):
             m.d.sync += out_valid.eq(1)
         m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(dbuf)]
+        return m
+
+
+class WarpMma(wiring.Component):
+    """The warp wrapper: 4 octets (2 tensor cores) running one full 16×16×16 (S)WMMA, with the
+    paper's row/column assignment (note §2.2, §2.4):
+
+    - dense (``WarpMmaParams``): worktuple i = threadgroups i and i + 4 = octet i computes
+      one 8×8 tile of D, ``D[R, C] = A[R, 0:16]·B[0:16, C] + C[R, C]``.  The paper states
+      worktuple 0's tile (D[0:8, 0:8], Fig. 9); the others follow Raihan et al.'s mapping as
+      we read it [A]: octet i has rows 8·(i mod 2) .. +8 and columns 8·(i div 2) .. +8;
+    - sparse (``WarpSmmaParams``): octet i computes rows 4i .. 4i + 3 of D over all 16
+      columns [P]; every octet gathers from the same B k-tile (the register file's B operand,
+      read by each octet's own row select).
+
+    The octets' control does not depend on data, so started together they run in lockstep:
+    the warp accepts a request when all four do and offers D when all four have theirs (one
+    cycle count: the octet's, 40 / 34 / 26 / 20).  Attributes: op ``In(stream)`` {a, b, c}
+    (dense) or {a, off, b, c} (sparse), res ``Out(stream)`` {d: 16×16}; ``cycles`` =
+    ``latency``.
+    """
+
+    def __init__(self, params):
+        self.params = params
+        self.sparse = isinstance(params, WarpSmmaParams)
+        if not self.sparse and not isinstance(params, WarpMmaParams):
+            raise TypeError("WarpMma: params must be WarpMmaParams or WarpSmmaParams")
+        mode = "sparse" if self.sparse else "dense"
+        kw = dict(L=params.L, K=params.K) if self.sparse else {}
+        self.cycles = self.latency = cycle_model(mode, params.pingpong, **kw)
+        op, res = (layouts.sparse_op, layouts.sparse_res) if self.sparse else \
+            (layouts.dense_op, layouts.dense_res)
+        super().__init__({"op": In(stream.Signature(op(params))),
+                          "res": Out(stream.Signature(res(params)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p, pl, d = self.params, self.op.payload, self.res.payload.d
+        octet = OctetSparse if self.sparse else OctetDense
+        octets = [shared(m, f"octet{i}", octet(p.octet())) for i in range(4)]
+        for i, o in enumerate(octets):
+            q, r = o.op.payload, o.res.payload.d
+            if self.sparse:
+                rows = range(4 * i, 4 * i + 4)
+                m.d.comb += q.b.eq(pl.b)
+                for j, row in enumerate(rows):
+                    m.d.comb += [q.a[j].eq(pl.a[row]), q.off[j].eq(pl.off[row]),
+                                 q.c[j].eq(pl.c[row]), d[row].eq(r[j])]
+            else:
+                r0, c0 = 8 * (i % 2), 8 * (i // 2)
+                for j in range(8):
+                    m.d.comb += q.a[j].eq(pl.a[r0 + j])
+                    for k in range(layouts.K_TILE):
+                        m.d.comb += q.b[k][j].eq(pl.b[k][c0 + j])
+                    for t in range(8):
+                        m.d.comb += [q.c[j][t].eq(pl.c[r0 + j][c0 + t]),
+                                     d[r0 + j][c0 + t].eq(r[j][t])]
+        all_ready = Cat(*(o.op.ready for o in octets)).all()
+        all_valid = Cat(*(o.res.valid for o in octets)).all()
+        m.d.comb += [self.op.ready.eq(all_ready), self.res.valid.eq(all_valid)]
+        for o in octets:
+            m.d.comb += [o.op.valid.eq(self.op.valid),
+                         o.res.ready.eq(self.res.ready & all_valid)]
         return m
 
 

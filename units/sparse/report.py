@@ -1,0 +1,84 @@
+"""The Sparse Tensor Core's checkable figures, computed from the family's models (the claims
+ledger's ``source = "model"`` calls and the study template's context).  The cycle counts come
+from :func:`tcgen.units.sparse.model.cycle_timing`, which tb/test_sparse_rtl.py asserts the
+octets and the warp wrapper reproduce cycle for cycle; storage bits from the octets' parameters
+and payload layouts; the Fig. 7 multiply count from an encoding of its matrix."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import model, paper
+
+__all__ = ["figures", "gemm_speedup", "context", "RESNET50_3X3"]
+
+#: ResNet-50's 3×3 convolutions as GEMMs (note §4.3 [X]): weights C_out × (C_in·9), and the
+#: output pixels per image (the GEMM's third dimension)
+RESNET50_3X3 = ({"name": "conv2_x", "m": 64, "n": 576, "p": 56 * 56},
+                {"name": "conv3_x", "m": 128, "n": 1152, "p": 28 * 28},
+                {"name": "conv4_x", "m": 256, "n": 2304, "p": 14 * 14},
+                {"name": "conv5_x", "m": 512, "n": 4608, "p": 7 * 7})
+
+_DPS_PER_OCTET, _DP_WIDTH, _OCTETS_PER_TC, _TCS_PER_SM, _V100_SMS = 8, 4, 2, 8, 80
+_FP16 = 16
+
+
+def figures(L: int = paper.PAPER_L, K: int = paper.PAPER_K) -> dict:
+    """Every model-checked figure of the paper at (L, K): cycles of the four designs and their
+    ratios, the sparse set's phases and DP utilisation, Fig. 7's multiplies, the tensor core's
+    FMA rate, the V100 peak at the stated clock, the B-buffer and offset-register bits."""
+    t = {(mode, pp): model.cycle_timing(mode, pp, L=L, K=K) for mode in ("dense", "sparse")
+         for pp in (False, True)}
+    cyc = {f"{mode}{'_pp' if pp else ''}": v["cycles"] for (mode, pp), v in t.items()}
+    sp = t[("sparse", True)]
+    # Fig. 7: A 4×8 with row 0's non-zeros at columns 1 and 6, B 8×6; L = 8, K = 2
+    f7 = paper.FIG7
+    A = np.zeros(f7["a_shape"])
+    A[0, list(f7["row0_cols"])] = 1.0
+    enc = model.encode(A[:1], f7["L"], f7["K"])
+    mul_sparse, mul_dense = model.multiplies(enc, f7["b_shape"][1])
+    fma_tc = _OCTETS_PER_TC * _DPS_PER_OCTET * _DP_WIDTH
+    dense_b = _DP_WIDTH * 8 * _FP16                      # the shared 4×8 FP16 B buffer
+    sparse_b = 2 * K * 16 * _FP16                        # K gathered rows of 16, ping-pong
+    off_bits = K * model.offset_bits(L)
+    return {
+        "cycles": cyc,
+        "speedup_nopp": cyc["dense"] / cyc["sparse"],
+        "speedup_pp": cyc["sparse"] / cyc["sparse_pp"],
+        "speedup_total": cyc["dense"] / cyc["sparse_pp"],
+        "dense_pp_gain": cyc["dense"] / cyc["dense_pp"],
+        "sparse_load": sp["load"], "sparse_compute": sp["compute"],
+        "sparse_prologue": sp["prologue"], "sparse_utilisation": sp["utilisation"],
+        "fig7": {"sparse": mul_sparse, "dense": mul_dense,
+                 "reduction_pct": 100.0 * (1 - mul_sparse / mul_dense)},
+        "cr_fig5": model.compression_ratio(paper.FIG5["P"], paper.FIG5["L"], paper.FIG5["K"]),
+        "fma_per_cycle_tc": fma_tc,
+        "v100_tflops_at_1530": 640 * fma_tc * 2 * 1.53e9 / 1e12,
+        "v100_clock_for_112_ghz": 112e12 / (640 * fma_tc * 2) / 1e9,
+        "bbuf_bits": {"dense": dense_b, "sparse": sparse_b, "ratio": sparse_b / dense_b},
+        "offset_reg_bits": off_bits,
+        "offset_regs_per_sm": _OCTETS_PER_TC * _TCS_PER_SM,
+    }
+
+
+def gemm_speedup(layers=RESNET50_3X3, L: int = paper.PAPER_L, K: int = paper.PAPER_K,
+                 dense_pingpong: bool = False, sparse_pingpong: bool = True) -> dict:
+    """GEMM-level cycles of dense (S)WMMAs on the octets' cycle model over layer shapes: every
+    16×16 output tile needs ⌈n/16⌉ k-tiles (dense) or ⌈n/L⌉ vectors (sparse, 16×L×16 per
+    SWMMA); returns {"layers": [{name, dense, sparse, speedup}], "speedup": total ratio}.
+    Non-GEMM work (the paper's network-level figure includes it) is not modelled."""
+    d_c = model.cycle_model("dense", dense_pingpong)
+    s_c = model.cycle_model("sparse", sparse_pingpong, L=L, K=K)
+    rows, td, ts = [], 0, 0
+    for ly in layers:
+        tiles = -(-ly["m"] // 16) * -(-ly["p"] // 16)
+        dense = tiles * -(-ly["n"] // 16) * d_c
+        sparse = tiles * -(-ly["n"] // L) * s_c
+        rows.append({"name": ly["name"], "dense": dense, "sparse": sparse,
+                     "speedup": dense / sparse})
+        td, ts = td + dense, ts + sparse
+    return {"layers": rows, "speedup": td / ts}
+
+
+def context() -> dict:
+    """Names the study template (studies/sparse_ppa.md.j2) shows beside the sweep's rows."""
+    return {"fig": figures(), "gemm": gemm_speedup(), "paper": paper}
