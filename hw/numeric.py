@@ -732,7 +732,7 @@ def _shift_by(mag, k):
     return np.where(k >= 0, mag << np.clip(k, 0, 62), mag >> np.clip(-k, 0, 63))
 
 
-def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="rtz"):
+def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto"):
     """The fused N-term dot product of tcgen.hw.fused (NVIDIA Hopper's tensor-core numerics
     with the defaults: ``fused16_sm90``, docs/fused.md).  ``a``, ``b`` [..., n] ``fmt``
     encodings, ``c`` [...] ``acc`` encodings -> [...] ``out`` encodings (uint64):
@@ -750,9 +750,12 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="rtz"
        RNE ±inf);
     6. an exact zero sum is +0 (a nonzero sum that rounds to zero keeps its sign).
 
-    ``window`` must lie in :func:`fused_window_bounds`; at its upper bound (and ``mode`` rne)
-    the result is the correctly rounded exact dot product."""
+    ``mode``: ``"auto"`` (Hopper's: toward zero to FP32, to nearest-even to any narrower
+    ``out``), ``"rtz"`` or ``"rne"``.  ``window`` must lie in :func:`fused_window_bounds`; at
+    its upper bound (and ``mode`` rne) the result is the correctly rounded exact dot product."""
     src, accf, outf = get_format(fmt), get_format(acc), get_format(out)
+    if mode == "auto":
+        mode = "rtz" if outf.width >= 32 else "rne"
     _check_mode(mode)
     if not outf.ieee:
         raise ValueError(f"fused_dot: out must be an IEEE format with infinities, got "

@@ -169,11 +169,13 @@ def _bitslice(unit_name: str, src: Path, d: Path) -> Path:
 
 
 def save_stimulus(path: Path, inputs: dict[str, np.ndarray]):
-    """Stimulus file: one array per input port (object arrays of wide ints as decimal text)."""
+    """Stimulus file: one array per input port (object arrays of wide ints as hexadecimal text:
+    no length limit, unlike decimal's 4300 digits)."""
     arrays = {}
     for k, v in inputs.items():
         v = np.asarray(v)
-        arrays[k] = v.astype(str) if v.dtype == object else v.astype(np.uint64)
+        arrays[k] = np.array([format(int(x), "x") for x in v.reshape(-1)]).reshape(v.shape) \
+            if v.dtype == object else v.astype(np.uint64)
     np.savez(path, **arrays)
 
 
@@ -182,7 +184,7 @@ def load_stimulus(path) -> dict[str, np.ndarray]:
     out = {}
     for k in data.files:
         v = data[k]
-        out[k] = np.array([int(x) for x in v], dtype=object) if v.dtype.kind == "U" else v
+        out[k] = np.array([int(x, 16) for x in v], dtype=object) if v.dtype.kind == "U" else v
     return out
 
 

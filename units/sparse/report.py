@@ -80,5 +80,17 @@ def gemm_speedup(layers=RESNET50_3X3, L: int = paper.PAPER_L, K: int = paper.PAP
 
 
 def context() -> dict:
-    """Names the study template (studies/sparse_ppa.md.j2) shows beside the sweep's rows."""
-    return {"fig": figures(), "gemm": gemm_speedup(), "paper": paper}
+    """Names the study template (studies/sparse_ppa.md.j2) shows beside the sweep's rows:
+    ``fig`` (:func:`figures`), ``gemm`` (:func:`gemm_speedup`), the cycles and DP utilisation
+    of every (L, K) of the study with ping-pong (``cycles_lk``, ``util_lk``) and the storage
+    note."""
+    lk = [(16, 8), (16, 4), (16, 2), (16, 1), (8, 4), (8, 2), (4, 2), (32, 8)]
+    t = {k: model.cycle_timing("sparse", True, L=k[0], K=k[1]) for k in lk}
+    f = figures()
+    note = (f"Storage per octet: dense B buffer {f['bbuf_bits']['dense']} b (4×8 FP16), A "
+            f"buffers 8×4 FP16, C/D 8×8 FP32; sparse B buffer {f['bbuf_bits']['sparse']} b "
+            f"(2 × 4×16 FP16, ping-pong), A buffers 2 × 4 FP16, D 4×16 FP32, offset register "
+            f"{f['offset_reg_bits']} b.")
+    return {"fig": f, "gemm": gemm_speedup(), "paper": paper,
+            "cycles_lk": {k: v["cycles"] for k, v in t.items()},
+            "util_lk": {k: v["utilisation"] for k, v in t.items()}, "storage_note": note}
