@@ -57,9 +57,9 @@ import numpy as np
 from .liberty import Liberty, locked, write_atomic
 from .tools import FlowInputError, ToolError, run, verilator
 
-__all__ = ["Netlist", "read_netlist", "simulate", "toggle_rates", "net_key", "scalarize_ports",
-           "simulate_verilator", "simulate_levelized", "liberty_models", "choose_simulator",
-           "net_activity", "SIMULATORS"]
+__all__ = ["Netlist", "read_netlist", "read_modules", "simulate", "toggle_rates", "net_key",
+           "scalarize_ports", "simulate_verilator", "simulate_levelized", "liberty_models",
+           "choose_simulator", "net_activity", "SIMULATORS"]
 
 SIMULATORS = ("auto", "levelized", "icarus", "verilator")
 
@@ -106,6 +106,25 @@ def read_netlist(path: Path, top: str) -> Netlist:
     mods = re.findall(r"^module\s+\\?(\S+?)\s*\(", text, flags=re.M)
     if mods != [top]:
         raise ToolError(f"netlist {path} should hold exactly module {top}, holds {mods}")
+    return _parse_module(text, top)
+
+
+def read_modules(path: Path) -> dict[str, Netlist]:
+    """Every module of a hierarchical netlist (``write_verilog`` of a synthesis with hierarchy
+    kept), each read like :func:`read_netlist`; an instance's cell is a liberty cell or one of
+    the other modules.  A connection that is not one net (a submodule's vector port wired to
+    a concatenation) is kept as its text: what this is read for is ports and cell types."""
+    text = path.read_text()
+    out: dict[str, Netlist] = {}
+    for m in re.finditer(r"^module\s+\\?(\S+?)\s*\(.*?^endmodule\s*$", text,
+                         flags=re.M | re.S):
+        out[m.group(1)] = _parse_module(m.group(0), m.group(1), strict=False)
+    if not out:
+        raise ToolError(f"netlist {path} holds no module")
+    return out
+
+
+def _parse_module(text: str, top: str, strict: bool = True) -> Netlist:
     ports: dict = {}
     for d, rng, name in re.findall(r"^\s*(input|output|inout)\s+(\[\s*\d+\s*:\s*\d+\s*\])?\s*"
                                    r"\\?(\S+?)\s*;", text, flags=re.M):
@@ -126,7 +145,15 @@ def read_netlist(path: Path, top: str) -> Netlist:
             if not expr:
                 continue
             c = _CONST.match(expr)
-            conns[pm.group(1)] = f"1'b{c.group(1)}" if c else net_key(expr)
+            if c:
+                conns[pm.group(1)] = f"1'b{c.group(1)}"
+            elif strict:
+                conns[pm.group(1)] = net_key(expr)
+            else:
+                try:
+                    conns[pm.group(1)] = net_key(expr)
+                except ValueError:
+                    conns[pm.group(1)] = expr
         instances[inst.lstrip("\\")] = (cell.lstrip("\\"), conns)
     assigns = []
     for lhs, rhs in re.findall(r"^\s*assign\s+(.+?)\s*=\s*(.+?)\s*;", text, flags=re.M):

@@ -7,7 +7,10 @@
 
 Steps: Yosys (tcgen.synth.yosys) -> OpenSTA timing and power (tcgen.synth.sta), with activity either
 ``vectorless`` (one global toggle rate per cycle) or ``sim`` (gate-level simulation of a
-stimulus, synth.activity).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
+stimulus, synth.activity).  ``hierarchical=True`` synthesizes with hierarchy kept (each
+distinct module mapped once, totals summed over the instance tree) and runs OpenSTA on the
+hierarchical netlist: minutes instead of hours for an array of identical units; vectorless
+only (the gate-level simulation reads flat netlists).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
 unit into its Verilog, workload and ops per cycle and calls this.  Results are cached under ``build/ppa/``
 keyed by the Verilog hash, the liberty hash, the options and the flow's own source hash, so a
 measured configuration costs nothing the second time; the cache is safe under pytest-xdist
@@ -33,7 +36,8 @@ from .liberty import BUILD, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
 from .yosys import SynthesisError, SynthResult, module_names, synthesize
 
-__all__ = ["measure_verilog", "check_options", "check_simulator", "ACTIVITIES", "SIMULATORS",
+__all__ = ["measure_verilog", "check_options", "check_simulator", "check_hierarchical",
+           "ACTIVITIES", "SIMULATORS",
            "SynthesisError",
            "ToolError", "flow_hash"]
 
@@ -108,12 +112,27 @@ def check_simulator(lib: Liberty, simulator: str = "auto"):
 
 
 # -- the design-level entry point ------------------------------------------------------------------
+def check_hierarchical(hierarchical, activity: str) -> bool:
+    """FlowInputError unless ``hierarchical`` is a bool that ``activity`` allows: the
+    gate-level simulation of ``sim`` reads a flat netlist, so hierarchical synthesis is
+    vectorless only."""
+    if not isinstance(hierarchical, bool):
+        raise FlowInputError(f"ppa: hierarchical must be true or false, got {hierarchical!r}")
+    if hierarchical and activity == "sim":
+        raise FlowInputError("ppa: activity sim needs a flat netlist (the gate-level "
+                             "simulation does not read hierarchy); use vectorless activity "
+                             "with hierarchical synthesis")
+    return hierarchical
+
+
 def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=10.0,
                     activity="vectorless", toggle_rate=0.1, workload=None,
                     workload_cycles=None, ops_per_cycle=None, ops_unit="op",
-                    cache=True, simulator="auto") -> dict:
+                    cache=True, simulator="auto", hierarchical=False) -> dict:
     """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``;
-    ``simulator``: the gate-level simulator of ``sim``, one of :data:`SIMULATORS`)."""
+    ``simulator``: the gate-level simulator of ``sim``, one of :data:`SIMULATORS`;
+    ``hierarchical``: synthesize with hierarchy kept, vectorless only)."""
+    check_hierarchical(hierarchical, activity)
     n = workload_cycles
     if activity == "sim":
         if workload is None:
@@ -134,9 +153,14 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     t_start = time.monotonic()
     flow = flow_hash()
     vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
-    synth_key = _sha({"flow": flow_hash("synth"), "verilog": vsha, "top": top,
-                      "liberty": lib.sha256, "clock_ps": int(round(clock_ns * 1000))})[:24]
+    skey = {"flow": flow_hash("synth"), "verilog": vsha, "top": top,
+            "liberty": lib.sha256, "clock_ps": int(round(clock_ns * 1000))}
+    if hierarchical:            # absent when flat: flat keys are what they were
+        skey["flatten"] = False
+    synth_key = _sha(skey)[:24]
     opts = {"activity": activity}
+    if hierarchical:
+        opts["hierarchical"] = True
     stim_sha = None
     if activity == "vectorless":
         opts["toggle_rate"] = toggle_rate
@@ -157,7 +181,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             return res
         try:
             res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
-                       synth_key, key, cache, simulator)
+                       synth_key, key, cache, simulator, hierarchical)
         except KeyboardInterrupt:      # Ctrl-C: no half-written run folder
             shutil.rmtree(BUILD / "runs" / key, ignore_errors=True)
             raise
@@ -175,6 +199,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             res["toggle_rate"] = toggle_rate
         else:
             res["workload"] = {"cycles": n, "sha256": stim_sha}
+        if hierarchical:
+            res["hierarchical"] = True
         _derive(res, ops_per_cycle, ops_unit)
         res["runtime_s"]["total_s"] = round(time.monotonic() - t_start, 3)
         res["cached"] = False
@@ -190,7 +216,8 @@ def _stimulus_sha(workload: dict) -> str:
     return h.hexdigest()
 
 
-def _synth(verilog_text, top, lib, clock_ns, synth_key, cache) -> tuple[SynthResult, bool]:
+def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True
+           ) -> tuple[SynthResult, bool]:
     d = BUILD / "synth" / synth_key
     meta = d / "synth.json"
     with locked(BUILD / "locks" / f"synth-{synth_key}.lock"):
@@ -202,7 +229,7 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache) -> tuple[SynthRes
         if tmp.exists():
             shutil.rmtree(tmp)
         try:
-            r = synthesize(verilog_text, top, lib, clock_ns, tmp)
+            r = synthesize(verilog_text, top, lib, clock_ns, tmp, flatten=flatten)
         except KeyboardInterrupt:      # Ctrl-C: the entry stays absent, no .tmp left
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -216,14 +243,22 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache) -> tuple[SynthRes
 
 
 def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, synth_key, key,
-         cache, simulator="auto") -> dict:
+         cache, simulator="auto", hierarchical=False) -> dict:
     runtimes: dict = {}
-    syn, hit = _synth(verilog_text, top, lib, clock_ns, synth_key, cache)
+    syn, hit = _synth(verilog_text, top, lib, clock_ns, synth_key, cache,
+                      flatten=not hierarchical)
     runtimes.update({k: (0.0 if hit else v) for k, v in syn.runtime_s.items()})
     runtimes["synth_cached"] = hit
     work = BUILD / "runs" / key
     work.mkdir(parents=True, exist_ok=True)
-    nl = act.read_netlist(syn.netlist, top)
+    if hierarchical:
+        modules = act.read_modules(syn.netlist)
+        if top not in modules:
+            raise ToolError(f"netlist {syn.netlist} holds no module {top}")
+        nl = modules[top]
+    else:
+        modules = None
+        nl = act.read_netlist(syn.netlist, top)
     has_clk = "clk" in nl.ports and nl.ports["clk"][0] == "input"
     out = {
         "area_um2": syn.area_um2,
@@ -285,19 +320,26 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                      if timing.crit_path_ns and timing.crit_path_ns > 0 else None),
         "startpoint": timing.startpoint,
         "endpoint": timing.endpoint,
-        "startpoint_cell": _cell_of(nl, timing.startpoint),
-        "endpoint_cell": _cell_of(nl, timing.endpoint),
+        "startpoint_cell": _cell_of(nl, timing.startpoint, modules),
+        "endpoint_cell": _cell_of(nl, timing.endpoint, modules),
     })
     out["runtime_s"] = runtimes
     return out
 
 
-def _cell_of(nl: act.Netlist, pin: str | None) -> str | None:
-    """Library cell of a path point ``inst/PIN``; None for a port."""
+def _cell_of(nl: act.Netlist, pin: str | None, modules: dict | None = None) -> str | None:
+    """Library cell of a path point ``inst/PIN`` (hierarchical netlist: ``inst/.../inst/PIN``,
+    followed down through ``modules``); None for a port."""
     if not pin or "/" not in pin:
         return None
-    inst = pin.rsplit("/", 1)[0]
-    return nl.instances.get(inst, (None,))[0]
+    *path, _ = pin.split("/")
+    cell = None
+    for inst in path:
+        if nl is None:
+            return None
+        cell = nl.instances.get(inst, (None,))[0]
+        nl = modules.get(cell) if modules else None
+    return cell
 
 
 def _annotate(pins: dict, report: dict, nl: act.Netlist, rates: dict, leakage_mw: float

@@ -2,7 +2,10 @@
 
 Script (docs/ppa.md), run once flattened (the totals and the netlist OpenSTA and the gate-level
 simulation read) and, when the design has more than one module, once with hierarchy kept (the
-per-submodule breakdown)::
+per-submodule breakdown).  With ``flatten=False`` (``tcgen ppa --hierarchical``) only the
+hierarchical run is made: each distinct module is mapped once, the totals are the sum over the
+instance tree (``stat -top``), and the netlist written is hierarchical (OpenSTA links it; the
+gate-level simulation does not read it)::
 
     read_verilog design.v
     hierarchy -check -top TOP
@@ -14,7 +17,7 @@ per-submodule breakdown)::
     opt_clean -purge
     setundef -zero
     rename -hide w:* c:*            # internal names become _N_ (ports keep theirs)
-    stat -liberty LIB               # area from the liberty (unmodified copy)
+    stat -liberty LIB [-top TOP]    # area from the liberty (unmodified copy); -top: hierarchy
     write_verilog -noattr -noexpr -nohex -nodec -simple-lhs netlist.v
 
 ``LIB`` for ``dfflibmap``/``abc`` is the liberty copy with ``dont_use`` marks
@@ -55,6 +58,7 @@ class SynthResult:
     breakdown_source: str      # "hierarchical synthesis" or "flat (single module)"
     runtime_s: dict
     check_problems: int
+    flatten: bool = True       # False: totals and netlist from the hierarchical synthesis
 
 
 def module_names(verilog_text: str) -> list[str]:
@@ -78,7 +82,7 @@ def _script(design: Path, top: str, lib: Liberty, clock_ps: int, flatten: bool,
         "opt_clean -purge",
         "setundef -zero",
     ]
-    if flatten:
+    if netlist is not None:     # the netlist OpenSTA reads: plain internal names
         lines += ["rename -hide w:* c:*", "opt_clean -purge"]
     lines += [f"tee -o stat.txt stat -liberty {_q(lib.path)}"
               + ("" if flatten else f" -top {top}")]
@@ -95,7 +99,9 @@ def _q(p: Path) -> str:
 
 
 def _parse_stat(text: str) -> dict:
-    """{module: {"area": float|None, "cells": {type: n}, "cell_count": n}} + "__hier__" counts."""
+    """{module: {"area": float|None, "cells": {type: n}, "cell_count": n}} + "__hier__" counts
+    (instances of each module in the whole design) and, for ``stat -top``, "__total__" (the
+    instance tree's cells by type, count and area, as Yosys sums them)."""
     mods: dict = {}
     cur = None
     in_cells = False
@@ -112,6 +118,13 @@ def _parse_stat(text: str) -> dict:
             in_cells = False
             continue
         if in_hier:
+            # after the tree: the whole design's totals (cells of the flattened instance tree)
+            m = re.match(r"^\s+Number of cells:\s+(\d+)", line)
+            if m:
+                cur = mods["__total__"] = {"area": None, "cells": {},
+                                           "cell_count": int(m.group(1))}
+                in_hier, in_cells = False, True
+                continue
             # a tree, two spaces per level; a count is per instance of the parent line, and a
             # module used under several parents appears under each: total = sum of products
             h = re.match(r"^(\s+)\\?(\S+)\s+(\d+)\s*$", line)
@@ -130,7 +143,7 @@ def _parse_stat(text: str) -> dict:
             cur["cell_count"] = int(m.group(1))
             in_cells = True
             continue
-        m = re.match(r"^\s+Chip area for module '\\?(.+)':\s+([0-9.eE+-]+)", line)
+        m = re.match(r"^\s+Chip area for (?:top )?module '\\?(.+)':\s+([0-9.eE+-]+)", line)
         if m:
             cur["area"] = float(m.group(2))
             in_cells = False
@@ -153,9 +166,12 @@ def _check_mapped(cells: dict, lib: Liberty, top: str, submodules: set):
                              + (" ..." if len(unmapped) > 6 else ""))
 
 
-def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workdir: Path
-               ) -> SynthResult:
-    """Synthesize ``verilog_text`` (top module ``top``) into ``workdir``; see the module doc."""
+def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workdir: Path,
+               flatten: bool = True) -> SynthResult:
+    """Synthesize ``verilog_text`` (top module ``top``) into ``workdir``; see the module doc.
+
+    ``flatten=False``: one hierarchical synthesis (each distinct module mapped once); area,
+    cells and the netlist are those of the instance tree, hierarchy kept."""
     workdir.mkdir(parents=True, exist_ok=True)
     design = workdir / "design.v"
     design.write_text(verilog_text)
@@ -166,6 +182,8 @@ def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workd
     clock_ps = max(1, int(round(clock_ns * 1000)))
     (workdir / "abc.constr").write_text(_constr_text(lib))
     netlist = workdir / "netlist.v"
+    if not flatten:
+        return _hierarchical(design, top, lib, clock_ps, workdir, netlist)
     runtimes = {}
     t0 = time.monotonic()
     (workdir / "flat.ys").write_text(_script(design, top, lib, clock_ps, True, netlist))
@@ -187,23 +205,10 @@ def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workd
         t0 = time.monotonic()
         (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, None))
         hlog = workdir / "yosys_hier.log"
-        try:
-            run("yosys", ["-q", "-l", str(hlog), "hier.ys"], cwd=workdir,
-                what=f"on {top} (hierarchical)")
-        except ToolError as e:
-            raise SynthesisError(f"hierarchical synthesis of {top} failed: "
-                                 f"{_yosys_error(hlog, e)}") from None
+        _run_hier(top, workdir, hlog)
         runtimes["synth_hier_s"] = round(time.monotonic() - t0, 3)
         hstat = _parse_stat((workdir / "stat.txt").read_text())
-        hier = hstat.pop("__hier__", {})
-        names = set(hstat)
-        for name, info in sorted(hstat.items(), key=lambda kv: (kv[0] != top, kv[0])):
-            _check_mapped(info["cells"], lib, name, names)
-            own = sum(n for t, n in info["cells"].items() if t not in names)
-            breakdown.append({"module": name, "instances": hier.get(name, 1 if name == top
-                                                                      else 0),
-                              "area_um2": info["area"] if info["area"] is not None else 0.0,
-                              "cell_count": own})
+        breakdown = _breakdown(hstat, lib, top)
         source = ("hierarchical synthesis: area_um2 = own cells of one instance (submodules "
                   "excluded); hierarchy keeps cross-boundary logic, so the sum may exceed the "
                   "flat area")
@@ -215,6 +220,71 @@ def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workd
                                                                                 .items())),
                        breakdown=breakdown, breakdown_source=source, runtime_s=runtimes,
                        check_problems=problems)
+
+
+def _run_hier(top: str, workdir: Path, hlog: Path):
+    try:
+        run("yosys", ["-q", "-l", str(hlog), "hier.ys"], cwd=workdir,
+            what=f"on {top} (hierarchical)")
+    except ToolError as e:
+        raise SynthesisError(f"hierarchical synthesis of {top} failed: "
+                             f"{_yosys_error(hlog, e)}") from None
+
+
+def _breakdown(hstat: dict, lib: Liberty, top: str) -> list[dict]:
+    """Per module of a hierarchical ``stat``: instances in the whole design, own area and own
+    cells of one instance (submodule instances excluded)."""
+    hier = hstat.pop("__hier__", {})
+    hstat.pop("__total__", None)
+    names = set(hstat)
+    out = []
+    for name, info in sorted(hstat.items(), key=lambda kv: (kv[0] != top, kv[0])):
+        _check_mapped(info["cells"], lib, name, names)
+        own = sum(n for t, n in info["cells"].items() if t not in names)
+        out.append({"module": name, "instances": hier.get(name, 1 if name == top else 0),
+                    "area_um2": info["area"] if info["area"] is not None else 0.0,
+                    "cell_count": own})
+    return out
+
+
+def _hierarchical(design: Path, top: str, lib: Liberty, clock_ps: int, workdir: Path,
+                  netlist: Path) -> SynthResult:
+    """The one synthesis of ``flatten=False``: hierarchy kept, netlist written.  Totals are the
+    sum over the instance tree of each module's own cells (checked against Yosys's own sum)."""
+    t0 = time.monotonic()
+    (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, netlist))
+    hlog = workdir / "yosys_hier.log"
+    _run_hier(top, workdir, hlog)
+    runtimes = {"synth_hier_s": round(time.monotonic() - t0, 3)}
+    hstat = _parse_stat((workdir / "stat.txt").read_text())
+    total = hstat.get("__total__")
+    breakdown = _breakdown(dict(hstat), lib, top)
+    if len(breakdown) == 1:          # one module: Yosys prints no hierarchy
+        total = hstat.get(top)
+    if total is None or total["area"] is None:
+        raise SynthesisError(f"hierarchical synthesis of {top}: Yosys reported no area "
+                             f"(see {hlog})")
+    mods = {b["module"] for b in breakdown}
+    area = sum(b["instances"] * b["area_um2"] for b in breakdown)
+    cells = {}
+    for b in breakdown:
+        for t, n in hstat[b["module"]]["cells"].items():
+            if t not in mods:
+                cells[t] = cells.get(t, 0) + b["instances"] * n
+    count = sum(cells.values())
+    # Yosys prints the area with 6 decimals: the sums agree to that
+    if abs(area - total["area"]) > 1e-6 * max(1.0, total["area"]) + 1e-3 * len(breakdown) \
+            or count != total["cell_count"]:
+        raise SynthesisError(f"hierarchical synthesis of {top}: the instance tree sums to "
+                             f"{area:.6f} um^2 / {count} cells, Yosys says {total['area']:.6f} "
+                             f"/ {total['cell_count']} (see {hlog})")
+    return SynthResult(top=top, netlist=netlist, area_um2=total["area"], cell_count=count,
+                       cells_by_type=dict(sorted(cells.items())), breakdown=breakdown,
+                       breakdown_source=(
+                           "hierarchical synthesis (flatten=False): each distinct module "
+                           "mapped once; area_um2 = own cells of one instance, the total = "
+                           "the sum over the instance tree; no cross-boundary optimisation"),
+                       runtime_s=runtimes, check_problems=_check_problems(hlog), flatten=False)
 
 
 def _check_problems(log: Path) -> int:

@@ -5,7 +5,7 @@
     tcgen generate --all -o DIR [--flat]
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
-                   [--simulator auto|levelized|icarus|verilator]
+                   [--simulator auto|levelized|icarus|verilator] [--hierarchical]
                    [--json FILE] [--no-cache]                      (docs/ppa.md)
     tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
                    [--cache DIR] [--retry-failed] [--no-flow-cache] [--strict]
@@ -166,6 +166,9 @@ def _add_ppa_parser(sub):
     p.add_argument("--simulator", default="auto", metavar="SIM",
                    help="sim: gate-level engine: auto (default; levelized, Icarus for a netlist "
                         "it refuses), levelized, icarus or verilator (docs/ppa.md)")
+    p.add_argument("--hierarchical", action="store_true",
+                   help="synthesize with hierarchy kept: each distinct module mapped once, "
+                        "totals summed over the instances (vectorless only; docs/ppa.md)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
     p.set_defaults(func=cmd_ppa)
@@ -206,7 +209,8 @@ def cmd_ppa(args) -> int:
     res = measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
                   activity=args.activity, toggle_rate=args.toggle_rate,
                   workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
-                  simulator=args.simulator, workload=args.workload)
+                  simulator=args.simulator, workload=args.workload,
+                  hierarchical=args.hierarchical)
     text = json.dumps(res, indent=1, sort_keys=True) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
@@ -295,7 +299,8 @@ def format_table(r: dict) -> str:
         + (f" {r['toggle_rate']:g}/cycle" if r["activity"] == "vectorless"
            else f" ({r['workload']['cycles']} cycles on {r['sim'].get('simulator', 'icarus')}, "
                 f"mean net toggle rate {r['sim']['mean_toggle_rate']:.3f}/cycle)"),
-        f"  area        {r['area_um2']:.1f} um^2   {r['cell_count']} cells",
+        f"  area        {r['area_um2']:.1f} um^2   {r['cell_count']} cells"
+        + ("   (hierarchical synthesis)" if r.get("hierarchical") else ""),
         f"  timing      critical path {_g(r['crit_path_ns'])} ns   fmax "
         f"{_g(r['fmax_mhz'], '{:.1f}')} MHz   slack {_g(r['slack_ns'])} ns   "
         f"{r['startpoint']} -> {r['endpoint']}",

@@ -18,7 +18,7 @@ import numpy as np
 
 from tcgen.hw.params import ParamError
 from tcgen.synth.liberty import KNOWN, resolve
-from tcgen.synth.ppa import check_options, check_simulator, measure_verilog
+from tcgen.synth.ppa import check_hierarchical, check_options, check_simulator, measure_verilog
 
 from .generate import verilog
 from .registry import get_unit
@@ -28,16 +28,18 @@ __all__ = ["measure"]
 
 def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
             toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True,
-            simulator="auto", workload=None) -> dict:
+            simulator="auto", workload=None, hierarchical=False) -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
     strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
     ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md).  ``workload``: one of the unit's
     named workloads (its stimulus for ``sim``, and its ops per cycle for every activity); None =
-    the default workload."""
+    the default workload.  ``hierarchical``: synthesize with hierarchy kept (each distinct
+    module once; vectorless activity only; docs/ppa.md)."""
     unit = get_unit(unit_name)
     params = _params(unit, params)
     clock_ns, toggle_rate, workload_cycles, seed = check_options(
         clock_ns, activity, toggle_rate, workload_cycles, seed)
+    check_hierarchical(hierarchical, activity)
     lib = resolve(liberty)
     named = None
     if workload is not None:
@@ -72,11 +74,14 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
         if simulator != "auto":
             cmd += ["--simulator", simulator]
+    if hierarchical:
+        cmd += ["--hierarchical"]
     res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
                           toggle_rate=toggle_rate, workload=stim,
                           workload_cycles=workload_cycles,
                           ops_per_cycle=float(ops(params)),
-                          ops_unit=unit.ops_unit, cache=cache, simulator=simulator)
+                          ops_unit=unit.ops_unit, cache=cache, simulator=simulator,
+                          hierarchical=hierarchical)
     out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
     out.update(res)
     if workload is not None:

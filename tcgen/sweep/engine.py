@@ -57,7 +57,7 @@ def measure_point(p: dict) -> dict:
                     activity=act["mode"], toggle_rate=act.get("toggle_rate", 0.1),
                     workload_cycles=act.get("cycles", 2000), seed=act.get("seed", 1),
                     simulator=act.get("simulator", "auto"), cache=p.get("flow_cache", True),
-                    workload=p.get("workload"))
+                    workload=p.get("workload"), hierarchical=p.get("hierarchical", False))
     except point_errors() as e:                    # recorded; the sweep goes on
         return _failed(e, t0)
     return {"status": "ok", "result": r, "seconds": time.time() - t0}
@@ -73,6 +73,8 @@ def _job(p: Point, flow_cache: bool = True) -> dict:
            "clock_ns": p.clock_ns, "activity": p.activity.as_dict()}
     if p.workload is not None:
         job["workload"] = p.workload
+    if p.synthesis == "hierarchical":
+        job["hierarchical"] = True
     if not flow_cache:
         job["flow_cache"] = False
     return job
@@ -123,7 +125,9 @@ class _Progress:
             state = "FAILED " + rec.get("error", "") if rec.get("status") == "failed" else \
                 f"{rec.get('seconds', 0):.0f} s"
             print(f"[sweep {self.name}] {n}/{self.total} {p.label} {p.liberty} "
-                  f"{p.clock_ns:g}ns {p.activity.tag}: {state}", file=self.stream, flush=True)
+                  f"{p.clock_ns:g}ns {p.activity.tag}"
+                  + ("" if p.synthesis == "flat" else f" {p.synthesis}") + f": {state}",
+                  file=self.stream, flush=True)
 
     def close(self):
         if self.live is not None:
@@ -261,7 +265,7 @@ def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | 
 def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
     row = {"group": p.group, "label": p.label, "unit": p.unit, **p.axes,
            "liberty": p.liberty, "clock_ns": p.clock_ns, "activity": p.activity.tag,
-           "workload": p.workload,
+           "synthesis": p.synthesis, "workload": p.workload,
            "status": rec.get("status"), "error": rec.get("error"), "key": key}
     metrics = all_metrics.get(p) or {}
     row.update(metrics)

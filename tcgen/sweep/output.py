@@ -32,11 +32,29 @@ FLOW_NOTES = (
 )
 
 
+HIERARCHICAL_NOTE = (
+    "Synthesis `hierarchical` (rows marked so): Yosys `synth` with hierarchy kept, each "
+    "distinct module mapped once, area = the sum over the instance tree; no optimisation "
+    "across module boundaries, so area, delay and power lie a few % above a flat synthesis "
+    "of the same design (docs/ppa.md, 'Hierarchical synthesis'); OpenSTA on the hierarchical "
+    "netlist. Compare hierarchical rows with hierarchical rows.")
+
+
+def _hierarchical(result: SweepResult) -> bool:
+    return any(p.synthesis != "flat" for p in result.spec.points)
+
+
+def _notes(result: SweepResult) -> tuple[str, ...]:
+    return FLOW_NOTES + ((HIERARCHICAL_NOTE,) if _hierarchical(result) else ())
+
+
 def columns(result: SweepResult) -> list[str]:
-    """The CSV/JSON columns: identity, parameters, every metric, the derived columns."""
+    """The CSV/JSON columns: identity, parameters, every metric, the derived columns (and
+    ``synthesis`` when a point is synthesized hierarchically)."""
     return (["group", "label", "unit"] + params_of(result.spec)
-            + ["liberty", "clock_ns", "activity", "status", "error"] + list(METRICS)
-            + derived_names(result.spec.derived) + ["key"])
+            + ["liberty", "clock_ns", "activity"]
+            + (["synthesis"] if _hierarchical(result) else []) + ["status", "error"]
+            + list(METRICS) + derived_names(result.spec.derived) + ["key"])
 
 
 def _fmt(v) -> str:
@@ -59,20 +77,24 @@ def _header(result: SweepResult, command: str) -> str:
 
 def _markdown(result: SweepResult, command: str) -> str:
     spec = result.spec
-    L = [f"# {spec.title}", "", _header(result, command), "", *FLOW_NOTES, ""]
+    L = [f"# {spec.title}", "", _header(result, command), ""]
+    for note in _notes(result):
+        L += [note, ""]
     c = result.counts
     L += [f"{len(result.rows)} points: {c.get('done', 0)} measured this run, "
           f"{c.get('cached', 0)} from the cache, {c.get('failed', 0)} failed.", ""]
     shown = list(spec.metrics) + derived_names(spec.derived)
-    L += ["| point | liberty | clock ns | activity | " + " | ".join(shown) + " |",
-          "|---|---|---:|---|" + "---:|" * len(shown)]
+    hier = _hierarchical(result)
+    L += ["| point | liberty | clock ns | activity | " + ("synthesis | " if hier else "")
+          + " | ".join(shown) + " |",
+          "|---|---|---:|---|" + ("---|" if hier else "") + "---:|" * len(shown)]
     for r in result.rows:
         if r["status"] != "ok":
             cells = [f"failed: {r['error']}"] + [""] * (len(shown) - 1)
         else:
             cells = [_fmt(r.get(k)) for k in shown]
         L.append(f"| {r['label']} | {r['liberty']} | {r['clock_ns']:g} | {r['activity']} | "
-                 + " | ".join(cells) + " |")
+                 + (f"{r['synthesis']} | " if hier else "") + " | ".join(cells) + " |")
     if spec.derived:
         L += ["", "Derived columns:"]
         for d in spec.derived:
@@ -89,7 +111,7 @@ def _provenance(result: SweepResult, command: str) -> dict:
     return {"command": command, "date": today(),
             "tools": tool_versions(packages=("amaranth", "numpy")),
             "liberties": [resolve(x).describe() for x in libs],
-            "flow_notes": list(FLOW_NOTES)}
+            "flow_notes": list(_notes(result))}
 
 
 def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Path]:
@@ -106,7 +128,7 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
               + "; ".join(liberty_text(x) for x in prov["liberties"]) + "\n")
     buf.write("# tools: " + ", ".join(f"{k} {v}" for k, v in sorted(prov["tools"].items()))
               + "\n")
-    for note in FLOW_NOTES:
+    for note in _notes(result):
         buf.write(f"# {note}\n")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
@@ -123,7 +145,7 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
         f"\n![{pl.title or pl.name}]({path.name})\n"
         for pl, (path, _) in zip(result.spec.plots, plots))
     reports = [(out / rep.output, render(rep, result.rows, header=_header(result, command),
-                                         flow_notes=FLOW_NOTES))
+                                         flow_notes=_notes(result)))
                for rep in result.spec.reports]
     paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
     write_atomic(paths[0], buf.getvalue())

@@ -9,6 +9,7 @@ modes, metrics and derived columns; expanded into a deterministic list of :class
     liberties = ["osu018"]                   # defaults of every group ...
     clock_ns = [10.0]
     activity = ["vectorless"]                # or {mode = "sim", cycles = 1000, seed = 1}
+    synthesis = ["flat"]                     # or "hierarchical" (vectorless only), or both
     metrics = ["synth__area__um2", "power__total__mw"]   # columns shown (default: a standard set)
 
     [[group]]                                # unit = "*": every registered unit at defaults
@@ -19,7 +20,7 @@ modes, metrics and derived columns; expanded into a deterministic list of :class
     grid = {fmt = ["fp16", "bf16", "fp32"]}  # full product of the axes
     zip = {}                                 # axes stepped together (equal lengths), x grid
     points = [{fmt = "fp8_e4m3", rounding = "rtz"}]   # explicit points (over params), added
-    liberties = ["osu018", "nangate45"]      # ... each group may override them
+    liberties = ["osu018", "nangate45"]      # ... each group may override them (and synthesis)
 
     [[group.override]]                       # per-point overrides: the first match applies
     where = {fmt = "fp32"}
@@ -53,7 +54,8 @@ from tcgen.synth.ppa import ACTIVITIES
 
 from .metrics import DEFAULT_METRICS, METRICS
 
-__all__ = ["SpecError", "Spec", "Group", "Point", "Activity", "Derived", "Plot", "load",
+__all__ = ["SpecError", "Spec", "Group", "Point", "Activity", "Derived", "Plot", "SYNTHESES",
+           "load",
            "derived_names",
            "parse", "evaluate"]
 
@@ -85,11 +87,15 @@ class Activity:
                     "" if self.simulator == "auto" else f"-{self.simulator}"))
 
 
+SYNTHESES = ("flat", "hierarchical")
+
+
 @dataclass(frozen=True)
 class Point:
-    """One measurement: a unit at fully resolved parameters, on one liberty, clock and
-    activity.  ``group`` and ``label`` name it in the outputs; ``index`` is its place in the
-    spec's expansion (outputs keep that order)."""
+    """One measurement: a unit at fully resolved parameters, on one liberty, clock, activity
+    and synthesis mode (``flat``, or ``hierarchical``: hierarchy kept, docs/ppa.md).  ``group``
+    and ``label`` name it in the outputs; ``index`` is its place in the spec's expansion
+    (outputs keep that order)."""
     group: str
     label: str
     unit: str
@@ -99,6 +105,7 @@ class Point:
     activity: Activity
     index: int = 0
     workload: str | None = None          # one of the unit's named workloads (None: default)
+    synthesis: str = "flat"
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -111,12 +118,15 @@ class Point:
 
     @property
     def ident(self) -> str:
-        """What the point is (not how it was reached): unit, params, liberty, clock, activity
-        and the named workload (absent for the default one, so older keys stay valid)."""
+        """What the point is (not how it was reached): unit, params, liberty, clock, activity,
+        the named workload (absent for the default one, so older keys stay valid) and the
+        synthesis mode (absent when flat, likewise)."""
         d = {"unit": self.unit, "params": self.params_dict, "liberty": self.liberty,
              "clock_ns": self.clock_ns, "activity": self.activity.as_dict()}
         if self.workload is not None:
             d["workload"] = self.workload
+        if self.synthesis != "flat":
+            d["synthesis"] = self.synthesis
         return json.dumps(d, sort_keys=True)
 
 
@@ -143,6 +153,7 @@ class Group:
     clock_ns: tuple[float, ...] = ()
     activity: tuple[Activity, ...] = ()
     overrides: list[dict[str, Any]] = field(default_factory=list)
+    synthesis: tuple[str, ...] = ("flat",)
 
 
 @dataclass(frozen=True)
@@ -179,12 +190,12 @@ class Spec:
     reports: list = field(default_factory=list)        # report.Report
 
     def point(self, group: str, params: dict, like: Point) -> Point | None:
-        """The point of ``group`` whose params include ``params``, on ``like``'s liberty, clock
-        and activity (the reference of a derived column).  Where the group has several named
-        workloads and ``params`` names none, the one ``like`` runs."""
+        """The point of ``group`` whose params include ``params``, on ``like``'s liberty, clock,
+        activity and synthesis mode (the reference of a derived column).  Where the group has
+        several named workloads and ``params`` names none, the one ``like`` runs."""
         hits = [p for p in self.points
                 if p.group == group and p.liberty == like.liberty and p.clock_ns == like.clock_ns
-                and p.activity == like.activity
+                and p.activity == like.activity and p.synthesis == like.synthesis
                 and all(p.axes.get(k) == v for k, v in params.items())]
         if len(hits) > 1:
             hits = [p for p in hits if p.workload == like.workload]
@@ -194,10 +205,10 @@ class Spec:
 # -- parsing -------------------------------------------------------------------------------------
 _TOP = {"sweep", "group", "derived", "plot", "report"}
 _REPORT = {"template", "output", "context"}
-_SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "metrics"}
+_SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "synthesis", "metrics"}
 _GROUP = {"name", "unit", "label", "params", "grid", "zip", "points", "liberties", "clock_ns",
-          "activity", "override"}
-_OVERRIDE = {"where", "liberties", "clock_ns", "activity", "skip"}
+          "activity", "synthesis", "override"}
+_OVERRIDE = {"where", "liberties", "clock_ns", "activity", "synthesis", "skip"}
 _DERIVED = {"name", "expr", "ref", "doc", "groups"}
 _PLOT = {"name", "kind", "x", "y", "series", "baseline", "where", "title", "logx", "logy",
          "pareto"}
@@ -239,6 +250,7 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     libs = _libs(sw.get("liberties", ["osu018"]), "sweep.liberties", err)
     clocks = _clocks(sw.get("clock_ns", [10.0]), "sweep.clock_ns", err)
     acts = _activities(sw.get("activity", ["vectorless"]), "sweep.activity", err)
+    synths = _syntheses(sw.get("synthesis", ["flat"]), "sweep.synthesis", err)
     metrics = sw.get("metrics", DEFAULT_METRICS)
     if not isinstance(metrics, (list, tuple)) or not all(isinstance(m, str) for m in metrics):
         raise err("sweep.metrics", "a list of metric names (docs/sweep.md)")
@@ -260,9 +272,10 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                           "defaults (no name, label, params, grid, zip, points, override)")
             from tcgen.registry import all_units
             for u in all_units():
-                groups.append(_group({**g, "unit": u.name}, gi, libs, clocks, acts, err))
+                groups.append(_group({**g, "unit": u.name}, gi, libs, clocks, acts, synths,
+                                     err))
             continue
-        groups.append(_group(g, gi, libs, clocks, acts, err))
+        groups.append(_group(g, gi, libs, clocks, acts, synths, err))
     names = [g.name for g in groups]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -273,23 +286,28 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     for g in groups:
         for params in g.points:
             libs_p, clocks_p, acts_p, skip = g.liberties, g.clock_ns, g.activity, False
+            synths_p = g.synthesis
             for ov in g.overrides:
                 if all(params.get(k) == v for k, v in ov["where"].items()):
                     libs_p = ov.get("liberties", libs_p)
                     clocks_p = ov.get("clock_ns", clocks_p)
                     acts_p = ov.get("activity", acts_p)
+                    synths_p = ov.get("synthesis", synths_p)
                     skip = ov.get("skip", False)
                     break
             if skip:
                 continue
             label = _label(g, params, err)
-            for lib, clk, act in itertools.product(libs_p, clocks_p, acts_p):
+            for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p):
+                if syn == "hierarchical" and act.mode == "sim":
+                    raise err(f"group {g.name}", f"point {label}: activity sim needs flat "
+                              "synthesis (the gate-level simulation reads a flat netlist)")
                 p = Point(g.name, label, g.unit,
                           tuple(sorted((k, v) for k, v in params.items() if k != "workload")),
-                          lib, clk, act, len(points), params.get("workload"))
+                          lib, clk, act, len(points), params.get("workload"), syn)
                 if p.ident in seen:
                     raise err(f"group {g.name}", f"point {label} ({lib}, {clk:g} ns, "
-                              f"{act.tag}) also comes from group {seen[p.ident]}")
+                              f"{act.tag}, {syn}) also comes from group {seen[p.ident]}")
                 seen[p.ident] = g.name
                 points.append(p)
 
@@ -328,7 +346,8 @@ def _report(d, i, path: Path | None, err):
 def _column(p: Point, k: str):
     """Point ``p``'s value in output column ``k`` (what a plot's ``where`` compares)."""
     return {"group": p.group, "liberty": p.liberty, "activity": p.activity.tag,
-            "clock_ns": p.clock_ns, "unit": p.unit}.get(k, p.axes.get(k))
+            "clock_ns": p.clock_ns, "unit": p.unit,
+            "synthesis": p.synthesis}.get(k, p.axes.get(k))
 
 
 def _plot(d, i, groups, derived, points, err) -> Plot:
@@ -342,7 +361,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
         raise err(f"plot {name}.kind", f"{kind!r} (one of {', '.join(PLOT_KINDS)})")
     values = set(METRICS) | {x.name for x in derived}
     params = {k for g in groups for k in _axis_names(get_unit(g.unit))}
-    columns = params | {"group", "liberty", "activity", "clock_ns", "unit"}
+    columns = params | {"group", "liberty", "activity", "clock_ns", "unit", "synthesis"}
     x, y = d.get("x"), d.get("y")
     if y not in values:
         raise err(f"plot {name}.y", f"{y!r} is not a metric or derived column")
@@ -353,7 +372,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     series = d.get("series", "group")
     if series not in columns:
         raise err(f"plot {name}.series", f"{series!r} is not a parameter or group, liberty, "
-                  f"activity, clock_ns, unit")
+                  f"activity, clock_ns, unit, synthesis")
     base = tuple(_listify(d.get("baseline", [])))
     for b in base:
         if not isinstance(b, str) or b not in {g.name for g in groups}:
@@ -361,7 +380,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     where = d.get("where", {})
     if not isinstance(where, dict) or set(where) - columns:
         raise err(f"plot {name}.where", "a table of column = value (parameters, group, "
-                  "liberty, activity, clock_ns, unit)")
+                  "liberty, activity, clock_ns, unit, synthesis)")
     if where and not any(all(_text(_column(p, k)) == _text(v) for k, v in where.items())
                          for p in points):
         raise err(f"plot {name}.where", f"{where} matches no point (activity is written as "
@@ -408,6 +427,18 @@ def _clocks(v, key, err) -> tuple[float, ...]:
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < math.inf:
             raise err(key, f"{x!r} is not a positive, finite clock period in ns")
         out.append(float(x))
+    if not out:
+        raise err(key, "empty")
+    return tuple(dict.fromkeys(out))
+
+
+def _syntheses(v, key, err) -> tuple[str, ...]:
+    """``flat`` and/or ``hierarchical`` (a name or a list of names)."""
+    out = []
+    for x in _listify(v):
+        if x not in SYNTHESES:
+            raise err(key, f"{x!r} (one of {', '.join(SYNTHESES)})")
+        out.append(x)
     if not out:
         raise err(key, "empty")
     return tuple(dict.fromkeys(out))
@@ -481,7 +512,7 @@ def _text(v) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
-def _group(g, gi, libs, clocks, acts, err) -> Group:
+def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
     key = f"group[{gi}]"
     _keys(g, _GROUP, key + ".", err)
     uname = g.get("unit")
@@ -551,6 +582,8 @@ def _group(g, gi, libs, clocks, acts, err) -> Group:
             o["clock_ns"] = _clocks(ov["clock_ns"], k + ".clock_ns", err)
         if "activity" in ov:
             o["activity"] = _activities(ov["activity"], k + ".activity", err)
+        if "synthesis" in ov:
+            o["synthesis"] = _syntheses(ov["synthesis"], k + ".synthesis", err)
         if "skip" in ov:
             if not isinstance(ov["skip"], bool):
                 raise err(k + ".skip", "true or false")
@@ -561,7 +594,9 @@ def _group(g, gi, libs, clocks, acts, err) -> Group:
                 _libs(g["liberties"], key + ".liberties", err) if "liberties" in g else libs,
                 _clocks(g["clock_ns"], key + ".clock_ns", err) if "clock_ns" in g else clocks,
                 _activities(g["activity"], key + ".activity", err) if "activity" in g else acts,
-                overrides)
+                overrides,
+                _syntheses(g["synthesis"], key + ".synthesis", err) if "synthesis" in g
+                else synths)
     for p in resolved:
         _label(grp, p, err)
     return grp
