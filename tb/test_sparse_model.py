@@ -690,3 +690,18 @@ def test_fused_sm90_truncates_where_ieee_rounds():
                       semantics="fused_sm90")) == POS_ZERO32
     assert int(sm.dp4(f16([0, 2, 0, 0]), f16([np.inf, 1.5, 1, -1]), np.uint64(0),
                       semantics="fused_sm90", skip_zero=True)) == int(f32(3.0))
+
+
+def test_bstationary_timing():
+    """The B-stationary octet: a SWMMA that loads the L×16 tile overlaps FETCHIDX + decode
+    with the load (max(16, 2) + 4·2 = 24 at L16 K4), one on the held tile 2 + 4·2 = 10; the
+    mean over a reuse of 4 is (24 + 3·10)/4 = 13.5, approaching 10 (against the paper's 20)."""
+    t = sm.bstationary_timing(16, 4, 4)
+    assert (t["first"], t["reused"], t["cycles"]) == (24, 10, 13.5)
+    assert sm.bstationary_timing(16, 4, 1)["cycles"] == 24
+    assert sm.bstationary_timing(16, 8, 4)["reused"] == 2 + 4 * 4        # two DP passes
+    assert sm.bstationary_timing(4, 2, 1)["first"] == 4 + 4 * 1          # 2:4
+    means = [sm.bstationary_timing(16, 4, r)["cycles"] for r in (1, 2, 4, 16, 64)]
+    assert means == sorted(means, reverse=True) and means[-1] > 10
+    with pytest.raises(ValueError, match="reuse"):
+        sm.bstationary_timing(16, 4, 0)

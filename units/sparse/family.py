@@ -12,11 +12,13 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec, Workload
 
 from . import layouts, model
-from .params import OctetDenseParams, OctetSparseParams, WarpMmaParams, WarpSmmaParams
-from .rtl import OctetDense, OctetSparse, WarpMma
+from .params import (OctetDenseParams, OctetSparseBSParams, OctetSparseParams, WarpMmaParams,
+                     WarpSmmaParams)
+from .rtl import OctetDense, OctetSparse, OctetSparseBS, WarpMma
 
 __all__ = ["UNITS", "dense_request", "sparse_request", "dense_result", "sparse_result",
-           "random_dense_requests", "random_sparse_requests", "sparse_tile"]
+           "random_dense_requests", "random_sparse_requests", "sparse_tile", "bstat_request",
+           "random_bstat_requests"]
 
 
 def _u64(x) -> np.ndarray:
@@ -171,4 +173,70 @@ WARP_SMMA = UnitSpec(
                                                               K=p.K),
     ops_unit="MAC", workload=_stream_workload(random_sparse_requests))
 
-UNITS = (OCTET_DENSE, OCTET_SPARSE, WARP_MMA, WARP_SMMA)
+# -- octet_sparse_bs: B-stationary (beyond the paper) ---------------------------------------------
+def bstat_request(p, bload: bool, values, offsets, b, c) -> int:
+    """Payload of one B-stationary SWMMA: :func:`sparse_request`'s fields and ``bload`` (load
+    ``b`` into the held tile first; else ``b`` is not read)."""
+    words = model.pack_offsets(np.asarray(offsets, dtype=np.int64), p.L)
+    return int(pack(layouts.bstat_op(p), {
+        "a": _u64(values)[None], "off": np.asarray(words, dtype=object)[None],
+        "b": _u64(b)[None], "c": _u64(c)[None], "bload": np.array([int(bool(bload))])})[0])
+
+
+def _bstat_model(p, op__payload):
+    """The held tile is state: it starts at +0 (the reset value) and each ``bload`` request
+    replaces it before its SWMMA; the SWMMA is :func:`~tcgen.units.sparse.model.sparse_wmma` on
+    the held tile (the request's ``b`` is ignored without ``bload``)."""
+    f = unpack(layouts.bstat_op(p), op__payload)
+    held = np.zeros((p.L, layouts.SPARSE_COLS), dtype=np.uint64)
+    out = []
+    for i in range(len(op__payload)):
+        if int(f["bload"][i]):
+            held = f["b"][i].astype(np.uint64)
+        enc = model.Encoded.from_words(f["a"][i].astype(np.uint64)[:, None, :],
+                                       np.asarray(f["off"][i], dtype=object)[:, None],
+                                       p.L, p.L)
+        out.append(model.sparse_wmma(enc, held, f["c"][i].astype(np.uint64), acc=p.acc,
+                                     semantics=p.numerics, rounding=p.rounding,
+                                     zero_slot=p.zero_slot))
+    d = np.stack(out) if out else np.zeros((0, p.ROWS, layouts.SPARSE_COLS), dtype=np.uint64)
+    return {"res__payload": pack(layouts.sparse_res(p), {"d": d})}
+
+
+def random_bstat_requests(p, rng, count: int, reuse: int = 4, density: float = 1.0) -> list[int]:
+    """``count`` SWMMAs, one new B tile (bload) every ``reuse``: pruned N(0, 1) A rows, N(0, 1)
+    B, N(0, 4) C; the requests that reuse the tile carry a different, never-read ``b`` (so
+    a design that reloaded it would be caught)."""
+    out = []
+    for i in range(count):
+        vals, offs = sparse_tile(p, rng, density)
+        b = num.from_float(rng.normal(0, 1, (p.L, 16)), "fp16")
+        out.append(bstat_request(p, i % reuse == 0, vals, offs, b,
+                                 _random_c(p, rng, (p.ROWS, 16))))
+    return out
+
+
+def _bstat_ops(reuse: int):
+    return lambda p: 4 * p.L * 16 / model.bstationary_timing(p.L, p.K, reuse)["cycles"]
+
+
+def _bstat_workload(reuse: int) -> Workload:
+    def stimulus(p, rng, n):
+        return _stream_workload(lambda p, rng, n: random_bstat_requests(p, rng, n, reuse))(
+            p, rng, n)
+    return Workload(stimulus, ops_per_cycle=_bstat_ops(reuse),
+                    doc=f"one B tile per {reuse} SWMMA{'s' if reuse > 1 else ''} (A row-tiles "
+                        f"sharing it)")
+
+
+OCTET_SPARSE_BS = UnitSpec(
+    name="octet_sparse_bs", family="sparse",
+    summary="B-stationary sparse octet (beyond the paper): L x 16 B tile held, K local L:1 row "
+            "selects, reused across A row-tiles; 10 cycles per SWMMA on a held tile (24 with "
+            "its load) at L16 K4",
+    params=OctetSparseBSParams, build=OctetSparseBS, model=_bstat_model,
+    ops_per_cycle=_bstat_ops(4), ops_unit="MAC",
+    workload=_stream_workload(lambda p, rng, n: random_bstat_requests(p, rng, n, 4)),
+    workloads={"reuse1": _bstat_workload(1), "reuse16": _bstat_workload(16)})
+
+UNITS = (OCTET_DENSE, OCTET_SPARSE, OCTET_SPARSE_BS, WARP_MMA, WARP_SMMA)

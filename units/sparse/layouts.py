@@ -14,7 +14,7 @@ from amaranth.lib import data
 
 from tcgen.hw.numeric import get_format
 
-__all__ = ["dense_op", "dense_res", "sparse_op", "sparse_res", "DENSE_ROWS", "DENSE_COLS",
+__all__ = ["dense_op", "dense_res", "sparse_op", "sparse_res", "bstat_op", "DENSE_ROWS", "DENSE_COLS",
            "SPARSE_ROWS", "SPARSE_COLS", "K_TILE"]
 
 #: one octet's share of a 16×16×16 WMMA (worktuple = threadgroups i, i+4): an 8×8 D tile
@@ -69,3 +69,12 @@ def sparse_res(p) -> data.StructLayout:
     rows = p.ROWS
     return data.StructLayout({
         "d": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), rows)})
+
+
+def bstat_op(p) -> data.StructLayout:
+    """The B-stationary octet's request: :func:`sparse_op`'s fields and ``bload`` (1 bit, the
+    MSB): load ``b`` into the held tile before this SWMMA (else ``b`` is not read and the held
+    tile is used).  Its result is :func:`sparse_res`."""
+    fields = dict(sparse_op(p).members)
+    fields["bload"] = 1
+    return data.StructLayout(fields)

@@ -102,7 +102,7 @@ __all__ = ["SEMANTICS", "SM90_WINDOW", "ACC_FORMATS", "ZERO_SLOTS", "OCTET_MODES
            "compression_ratio", "prune_vectorwise", "algorithm1_schedule", "algorithm1_round",
            "Encoded", "encode", "decode", "pack_offsets", "unpack_offsets", "products", "dp4",
            "dense_wmma", "sparse_wmma", "spmm", "dense_ref64", "spmm_ref64", "error_bound",
-           "dense_bound", "spmm_bound", "multiplies", "cycle_timing", "cycle_model"]
+           "dense_bound", "spmm_bound", "multiplies", "cycle_timing", "cycle_model", "bstationary_timing"]
 
 #: the DP-4's rounding points: every add rounded ("ieee"), the exact sum rounded once
 #: ("exact"), or Hopper's fused block (tcgen.hw.numeric.fused_dot, preset fused16_sm90: one
@@ -710,3 +710,31 @@ def cycle_model(mode: str, pingpong: bool, **kw) -> int:
     """Cycles of one (S)WMMA: 40 / 34 / 26 / 20 for dense, dense + ping-pong, sparse, sparse +
     ping-pong at the paper's point (keywords and assumptions: :func:`cycle_timing`)."""
     return cycle_timing(mode, pingpong, **kw)["cycles"]
+
+
+def bstationary_timing(L: int = 16, K: int = 4, reuse: int = 4, *, fill_bw: int = 16,
+                       dp_width: int = 4, dps: int = 8, t_fetch: int = 1,
+                       t_decode: int = 1) -> dict:
+    """Cycles of the B-stationary sparse octet (``octet_sparse_bs``; note §5.2 (a), beyond the
+    paper): the L×16 B tile is loaded once (⌈16·L / fill_bw⌉ cycles, L rows of 16 FP16) and held;
+    each SWMMA (4 A rows) then runs FETCHIDX + decode (the first set's exposed, later sets'
+    under the previous EXEC) and 4 sets of ⌈16·⌈K/dp_width⌉ / dps⌉ EXEC cycles reading the held
+    tile through K local L:1 row selects.  A SWMMA that loads B overlaps the load with its
+    FETCHIDX/decode.  ``reuse``: SWMMAs per B tile (the GEMM's A row-tiles sharing one B tile).
+
+    Returns {"load", "prologue", "compute", "sets", "first" (a SWMMA that loads B), "reused"
+    (one that does not), "cycles" (mean per SWMMA over ``reuse``), "utilisation", "macs"}.  At
+    L = 16, K = 4: 24 with the load, 10 without; reuse 4: 13.5 per SWMMA (the paper's sparse
+    octet: 20)."""
+    L, K = _check_lk(L, K, "bstationary_timing")
+    if not _is_int(reuse) or reuse < 1:
+        raise ValueError(f"bstationary_timing: reuse must be an integer >= 1, got {reuse!r}")
+    sets, prologue = 4, t_fetch + t_decode
+    load = math.ceil(16 * L / fill_bw)
+    compute = math.ceil(16 * -(-K // dp_width) / dps)
+    first = max(load, prologue) + sets * compute
+    reused = prologue + sets * compute
+    cycles = (first + (reuse - 1) * reused) / reuse
+    return {"load": load, "prologue": prologue, "compute": compute, "sets": sets,
+            "first": first, "reused": reused, "cycles": cycles,
+            "utilisation": sets * compute / cycles, "macs": 16 * L * 16}

@@ -12,7 +12,7 @@ from tcgen.hw.params import Params, param
 
 from .model import ZERO_SLOTS, offset_bits
 
-__all__ = ["OctetDenseParams", "OctetSparseParams", "WarpMmaParams", "WarpSmmaParams", "L_CHOICES", "ACC_RTL", "NUMERICS"]
+__all__ = ["OctetDenseParams", "OctetSparseParams", "WarpMmaParams", "WarpSmmaParams", "OctetSparseBSParams", "L_CHOICES", "ACC_RTL", "NUMERICS"]
 
 #: the DP units' numerics: IEEE DP-4s (every add rounded, ``rounding``) or Hopper's fused
 #: block per DP pass (tcgen.hw.fused.FusedDot n=4, window 27, RZ to FP32; docs/fused.md)
@@ -99,3 +99,35 @@ class WarpSmmaParams(OctetSparseParams):
 
     def octet(self) -> OctetSparseParams:
         return OctetSparseParams(**self.as_dict())
+
+
+@dataclass(frozen=True)
+class OctetSparseBSParams(Params, _Numerics):
+    """The B-stationary sparse octet (beyond the paper, note §5.2 (a)): the L×16 B tile held in
+    registers and read through K local L:1 row selects, reused across A row-tiles."""
+    UNIT = "octet_sparse_bs"
+    ROWS = 4
+    L: int = param(16, choices=L_CHOICES, doc="vector length (the k-tile): offsets of "
+                                               "⌈log2 L⌉ bits")
+    K: int = param(4, range=(1, 32), doc="non-zeros kept per vector (1..L)")
+    acc: str = param("fp32", choices=ACC_RTL, doc="C/D and adder format (mixed mode)")
+    rounding: str = param("rne", choices=MODES, doc="every adder's rounding (numerics=ieee)")
+    zero_slot: str = param("skip", choices=ZERO_SLOTS,
+                           doc="a ±0 slot: skip (contributes −0) or multiply")
+    numerics: str = param("ieee", choices=NUMERICS,
+                          doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
+                              "block per DP pass")
+
+    def check(self):
+        self.check_numerics()
+        if self.K > self.L:
+            raise self.error("K", self.K, f"at most L ({self.L})")
+
+    @property
+    def offset_bits(self) -> int:
+        return offset_bits(self.L)
+
+    @property
+    def passes(self) -> int:
+        """DP-4 passes per dot product: ⌈K/4⌉."""
+        return -(-self.K // 4)

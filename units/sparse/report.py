@@ -91,6 +91,8 @@ def context() -> dict:
             f"buffers 8×4 FP16, C/D 8×8 FP32; sparse B buffer {f['bbuf_bits']['sparse']} b "
             f"(2 × 4×16 FP16, ping-pong), A buffers 2 × 4 FP16, D 4×16 FP32, offset register "
             f"{f['offset_reg_bits']} b.")
+    bs_lk = {k: model.bstationary_timing(*k)["cycles"] for k in [(16, 4), (16, 8), (4, 2)]}
     return {"fig": f, "gemm": gemm_speedup(), "paper": paper,
+            "bs": model.bstationary_timing(), "bs_lk": bs_lk,
             "cycles_lk": {k: v["cycles"] for k, v in t.items()},
             "util_lk": {k: v["utilisation"] for k, v in t.items()}, "storage_note": note}

@@ -60,10 +60,11 @@ from tcgen.hw.fused import FusedDot, FusedDotParams
 from tcgen.hw.numeric import get_format
 
 from . import layouts
-from .model import cycle_model
-from .params import OctetDenseParams, OctetSparseParams, WarpMmaParams, WarpSmmaParams
+from .model import bstationary_timing, cycle_model
+from .params import (OctetDenseParams, OctetSparseBSParams, OctetSparseParams, WarpMmaParams,
+                     WarpSmmaParams)
 
-__all__ = ["OctetDense", "OctetSparse", "WarpMma", "RowSelect", "OffsetDecode"]
+__all__ = ["OctetDense", "OctetSparse", "OctetSparseBS", "WarpMma", "RowSelect", "OffsetDecode"]
 
 _DPS = 4      # lanes of a DP-4
 _N_DP = 8     # DP units per octet
@@ -337,6 +338,141 @@ class OctetSparse(wiring.Component):
             set_b = load_last & (wb == b)
             clr_b = comp_last & (rb == b)
             m.d.sync += bfull[b].eq((bfull[b] & ~clr_b) | set_b)
+
+        with m.If(self.res.ready):
+            m.d.sync += out_valid.eq(0)
+        with m.If(comp_last & (cs == 3)):
+            m.d.sync += out_valid.eq(1)
+        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(dbuf)]
+        return m
+
+
+class OctetSparseBS(wiring.Component):
+    """The B-stationary sparse octet (beyond the paper; note §5.2 (a)): the L×16 B tile is
+    loaded once into registers (one row of 16 FP16 per cycle, the fill bandwidth) and held;
+    SWMMAs on that tile read their K gathered rows through K local L:1 row selects
+    (:class:`RowSelect` on the held tile: 4 × 256-bit 16:1 at L = 16, K = 4 -- the note's
+    15,360 MUX2-equivalents) instead of re-reading the register file, so a SWMMA costs its
+    FETCHIDX + decode and 4 EXEC sets: 10 cycles at L = 16, K = 4, against the paper's 20.
+
+    Per set (one A row): FETCHIDX (offset register ← the row's word) → decode (K one-hot selects
+    and the A row's K values into the broadcast register) → EXEC (2 cycles per pass, the same DP
+    slots and order as :class:`OctetSparse`, so the arithmetic is :func:`sparse_wmma`'s).  The
+    next set's FETCHIDX and decode run under this set's EXEC.  A request with ``bload`` loads its
+    ``b`` first (FETCHIDX/decode overlap the load; EXEC waits for the whole tile): 24 cycles at
+    L = 16.  The held tile resets to +0.
+
+    Parameters: ``OctetSparseBSParams`` (L, K, acc, rounding, zero_slot, numerics).
+    Attributes: op ``In(stream.Signature(layouts.bstat_op))``, res ``Out(stream.Signature(
+    layouts.sparse_res))``; ``cycles`` = ``latency`` (a SWMMA that loads B), ``cycles_reused``.
+    """
+
+    def __init__(self, params: OctetSparseBSParams):
+        self.params = params
+        t = bstationary_timing(L=params.L, K=params.K)
+        self.cycles = self.latency = t["first"]
+        self.cycles_reused = t["reused"]
+        super().__init__({"op": In(stream.Signature(layouts.bstat_op(params))),
+                          "res": Out(stream.Signature(layouts.sparse_res(params)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        pl = self.op.payload
+        aw = get_format(p.acc).width
+        K, L, ob, P = p.K, p.L, p.offset_bits, p.passes
+        rows, cols = layouts.SPARSE_ROWS, layouts.SPARSE_COLS
+        rowbits = _FP16 * cols
+
+        # -- the held B tile: loaded one row per cycle ---------------------------------------
+        bhold = Signal(data.ArrayLayout(data.ArrayLayout(_FP16, cols), L), name="b_hold")
+        lb = Signal(range(L), name="bload_row")
+        bdone = Signal(name="bload_done")                  # this request's tile is in
+        bload = Signal(name="bload")
+        m.d.comb += bload.eq(self.op.valid & pl.bload & ~bdone)
+        with m.If(bload):
+            with m.Switch(lb):
+                for r in range(L):
+                    with m.Case(r):
+                        m.d.sync += bhold[r].eq(pl.b[r])
+            m.d.sync += lb.eq(Mux(lb == L - 1, 0, lb + 1))
+            with m.If(lb == L - 1):
+                m.d.sync += bdone.eq(1)
+        b_ready = Signal(name="b_ready")
+        m.d.comb += b_ready.eq(~pl.bload | bdone)
+
+        # -- FETCHIDX, decode (+ the A broadcast register) ------------------------------------
+        off_reg = Signal(K * ob, name="offset_reg")
+        off_full, sel_full = Signal(name="offset_full"), Signal(name="sel_full")
+        fs, ds = Signal(2, name="fetch_set"), Signal(2, name="decode_set")
+        fetched_all = Signal(name="fetched_all")
+        sel = Signal(data.ArrayLayout(L, K), name="row_sel")
+        areg = Signal(data.ArrayLayout(_FP16, K), name="a_bcast")
+        dec = shared(m, "decode", OffsetDecode(K, L, ob), key=("offset_decode", K, L, ob))
+        m.d.comb += dec.off.eq(off_reg)
+        rsel = [shared(m, f"row_select{k}", RowSelect(L, rowbits),
+                       key=("row_select", L, rowbits)) for k in range(K)]
+        for k in range(K):
+            m.d.comb += [rsel[k].rows.eq(bhold.as_value()), rsel[k].sel.eq(sel[k])]
+        gathered = [data.View(data.ArrayLayout(_FP16, cols), rsel[k].y) for k in range(K)]
+
+        # -- EXEC ------------------------------------------------------------------------------
+        cs, cc = Signal(2, name="comp_set"), Signal(1, name="comp_cycle")
+        cp = Signal(range(max(P, 2)), name="comp_pass")
+        dbuf = Signal(data.ArrayLayout(data.ArrayLayout(aw, cols), rows), name="d_buf")
+        out_valid = Signal(name="out_valid")
+        fetch, decode, comp, comp_last = (Signal(name=n) for n in (
+            "fetch", "decode", "compute", "compute_last"))
+        m.d.comb += [
+            comp.eq(sel_full & b_ready & self.op.valid & ~(out_valid & ~self.res.ready)),
+            comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
+            decode.eq(off_full & (~sel_full | comp_last)),
+            fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
+            self.op.ready.eq(comp_last & (cs == 3)),
+        ]
+        with m.If(fetch):
+            m.d.sync += [off_reg.eq(pl.off[fs]), fs.eq(fs + 1)]
+            with m.If(fs == 3):
+                m.d.sync += fetched_all.eq(1)
+        m.d.sync += off_full.eq(fetch | (off_full & ~decode))
+        with m.If(decode):
+            m.d.sync += [sel.eq(dec.sel), areg.eq(pl.a[ds]), ds.eq(ds + 1)]
+        m.d.sync += sel_full.eq(decode | (sel_full & ~comp_last))
+        with m.If(self.op.ready):
+            m.d.sync += [fetched_all.eq(0), bdone.eq(0)]
+
+        skip = p.zero_slot == "skip"
+        dps = _dp_array(m, p, skip_zero=skip)
+        gate = skip and p.numerics != "ieee"
+        c_row, d_row = pl.c[cs], dbuf[cs]
+        for d, dp in enumerate(dps):
+            col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
+            for k in range(_DPS):
+                slots = [j * _DPS + k for j in range(P)]
+                a_opts = [areg[s] if s < K else Const(0, _FP16) for s in slots]
+                b_opts = [Mux(cc, gathered[s][col0 + 4], gathered[s][col0]) if s < K
+                          else Const(0, _FP16) for s in slots]
+                a_k, b_k = _pick(cp, a_opts), _pick(cp, b_opts)
+                if gate:
+                    b_k = Mux(a_k[:_FP16 - 1].any(), b_k, 0)
+                m.d.comb += [dp.a[k].eq(a_k), dp.b[k].eq(b_k)]
+            c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
+            d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
+            m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
+            with m.If(comp):
+                with m.Switch(cs):
+                    for r in range(rows):
+                        with m.Case(r):
+                            with m.If(cc):
+                                m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
+                            with m.Else():
+                                m.d.sync += dbuf[r][col0].eq(dp.y)
+        with m.If(comp):
+            m.d.sync += cc.eq(cc + 1)
+            with m.If(cc == 1):
+                m.d.sync += cp.eq(Mux(cp == P - 1, 0, cp + 1))
+            with m.If(comp_last):
+                m.d.sync += cs.eq(cs + 1)
 
         with m.If(self.res.ready):
             m.d.sync += out_valid.eq(0)
