@@ -700,7 +700,7 @@ def test_bstationary_timing():
     assert (t["first"], t["reused"], t["cycles"]) == (24, 10, 13.5)
     assert sm.bstationary_timing(16, 4, 1)["cycles"] == 24
     assert sm.bstationary_timing(16, 8, 4)["reused"] == 2 + 4 * 4        # two DP passes
-    assert sm.bstationary_timing(4, 2, 1)["first"] == 4 + 4 * 1          # 2:4
+    assert sm.bstationary_timing(4, 2, 1)["first"] == 4 + 4 * 2          # 2:4: one pass
     means = [sm.bstationary_timing(16, 4, r)["cycles"] for r in (1, 2, 4, 16, 64)]
     assert means == sorted(means, reverse=True) and means[-1] > 10
     with pytest.raises(ValueError, match="reuse"):
