@@ -301,33 +301,8 @@ class OctetSparse(wiring.Component):
                 if nb == 2:
                     m.d.sync += wb.eq(~wb)
 
-        skip = p.zero_slot == "skip"
-        dps = _dp_array(m, p, skip_zero=skip)
-        gate = skip and p.numerics != "ieee"     # fused: a ±0 lane's b is taken as +0
         a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
-        c_row, d_row = pl.c[cs], dbuf[cs]
-        for d, dp in enumerate(dps):
-            col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
-            for k in range(_DPS):
-                slots = [j * _DPS + k for j in range(P)]
-                a_opts = [a_cur[s] if s < K else Const(0, _FP16) for s in slots]
-                b_opts = [Mux(cc, b_cur[s][col0 + 4], b_cur[s][col0]) if s < K
-                          else Const(0, _FP16) for s in slots]
-                a_k, b_k = _pick(cp, a_opts), _pick(cp, b_opts)
-                if gate:
-                    b_k = Mux(a_k[:_FP16 - 1].any(), b_k, 0)
-                m.d.comb += [dp.a[k].eq(a_k), dp.b[k].eq(b_k)]
-            c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
-            d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
-            m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
-            with m.If(comp):
-                with m.Switch(cs):
-                    for r in range(rows):
-                        with m.Case(r):
-                            with m.If(cc):
-                                m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
-                            with m.Else():
-                                m.d.sync += dbuf[r][col0].eq(dp.y)
+        _sparse_exec(m, p, a_cur, b_cur, pl.c, dbuf, cs, cc, cp, comp)
         with m.If(comp):
             m.d.sync += cc.eq(cc + 1)
             with m.If(cc == 1):
@@ -443,32 +418,7 @@ class OctetSparseBS(wiring.Component):
         with m.If(self.op.ready):
             m.d.sync += [fetched_all.eq(0), bdone.eq(0)]
 
-        skip = p.zero_slot == "skip"
-        dps = _dp_array(m, p, skip_zero=skip)
-        gate = skip and p.numerics != "ieee"
-        c_row, d_row = pl.c[cs], dbuf[cs]
-        for d, dp in enumerate(dps):
-            col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
-            for k in range(_DPS):
-                slots = [j * _DPS + k for j in range(P)]
-                a_opts = [areg[s] if s < K else Const(0, _FP16) for s in slots]
-                b_opts = [Mux(cc, gathered[s][col0 + 4], gathered[s][col0]) if s < K
-                          else Const(0, _FP16) for s in slots]
-                a_k, b_k = _pick(cp, a_opts), _pick(cp, b_opts)
-                if gate:
-                    b_k = Mux(a_k[:_FP16 - 1].any(), b_k, 0)
-                m.d.comb += [dp.a[k].eq(a_k), dp.b[k].eq(b_k)]
-            c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
-            d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
-            m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
-            with m.If(comp):
-                with m.Switch(cs):
-                    for r in range(rows):
-                        with m.Case(r):
-                            with m.If(cc):
-                                m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
-                            with m.Else():
-                                m.d.sync += dbuf[r][col0].eq(dp.y)
+        _sparse_exec(m, p, areg, gathered, pl.c, dbuf, cs, cc, cp, comp)
         with m.If(comp):
             m.d.sync += cc.eq(cc + 1)
             with m.If(cc == 1):
@@ -545,6 +495,41 @@ class WarpMma(wiring.Component):
             m.d.comb += [o.op.valid.eq(self.op.valid),
                          o.res.ready.eq(self.res.ready & all_valid)]
         return m
+
+
+def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp):
+    """The sparse octets' EXEC (one mechanism for :class:`OctetSparse` and
+    :class:`OctetSparseBS`): the A row broadcast to the 8 DP units, DP d in cycle t computing
+    column 8·(d // 4) + 4·t + d % 4, pass j on slots 4j..4j+3 onto pass j−1's result (C in pass
+    0), results into row ``cs`` of the D buffer.  ``a_cur[s]``: slot s's A value; ``b_cur[s]``:
+    slot s's gathered B row (16 FP16); ``c``: the request's C rows."""
+    K, P = p.K, p.passes
+    skip = p.zero_slot == "skip"
+    dps = _dp_array(m, p, skip_zero=skip)
+    gate = skip and p.numerics != "ieee"     # fused: a ±0 lane's b is taken as +0
+    c_row, d_row = c[cs], dbuf[cs]
+    for d, dp in enumerate(dps):
+        col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
+        for k in range(_DPS):
+            slots = [j * _DPS + k for j in range(P)]
+            a_opts = [a_cur[s] if s < K else Const(0, _FP16) for s in slots]
+            b_opts = [Mux(cc, b_cur[s][col0 + 4], b_cur[s][col0]) if s < K
+                      else Const(0, _FP16) for s in slots]
+            a_k, b_k = _pick(cp, a_opts), _pick(cp, b_opts)
+            if gate:
+                b_k = Mux(a_k[:_FP16 - 1].any(), b_k, 0)
+            m.d.comb += [dp.a[k].eq(a_k), dp.b[k].eq(b_k)]
+        c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
+        d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
+        m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
+        with m.If(comp):
+            with m.Switch(cs):
+                for r in range(layouts.SPARSE_ROWS):
+                    with m.Case(r):
+                        with m.If(cc):
+                            m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
+                        with m.Else():
+                            m.d.sync += dbuf[r][col0].eq(dp.y)
 
 
 def _current(bufs, rb):
