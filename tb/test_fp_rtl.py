@@ -171,12 +171,12 @@ def test_fp_product_fp16(request):
                                               ("rounded", "fp32", False),
                                               ("rounded", "fp16", False)])
 def test_dp4(product, acc, skip, request):
-    """10,000 DP-4s: operand lanes from the adder/multiplier mix with specials and cancelling
+    """4,000 DP-4s: operand lanes from the adder/multiplier mix with specials and cancelling
     pairs, C from the same mix in acc; with skip_zero a quarter of the a lanes are ±0."""
     from tcgen.hw.layout import pack
     from tcgen.hw.dot import Dp4
     rng = np.random.default_rng(harness.seed(1701))
-    n = 10_000
+    n = 4_000
     p = get_unit("dp4").params(acc=acc, product=product, skip_zero=skip)
     a, b = dot_lanes("fp16", rng, n), dot_lanes("fp16", rng, n)
     if skip:
