@@ -201,11 +201,7 @@ class OctetDense(wiring.Component):
             m.d.sync += full[b].eq((full[b] & ~clr_b) | set_b)
 
         # -- result -----------------------------------------------------------------------------
-        with m.If(self.res.ready):
-            m.d.sync += out_valid.eq(0)
-        with m.If(comp & (cc == cols - 1) & (cs == 3)):
-            m.d.sync += out_valid.eq(1)
-        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(acc)]
+        _result(m, self.res, out_valid, comp & (cc == cols - 1) & (cs == 3), acc)
         return m
 
 
@@ -316,11 +312,7 @@ class OctetSparse(wiring.Component):
             clr_b = comp_last & (rb == b)
             m.d.sync += bfull[b].eq((bfull[b] & ~clr_b) | set_b)
 
-        with m.If(self.res.ready):
-            m.d.sync += out_valid.eq(0)
-        with m.If(comp_last & (cs == 3)):
-            m.d.sync += out_valid.eq(1)
-        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(dbuf)]
+        _result(m, self.res, out_valid, comp_last & (cs == 3), dbuf)
         return m
 
 
@@ -426,11 +418,7 @@ class OctetSparseBS(wiring.Component):
             with m.If(comp_last):
                 m.d.sync += cs.eq(cs + 1)
 
-        with m.If(self.res.ready):
-            m.d.sync += out_valid.eq(0)
-        with m.If(comp_last & (cs == 3)):
-            m.d.sync += out_valid.eq(1)
-        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.d.eq(dbuf)]
+        _result(m, self.res, out_valid, comp_last & (cs == 3), dbuf)
         return m
 
 
@@ -530,6 +518,16 @@ def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp):
                             m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
                         with m.Else():
                             m.d.sync += dbuf[r][col0].eq(dp.y)
+
+
+def _result(m: Module, res, out_valid, done, dbuf):
+    """The octets' result register: D (``dbuf``) offered from the cycle after ``done`` until
+    taken (``out_valid`` cleared by ``res.ready``, set again by the next ``done``)."""
+    with m.If(res.ready):
+        m.d.sync += out_valid.eq(0)
+    with m.If(done):
+        m.d.sync += out_valid.eq(1)
+    m.d.comb += [res.valid.eq(out_valid), res.payload.d.eq(dbuf)]
 
 
 def _current(bufs, rb):
