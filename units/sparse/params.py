@@ -19,6 +19,25 @@ __all__ = ["OctetDenseParams", "OctetSparseParams", "WarpMmaParams", "WarpSmmaPa
 NUMERICS = ("ieee", "fused_sm90")
 
 
+class _SparseArith:
+    """What the sparse octets' parameters share beyond their fields: the cross-field checks,
+    the offset width and the DP passes."""
+
+    def check(self):
+        self.check_numerics()
+        if self.K > self.L:
+            raise self.error("K", self.K, f"at most L ({self.L})")
+
+    @property
+    def offset_bits(self) -> int:
+        return offset_bits(self.L)
+
+    @property
+    def passes(self) -> int:
+        """DP-4 passes per dot product: ⌈K/4⌉."""
+        return -(-self.K // 4)
+
+
 class _Numerics:
     def check_numerics(self):
         if self.numerics != "ieee" and self.rounding != "rne":
@@ -50,7 +69,7 @@ class OctetDenseParams(Params, _Numerics):
 
 
 @dataclass(frozen=True)
-class OctetSparseParams(Params, _Numerics):
+class OctetSparseParams(_SparseArith, Params, _Numerics):
     UNIT = "octet_sparse"
     ROWS = 4                          # A rows (D rows) of one octet per SWMMA
     L: int = param(16, choices=L_CHOICES, doc="vector length (the k-tile): offsets of "
@@ -64,20 +83,6 @@ class OctetSparseParams(Params, _Numerics):
     numerics: str = param("ieee", choices=NUMERICS,
                           doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
                               "block per DP pass")
-
-    def check(self):
-        self.check_numerics()
-        if self.K > self.L:
-            raise self.error("K", self.K, f"at most L ({self.L})")
-
-    @property
-    def offset_bits(self) -> int:
-        return offset_bits(self.L)
-
-    @property
-    def passes(self) -> int:
-        """DP-4 passes per dot product: ⌈K/4⌉."""
-        return -(-self.K // 4)
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,7 @@ class WarpSmmaParams(OctetSparseParams):
 
 
 @dataclass(frozen=True)
-class OctetSparseBSParams(Params, _Numerics):
+class OctetSparseBSParams(_SparseArith, Params, _Numerics):
     """The B-stationary sparse octet (beyond the paper, note §5.2 (a)): the L×16 B tile held in
     registers and read through K local L:1 row selects, reused across A row-tiles."""
     UNIT = "octet_sparse_bs"
@@ -117,17 +122,3 @@ class OctetSparseBSParams(Params, _Numerics):
     numerics: str = param("ieee", choices=NUMERICS,
                           doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
                               "block per DP pass")
-
-    def check(self):
-        self.check_numerics()
-        if self.K > self.L:
-            raise self.error("K", self.K, f"at most L ({self.L})")
-
-    @property
-    def offset_bits(self) -> int:
-        return offset_bits(self.L)
-
-    @property
-    def passes(self) -> int:
-        """DP-4 passes per dot product: ⌈K/4⌉."""
-        return -(-self.K // 4)
