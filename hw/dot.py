@@ -12,6 +12,18 @@ datapath of the codebase (PacQ's Table I baseline, the Sparse Tensor Core octets
 product gated): x + (−0) = x for every x, so a padded sparse slot is invisible even against an
 inf/NaN ``b`` or a −0 accumulator.
 
+``split``: the tree splits at run time (note 001_sparse_tc §5.1) -- a ``mode`` port selects one
+DP-4, two DP-2s or four DP-1s from the same four adders, each group onto its own accumulator::
+
+    mode 0 (DP-4):      y0 = ((p0 + p1) + (p2 + p3)) + c0
+    mode 1 (2×DP-2):    y0 = (p0 + p1) + c0            y1 = (p2 + p3) + c1
+    mode 2, 3 (4×DP-1): yk = pk + ck
+
+every '+' one rounding in ``acc``; the outputs beyond the mode's groups are +0.  The adders
+(s0 = p0 + ·, s1 = p2 + ·, t = · + ·, u = · + c) take their operands through 2:1 / 3:1 muxes;
+in mode 0 the tree is the DP-4's, so a split DP-4 with mode 0 is bit-identical to the DP-4.
+Golden model: :func:`tcgen.hw.numeric.dot4` with ``split=``.
+
 Building blocks (used by the units that pipeline the DP-4 their own way, e.g.
 ``dp4_baseline``): :func:`product` (one lane), :func:`widen` (exact format widening),
 :func:`fp_add` (one shared FPAdd), :func:`dot_sum` (the tree onto ``c``, optional pipeline
@@ -48,6 +60,8 @@ class Dp4Params(Params):
                          doc="exact: a×b exact in acc; rounded: rounded to fmt, then widened")
     rounding: str = param("rne", choices=num.MODES, doc="every rounding point")
     skip_zero: bool = param(False, doc="a lane with a = ±0 contributes −0 (product gated)")
+    split: bool = param(False, doc="run-time split: a mode port selects 1×DP-4, 2×DP-2 or "
+                                   "4×DP-1 (c, y: one accumulator per group)")
 
     def check(self):
         src, acc = get_format(self.fmt), get_format(self.acc)
@@ -103,11 +117,17 @@ def product(m: Module, a, b, p: Dp4Params, k: int, *, name: str = "mul",
     return gated
 
 
-def dot_sum(m: Module, terms, c, acc: str, rounding: str, name: str, *, pipe=None):
+def dot_sum(m: Module, terms, c, acc: str, rounding: str, name: str, *, pipe=None,
+            split=None):
     """``((t0 + t1) + (t2 + t3)) + c`` in ``acc`` (hw's :func:`add_tree`, then one FPAdd
     ``{name}_acc``).  ``pipe`` (a :class:`tcgen.hw.pipeline.Pipeline`): a register after each
     tree level (``{name}_r{level}_{i}``), ``c`` delayed alongside (``{name}_c{level + 2}``), so
-    the sum leaves ``len(levels)`` cycles after its terms."""
+    the sum leaves ``len(levels)`` cycles after its terms.
+
+    ``split`` (a 2-bit mode signal; four terms, ``c`` four accumulators, no ``pipe``): the
+    run-time split tree of the module docstring; returns the four group results."""
+    if split is not None:
+        return _split_sum(m, terms, c, split, acc, rounding, name)
     cs = [c]
 
     def stage(level, values):                 # the level's sums and c, registered together
@@ -118,25 +138,51 @@ def dot_sum(m: Module, terms, c, acc: str, rounding: str, name: str, *, pipe=Non
     return fp_add(m, s, cs[-1], acc, rounding, f"{name}_acc")
 
 
+def _split_sum(m: Module, p, c, mode, acc: str, rounding: str, name: str):
+    """The split tree (module docstring): the DP-4's four adders with muxed operands."""
+    if len(p) != _LANES:
+        raise ValueError(f"dot_sum: a split tree sums {_LANES} terms, got {len(p)}")
+    dp4, dp2, dp1 = mode == 0, mode == 1, mode[1]
+    s0 = fp_add(m, p[0], Mux(dp1, c[0], p[1]), acc, rounding, f"{name}_add0")
+    s1 = fp_add(m, p[2], Mux(dp1, c[2], p[3]), acc, rounding, f"{name}_add1")
+    t = fp_add(m, Mux(dp1, p[1], s0), Mux(dp4, s1, Mux(dp2, c[0], c[1])), acc, rounding,
+               f"{name}_add2")
+    u = fp_add(m, Mux(dp4, t, Mux(dp2, s1, p[3])), Mux(dp4, c[0], Mux(dp2, c[1], c[3])), acc,
+               rounding, f"{name}_acc")
+    return [Mux(dp4, u, Mux(dp2, t, s0)), Mux(dp4, 0, Mux(dp2, u, t)), Mux(dp1, s1, 0),
+            Mux(dp1, u, 0)]
+
+
 class Dp4(wiring.Component):
     """A combinational DP-4 as a component (so arrays of it are one module instantiated N
     times): ``y = ((p0 + p1) + (p2 + p3)) + c`` (module docstring).
 
-    Parameters: ``Dp4Params`` (fmt, acc, product, rounding, skip_zero).
+    Parameters: ``Dp4Params`` (fmt, acc, product, rounding, skip_zero, split).
     Attributes: a, b ``In(ArrayLayout(fmt.width, 4))``; c ``In(acc.width)``; y
-    ``Out(acc.width)``; ``latency`` = 0.  Golden model: :func:`tcgen.hw.numeric.dot4`.
+    ``Out(acc.width)``; with ``split``: mode ``In(2)``, c ``In(ArrayLayout(acc.width, 4))``, y
+    ``Out(ArrayLayout(acc.width, 4))`` (one accumulator per group); ``latency`` = 0.  Golden
+    model: :func:`tcgen.hw.numeric.dot4`.
     """
 
     def __init__(self, params: Dp4Params):
         self.params = params
         self.latency = 0
         fw, aw = get_format(params.fmt).width, get_format(params.acc).width
-        super().__init__({"a": In(data.ArrayLayout(fw, _LANES)),
-                          "b": In(data.ArrayLayout(fw, _LANES)), "c": In(aw), "y": Out(aw)})
+        ports = {"a": In(data.ArrayLayout(fw, _LANES)), "b": In(data.ArrayLayout(fw, _LANES)),
+                 "c": In(aw), "y": Out(aw)}
+        if params.split:
+            ports.update(mode=In(2), c=In(data.ArrayLayout(aw, _LANES)),
+                         y=Out(data.ArrayLayout(aw, _LANES)))
+        super().__init__(ports)
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
         prods = [product(m, self.a[k], self.b[k], p, k) for k in range(_LANES)]
-        m.d.comb += self.y.eq(dot_sum(m, prods, self.c, p.acc, p.rounding, "tree"))
+        if p.split:
+            ys = dot_sum(m, prods, [self.c[k] for k in range(_LANES)], p.acc, p.rounding,
+                         "tree", split=self.mode)
+            m.d.comb += [self.y[k].eq(y) for k, y in enumerate(ys)]
+        else:
+            m.d.comb += self.y.eq(dot_sum(m, prods, self.c, p.acc, p.rounding, "tree"))
         return m

@@ -72,11 +72,19 @@ def _lanes(p):
     return data.ArrayLayout(num.get_format(p.fmt).width, 4)
 
 
-def _dp4_model(p, a, b, c):
-    y = num.dot4(unpack(_lanes(p), a).astype(np.uint64), unpack(_lanes(p), b).astype(np.uint64),
-                 np.asarray(c, dtype=object).astype(np.uint64), p.fmt, p.acc, p.product,
-                 p.rounding, skip_zero=p.skip_zero)
-    return {"y": y}
+def _accs(p):
+    return data.ArrayLayout(num.get_format(p.acc).width, 4)
+
+
+def _dp4_model(p, a, b, c, mode=None):
+    a, b = unpack(_lanes(p), a).astype(np.uint64), unpack(_lanes(p), b).astype(np.uint64)
+    if not p.split:
+        return {"y": num.dot4(a, b, np.asarray(c, dtype=object).astype(np.uint64), p.fmt,
+                              p.acc, p.product, p.rounding, skip_zero=p.skip_zero)}
+    y = num.dot4(a, b, unpack(_accs(p), c).astype(np.uint64), p.fmt, p.acc, p.product,
+                 p.rounding, skip_zero=p.skip_zero,
+                 split=np.asarray(mode, dtype=object).astype(np.int64))
+    return {"y": pack(_accs(p), y)}
 
 
 def _dp4_workload(p, rng, n):
@@ -85,13 +93,18 @@ def _dp4_workload(p, rng, n):
     if p.skip_zero:                       # a quarter of the a lanes ±0, so the gate is exercised
         zero = rng.random((n, 4)) < 0.25
         lanes = np.where(zero, lanes & np.uint64(1 << (fw - 1)), lanes)
-    return {"a": pack(_lanes(p), lanes), "b": pack(_lanes(p), _rand_bits(rng, 4 * n, fw)
-                                                   .reshape(n, 4)),
-            "c": _rand_bits(rng, n, aw)}
+    ops = {"a": pack(_lanes(p), lanes), "b": pack(_lanes(p), _rand_bits(rng, 4 * n, fw)
+                                                  .reshape(n, 4)),
+           "c": _rand_bits(rng, n, aw)}
+    if p.split:                           # every mode, one accumulator per group
+        ops["c"] = pack(_accs(p), _rand_bits(rng, 4 * n, aw).reshape(n, 4))
+        ops["mode"] = rng.integers(0, 4, size=n, dtype=np.uint64)
+    return ops
 
 
 DP4 = UnitSpec(
-    name="dp4", family="hw", summary="DP-4: ((p0+p1)+(p2+p3))+c, exact or rounded products",
+    name="dp4", family="hw", summary="DP-4: ((p0+p1)+(p2+p3))+c, exact or rounded products; "
+                                   "optionally split at run time into 2xDP-2 / 4xDP-1",
     params=Dp4Params, build=Dp4, model=_dp4_model,
     ops_per_cycle=lambda p: 4.0, ops_unit="MAC", workload=_dp4_workload)
 

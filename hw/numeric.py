@@ -614,11 +614,15 @@ def fp_product(a, b, fmt, dst):
 
 
 def dot4(a, b, c, fmt="fp16", acc="fp32", product="exact", mode="rne", *,
-         skip_zero=False):
+         skip_zero=False, split=None):
     """The DP-4 of tcgen.hw.dot: ``a``, ``b`` [..., 4] ``fmt`` encodings, ``c`` [...] ``acc``
     encodings -> ((p0 + p1) + (p2 + p3)) + c, every '+' rounded to ``acc``.  ``product``:
     "exact" (:func:`fp_product` into acc) or "rounded" (``fp_mul`` in fmt, widened exactly).
-    ``skip_zero``: a lane whose a is ±0 contributes −0 instead of its product."""
+    ``skip_zero``: a lane whose a is ±0 contributes −0 instead of its product.
+
+    ``split`` [...] (ints 0..3): the split DP-4's mode -- 0 one DP-4 onto c[..., 0]; 1 two DP-2s
+    (p0 + p1) + c0, (p2 + p3) + c1; 2 or 3 four DP-1s pk + ck; ``c`` is then [..., 4] and the
+    result [..., 4] (+0 beyond the mode's groups)."""
     src, accf = get_format(fmt), get_format(acc)
     a = np.asarray(a, dtype=np.uint64)
     b = np.asarray(b, dtype=np.uint64)
@@ -635,8 +639,33 @@ def dot4(a, b, c, fmt="fp16", acc="fp32", product="exact", mode="rne", *,
     if skip_zero:
         mask = np.uint64((1 << (src.width - 1)) - 1)
         p = np.where((a & mask) == 0, np.uint64(1 << (accf.width - 1)), p)
+    if split is not None:
+        return _dot4_split(p, np.asarray(c, dtype=np.uint64), np.asarray(split), accf, mode)
     s = pairwise_sum([p[..., k] for k in range(4)], lambda x, y: fp_add(x, y, accf, mode))
     return fp_add(s, np.asarray(c, dtype=np.uint64), accf, mode)
+
+
+def _dot4_split(p, c, split, accf, mode):
+    """The split DP-4's four adders (tcgen.hw.dot, ``split``) on products ``p`` [..., 4]."""
+    if c.shape[-1:] != (4,):
+        raise ValueError(f"dot4: with split, c needs a last axis of 4, got {c.shape}")
+    if np.any((split < 0) | (split > 3)):
+        raise ValueError("dot4: split modes are 0..3")
+    split = np.broadcast_to(split, p.shape[:-1])
+    dp4, dp2, dp1 = split == 0, split == 1, split >= 2
+
+    def add(x, y):
+        return fp_add(x, y, accf, mode)
+    P, C = [p[..., k] for k in range(4)], [c[..., k] for k in range(4)]
+    s0 = add(P[0], np.where(dp1, C[0], P[1]))
+    s1 = add(P[2], np.where(dp1, C[2], P[3]))
+    t = add(np.where(dp1, P[1], s0), np.where(dp4, s1, np.where(dp2, C[0], C[1])))
+    u = add(np.where(dp4, t, np.where(dp2, s1, P[3])),
+            np.where(dp4, C[0], np.where(dp2, C[1], C[3])))
+    zero = np.zeros_like(u)
+    return np.stack([np.where(dp4, u, np.where(dp2, t, s0)),
+                     np.where(dp4, zero, np.where(dp2, u, t)),
+                     np.where(dp1, s1, zero), np.where(dp1, u, zero)], axis=-1)
 
 
 def pairwise_sum(terms, add):

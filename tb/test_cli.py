@@ -51,6 +51,19 @@ def test_params_errors_name_unit_field_value_and_allowed(unit, field, value, all
     assert str(e.value) == f"{unit}: {field} must be {allowed}, got {value!r}"
 
 
+@pytest.mark.parametrize("unit,kw,msg", [
+    ("octet_sparse", {"split": True, "K": 2}, "K must be 4 with split=true (the DP-4's width: "
+                                              "each request runs k = 4, 2 or 1 of its slots), "
+                                              "got 2"),
+    ("octet_sparse_bs", {"split": True, "numerics": "fused_sm90"},
+     "numerics must be ieee with split=true (the split tree is the IEEE DP-4's), got "
+     "'fused_sm90'")])
+def test_cross_field_errors(unit, kw, msg):
+    with pytest.raises(ValueError) as e:
+        get_unit(unit).params(**kw)
+    assert str(e.value) == f"{unit}: {msg}"
+
+
 def test_params_from_strings():
     u = get_unit("fp_mul")
     p = u.make_params({"fmt": "bf16", "ftz": "true", "pipeline": "2"})
@@ -92,6 +105,9 @@ VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()] + [
     ("int_mul", {"a_width": 11, "b_width": 4, "a_signed": True}),
     ("barrel_shift", {"direction": "left", "width": 20, "amount_width": 3}),
     ("conv_lut_array", {"n": 8, "act": "int8", "acc": "int32", "placement": "hoisted"}),
+    ("dp4", {"split": True, "skip_zero": True}),
+    ("octet_sparse", {"split": True}),
+    ("octet_sparse_bs", {"split": True}),
     pytest.param("conv_lut_array", {"n": 8, "variant": "offline_inversion",
                                     "placement": "hoisted", "operands": "external"},
                  marks=pytest.mark.slow),

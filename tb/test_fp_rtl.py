@@ -173,8 +173,8 @@ def test_fp_product_fp16(request):
 def test_dp4(product, acc, skip, request):
     """4,000 DP-4s: operand lanes from the adder/multiplier mix with specials and cancelling
     pairs, C from the same mix in acc; with skip_zero a quarter of the a lanes are ±0."""
+    from amaranth.lib import data
     from tcgen.hw.layout import pack
-    from tcgen.hw.dot import Dp4
     rng = np.random.default_rng(harness.seed(1701))
     n = 4_000
     p = get_unit("dp4").params(acc=acc, product=product, skip_zero=skip)
@@ -182,5 +182,42 @@ def test_dp4(product, acc, skip, request):
     if skip:
         a = np.where(rng.random(a.shape) < 0.25, a & np.uint64(0x8000), a)
     c = dot_lanes(acc, rng, n, lanes=1)[:, 0]
-    lanes = Dp4(p).signature.members["a"].shape
+    lanes = data.ArrayLayout(16, 4)
     _run("dp4", p, {"a": pack(lanes, a), "b": pack(lanes, b), "c": c}, request)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_dp4_split(skip, request):
+    """The run-time split DP-4 (1×DP-4 / 2×DP-2 / 4×DP-1): 4,000 vectors, every mode (0..3)
+    equally often, four accumulators from the same mix; the model's mode 0 is also checked
+    against the unsplit DP-4 and modes 1-3 against the groups' sums written out here."""
+    from amaranth.lib import data
+    from tcgen.hw.layout import pack
+    rng = np.random.default_rng(harness.seed(1702))
+    n = 4_000
+    p = get_unit("dp4").params(split=True, skip_zero=skip)
+    a, b = dot_lanes("fp16", rng, n), dot_lanes("fp16", rng, n)
+    if skip:
+        a = np.where(rng.random(a.shape) < 0.25, a & np.uint64(0x8000), a)
+    c = dot_lanes("fp32", rng, n)
+    mode = np.arange(n, dtype=np.int64) % 4
+    y = num.dot4(a, b, c, skip_zero=skip, split=mode)
+    # the model against sums written out per mode (independent of its muxes)
+    prod = num.fp_product(a, b, "fp16", "fp32")
+    if skip:
+        prod = np.where((a & np.uint64(0x7FFF)) == 0, np.uint64(0x80000000), prod)
+
+    def add(x, z):
+        return num.fp_add(x, z, "fp32")
+    zero = np.zeros(n, dtype=np.uint64)
+    want = {0: [num.dot4(a, b, c[:, 0], skip_zero=skip), zero, zero, zero],
+            1: [add(add(prod[:, 0], prod[:, 1]), c[:, 0]),
+                add(add(prod[:, 2], prod[:, 3]), c[:, 1]), zero, zero],
+            2: [add(prod[:, k], c[:, k]) for k in range(4)]}
+    want[3] = want[2]
+    for md, cols in want.items():
+        sel = mode == md
+        np.testing.assert_array_equal(y[sel], np.stack(cols, axis=-1)[sel])
+    lanes, accs = data.ArrayLayout(16, 4), data.ArrayLayout(32, 4)
+    _run("dp4", p, {"a": pack(lanes, a), "b": pack(lanes, b), "c": pack(accs, c),
+                    "mode": mode.astype(np.uint64)}, request)

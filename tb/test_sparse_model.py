@@ -705,3 +705,59 @@ def test_bstationary_timing():
     assert means == sorted(means, reverse=True) and means[-1] > 10
     with pytest.raises(ValueError, match="reuse"):
         sm.bstationary_timing(16, 4, 0)
+
+
+# -- the split DP-4 (note §5.1) ------------------------------------------------------------------
+@pytest.mark.parametrize("K", [1, 2, 4])
+def test_split_spmm_equals_unsplit_under_skip_and_is_the_dp_k_group(K):
+    """split=True: each output is one DP-K group -- written out here with fp_add on the exact
+    products -- on random tiles with specials in B and ±0 slots; under zero_slot=skip it equals
+    the unsplit octet's DP-4 with absent lanes (−0 is the identity); under multiply it differs
+    only where an absent +0·+0 lane turns a −0 sum into +0."""
+    rng = np.random.default_rng(seed(1420))
+    vals = f16(rng.normal(0, 1, (32, 1, K)))
+    vals[rng.random(vals.shape) < 0.2] &= np.uint64(0x8000)          # ±0 slots
+    enc = sm.Encoded(vals, rng.integers(0, 16, (32, 1, K)), 16, 16)
+    B = f16(rng.normal(0, 1, (16, 16)))
+    B[3, 5], B[7, 1], B[9, 9] = INF16, NAN16, 0xFC00
+    C = f32(rng.normal(0, 2, (32, 16)))
+    C[rng.random(C.shape) < 0.1] = NEG_ZERO32
+    for zs in sm.ZERO_SLOTS:
+        d = sm.spmm(enc, B, C, zero_slot=zs, split=True)
+        p = sm.products(enc.values[:, 0, None, :], B[enc.offsets[:, 0, :]].transpose(0, 2, 1))
+        if zs == "skip":
+            p = np.where((enc.values[:, 0, None, :] & np.uint64(0x7FFF)) == 0,
+                         np.uint64(NEG_ZERO32), p)
+        terms = [p[..., i] for i in range(K)]
+        if K == 4:
+            s = num.fp_add(num.fp_add(terms[0], terms[1], "fp32"),
+                           num.fp_add(terms[2], terms[3], "fp32"), "fp32")
+        else:
+            s = terms[0] if K == 1 else num.fp_add(terms[0], terms[1], "fp32")
+        np.testing.assert_array_equal(d, num.fp_add(s, C, "fp32"))
+        unsplit = sm.spmm(enc, B, C, zero_slot=zs)
+        if zs == "skip" or K == 4:
+            np.testing.assert_array_equal(d, unsplit)
+        else:
+            diff = d != unsplit
+            assert np.all((d[diff] == NEG_ZERO32) & (unsplit[diff] == POS_ZERO32))
+
+
+def test_split_cycles_and_errors():
+    """The split cycle model: packed sets (4/k rows of k slots); the feed-bound octet gains at
+    k = 1 only, the B-stationary octet at every k < 4; K must divide the DP width."""
+    ref = {4: (20, 26, 10), 2: (12, 14, 6), 1: (8, 8, 4)}
+    for k, (pp, nopp, reused) in ref.items():
+        assert sm.cycle_model("sparse", True, K=k, split=True) == pp
+        assert sm.cycle_model("sparse", False, K=k, split=True) == nopp
+        assert sm.bstationary_timing(16, k, split=True)["reused"] == reused
+        t = sm.cycle_timing("sparse", True, K=k, split=True)
+        assert t["sets"] == k and t["load"] == 4 and t["compute"] == 2
+    assert [sm.cycle_model("sparse", True, K=k) for k in (2, 1)] == [12, 11]
+    assert [sm.bstationary_timing(16, k)["reused"] for k in (2, 1)] == [10, 10]
+    for bad in (3, 8):
+        with pytest.raises(ValueError, match="split needs K dividing"):
+            sm.cycle_timing("sparse", True, K=bad, split=True)
+    with pytest.raises(ValueError, match="split needs K in 1, 2, 4"):
+        sm.spmm(sm.Encoded(f16(np.ones((1, 1, 3))), np.zeros((1, 1, 3), int), 16, 16),
+                f16(np.ones((16, 4))), f32(np.zeros((1, 4))), split=True)

@@ -366,3 +366,62 @@ def test_bstationary_random_batch(n, sim):
                           name=f"batch_bs_{n}", stall=0.2, sim=sim)
     assert s["vectors"] == len(reqs) and s["checked"] == len(reqs)
     assert s["mismatches"] == 0, s["first_mismatches"]
+
+
+# -- the split DP-4 (note §5.1): k = 4, 2 or 1 non-zeros per request on one octet ---------------
+_KSEQ = (0, 0, 1, 1, 2, 2, 3, 3, 1, 0, 2)
+
+
+def _split_intervals(cycles, kseq):
+    """Issue intervals of back-to-back requests with these kmodes: request i is accepted
+    cycles[kmode_i] after request i − 1 (its fetch waits for the previous acceptance)."""
+    return sorted({cycles[km] for km in kseq[1:]})
+
+
+@pytest.mark.parametrize("unit,kw", [
+    ("octet_sparse", {}), ("octet_sparse_bs", {}),
+    pytest.param("octet_sparse", {"pingpong": False}, marks=_slow),
+    pytest.param("octet_sparse", {"L": 8, "zero_slot": "multiply"}, marks=_slow),
+    pytest.param("octet_sparse_bs", {"L": 4, "zero_slot": "multiply"}, marks=_slow)])
+def test_split_kmodes(unit, kw):
+    """split=true: one octet runs k = 4, 2, 1 (kmode 0..3) per request, back to back in a
+    mixed order, bit-exact against sparse_wmma(split=True) on each request's first k slots
+    (the other slots hold junk that must not be read), each request in the cycles of the cycle
+    model (sparse L16 ping-pong: 20 / 12 / 8; B-stationary reused: 10 / 6 / 4)."""
+    rng = np.random.default_rng(seed(1413))
+    p = _params(unit, split=True, **kw)
+    if unit == "octet_sparse":
+        reqs = random_sparse_requests(p, rng, len(_KSEQ), density=0.7, kmodes=_KSEQ)
+        cyc = [sm.cycle_model("sparse", p.pingpong, L=p.L, K=k, split=True) for k in p.kmodes]
+        first, later = cyc[_KSEQ[0]], _split_intervals(cyc, _KSEQ)
+    else:
+        reqs = random_bstat_requests(p, rng, len(_KSEQ), reuse=len(_KSEQ), density=0.7,
+                                     kmodes=_KSEQ)
+        t = [sm.bstationary_timing(p.L, k, split=True) for k in p.kmodes]
+        first, later = t[_KSEQ[0]]["first"], _split_intervals([x["reused"] for x in t], _KSEQ)
+    s = _run(unit, p, reqs, f"split_{unit}_{len(kw)}")
+    assert s["back_to_back_latency"] == first
+    assert s["back_to_back_issue_intervals"] == later
+
+
+@pytest.mark.parametrize("unit,scenario", [
+    ("octet_sparse_bs", "backpressure"),
+    pytest.param("octet_sparse", "backpressure", marks=_slow),
+    pytest.param("octet_sparse", "reset_mid_operation", marks=_slow),
+    pytest.param("warp_smma", "back_to_back", marks=_slow)])
+def test_split_stalls_specials_warp(unit, scenario):
+    """split=true under idle/stall cycles and reset, with the specials mix (inf/NaN in B, ±0
+    slots), and the 4-octet warp: bit-exact against the model."""
+    rng = np.random.default_rng(seed(1414))
+    p = _params(unit, split=True)
+    reqs = []
+    for i in range(8):
+        km = _KSEQ[i]
+        vals = dot_lanes("fp16", rng, p.ROWS, lanes=4, special_rate=0.1)
+        vals[:, -1] &= np.uint64(0x8000)                      # a ±0 slot in every row
+        b = _b_with_specials(rng, p.L)
+        c = dot_lanes("fp32", rng, p.ROWS, lanes=16, special_rate=0.05)
+        offs = rng.integers(0, p.L, (p.ROWS, 4))
+        reqs.append(bstat_request(p, i % 3 == 0, vals, offs, b, c, km)
+                    if unit == "octet_sparse_bs" else sparse_request(p, vals, offs, b, c, km))
+    _run(unit, p, reqs, f"split_sp_{unit}_{scenario}", scenario=scenario, idle=0.3, stall=0.5)

@@ -96,13 +96,31 @@ OCTET_DENSE = UnitSpec(
 
 
 # -- octet_sparse --------------------------------------------------------------------------------
-def sparse_request(p, values, offsets, b, c) -> int:
-    """Payload of one SWMMA: values [4, K] FP16 encodings, offsets [4, K] in [0, L) (any slot
-    contents), b [L, 16] FP16 encodings, c [4, 16] acc encodings."""
+def _op_fields(p, values, offsets, b, c, kmode) -> dict:
     words = model.pack_offsets(np.asarray(offsets, dtype=np.int64), p.L)
-    return int(pack(layouts.sparse_op(p), {
-        "a": _u64(values)[None], "off": np.asarray(words, dtype=object)[None],
-        "b": _u64(b)[None], "c": _u64(c)[None]})[0])
+    f = {"a": _u64(values)[None], "off": np.asarray(words, dtype=object)[None],
+         "b": _u64(b)[None], "c": _u64(c)[None]}
+    if p.split:
+        f["kmode"] = np.array([int(kmode)])
+    elif kmode:
+        raise ValueError("kmode needs split=true")
+    return f
+
+
+def sparse_request(p, values, offsets, b, c, kmode: int = 0) -> int:
+    """Payload of one SWMMA: values [R, K] FP16 encodings, offsets [R, K] in [0, L) (any slot
+    contents), b [L, 16] FP16 encodings, c [R, 16] acc encodings; ``kmode`` (split octets):
+    k = 4, 2, 1, 1 for 0..3, each row's first k slots read."""
+    return int(pack(layouts.sparse_op(p), _op_fields(p, values, offsets, b, c, kmode))[0])
+
+
+def _encoded(p, values, words, kmode) -> model.Encoded:
+    """One request's A rows as an encoding: all K slots, or with ``split`` the request's first
+    k (:data:`~.params.KMODES`)."""
+    k = p.kmodes[int(kmode)] if p.split else p.K
+    values = np.asarray(values).astype(np.uint64)[:, None, :]
+    offs = model.unpack_offsets(np.asarray(words, dtype=object)[:, None], p.L, p.K)
+    return model.Encoded(values[..., :k], offs[..., :k], p.L, p.L)
 
 
 def sparse_result(p, payload: int) -> np.ndarray:
@@ -114,35 +132,76 @@ def _sparse_model(p, op__payload):
     f = unpack(layouts.sparse_op(p), op__payload)
     out = []
     for i in range(len(op__payload)):
-        enc = model.Encoded.from_words(f["a"][i].astype(np.uint64)[:, None, :],
-                                       np.asarray(f["off"][i], dtype=object)[:, None],
-                                       p.L, p.L)
+        enc = _encoded(p, f["a"][i], f["off"][i], f["kmode"][i] if p.split else 0)
         out.append(model.sparse_wmma(enc, f["b"][i].astype(np.uint64),
                                      f["c"][i].astype(np.uint64), acc=p.acc,
                                      semantics=p.numerics, rounding=p.rounding,
-                                     zero_slot=p.zero_slot))
+                                     zero_slot=p.zero_slot, split=p.split))
     d = np.stack(out) if out else np.zeros((0, p.ROWS, layouts.SPARSE_COLS), dtype=np.uint64)
     return {"res__payload": pack(layouts.sparse_res(p), {"d": d})}
 
 
-def sparse_tile(p, rng, density: float = 1.0):
-    """One real tile: A [4, L] ~ N(0, 1) with a ``density`` share of non-zeros, pruned to the
-    top-K per row by :func:`~tcgen.units.sparse.model.encode` -> (values [4, K], offsets
-    [4, K])."""
+def sparse_tile(p, rng, density: float = 1.0, k: int | None = None):
+    """One real tile: A [R, L] ~ N(0, 1) with a ``density`` share of non-zeros, pruned to the
+    top-k per row (default K) and encoded in K slots by
+    :func:`~tcgen.units.sparse.model.encode` -> (values [R, K], offsets [R, K]); with k < K
+    the slots k.. are padded (+0, offset 0), or, for a split octet, hold random junk values
+    and offsets (it must not read them)."""
+    k = p.K if k is None else min(k, p.K)
     W = rng.normal(0, 1, (p.ROWS, p.L)) * (rng.random((p.ROWS, p.L)) < density)
-    enc = model.encode(W, p.L, p.K)
-    return enc.values[:, 0, :], enc.offsets[:, 0, :]
+    enc = model.encode(model.prune_vectorwise(W, p.L, k)[0], p.L, p.K)
+    vals, offs = enc.values[:, 0, :].copy(), enc.offsets[:, 0, :].copy()
+    if p.split and k < p.K:
+        vals[:, k:] = num.from_float(rng.normal(0, 1, (p.ROWS, p.K - k)), "fp16")
+        offs[:, k:] = rng.integers(0, p.L, (p.ROWS, p.K - k))
+    return vals, offs
 
 
-def random_sparse_requests(p, rng, count: int, density: float = 1.0) -> list[int]:
-    """``count`` SWMMAs: pruned N(0, 1) A rows (:func:`sparse_tile`), N(0, 1) B, N(0, 4) C."""
+def random_sparse_requests(p, rng, count: int, density: float = 1.0,
+                           kmodes=None, keep: int | None = None) -> list[int]:
+    """``count`` SWMMAs: pruned N(0, 1) A rows (:func:`sparse_tile`), N(0, 1) B, N(0, 4) C;
+    split octets: request i has kmode ``kmodes[i % len]`` (default 0, 1, 2, 3 in turn), its A
+    pruned to that k; ``keep`` (unsplit): A pruned to ``keep`` non-zeros in the K slots."""
+    kmodes = _kmodes(p, kmodes)
     out = []
-    for _ in range(count):
-        vals, offs = sparse_tile(p, rng, density)
+    for i in range(count):
+        km = kmodes[i % len(kmodes)]
+        vals, offs = sparse_tile(p, rng, density, p.kmodes[km] if p.split else keep)
         out.append(sparse_request(p, vals, offs,
                                   num.from_float(rng.normal(0, 1, (p.L, 16)), "fp16"),
-                                  _random_c(p, rng, (p.ROWS, 16))))
+                                  _random_c(p, rng, (p.ROWS, 16)), km))
     return out
+
+
+def _kmodes(p, kmodes):
+    if kmodes is None:
+        return (0, 1, 2, 3) if p.split else (0,)
+    if not p.split and tuple(kmodes) != (0,):
+        raise ValueError("kmodes need split=true")
+    return tuple(kmodes)
+
+
+def _sparse_ops(p, kmodes=None) -> float:
+    """Dense-equivalent MACs per cycle (R·L·16 per SWMMA) back to back, the requests' kmodes
+    in turn."""
+    ks = [p.kmodes[km] for km in _kmodes(p, kmodes)]
+    cycles = [model.cycle_model("sparse", p.pingpong, L=p.L, K=k, split=p.split) for k in ks]
+    return p.ROWS * p.L * 16 / (sum(cycles) / len(cycles))
+
+
+def _k_workloads(requests, ops) -> dict:
+    """Named workloads k4, k2, k1: every A row pruned to k non-zeros -- a split octet runs
+    each request at that k (kmode), an unsplit one in its K slots (padded, its K's cycles)."""
+    def one(km):
+        k = (4, 2, 1)[km]
+
+        def stimulus(p, rng, n):
+            kw = {"kmodes": (km,)} if p.split else {"keep": k}
+            return _stream_workload(lambda p, rng, n: requests(p, rng, n, **kw))(p, rng, n)
+        return Workload(stimulus, ops_per_cycle=lambda p: ops(p, (km,) if p.split else None),
+                        doc=f"A pruned to {k} non-zeros per row: split=true runs k = {k} "
+                            f"(kmode {km}), unsplit its K slots padded")
+    return {f"k{(4, 2, 1)[km]}": one(km) for km in range(3)}
 
 
 OCTET_SPARSE = UnitSpec(
@@ -150,9 +209,8 @@ OCTET_SPARSE = UnitSpec(
     summary="vector-wise sparse octet: offset register (FETCHIDX), decode, K-row B buffer x2 "
             "(ping-pong), A broadcast, EXEC; L in {4,8,16,32}, K 1..L; 26/20 cycles at L16 K4",
     params=OctetSparseParams, build=OctetSparse, model=_sparse_model,
-    ops_per_cycle=lambda p: 4 * p.L * 16 / model.cycle_model("sparse", p.pingpong, L=p.L,
-                                                             K=p.K),
-    ops_unit="MAC", workload=_stream_workload(random_sparse_requests))
+    ops_per_cycle=_sparse_ops, ops_unit="MAC", workload=_stream_workload(random_sparse_requests),
+    workloads=_k_workloads(random_sparse_requests, _sparse_ops))
 
 # -- the warp wrapper: 4 octets, one full 16×16×16 (S)WMMA ---------------------------------------
 WARP_MMA = UnitSpec(
@@ -169,18 +227,16 @@ WARP_SMMA = UnitSpec(
     summary="warp wrapper, vector-wise sparse: 4 octets, octet i -> D rows 4i..4i+3; a full "
             "16xLx16 SWMMA in 20 cycles (26 without ping-pong) at L16 K4",
     params=WarpSmmaParams, build=WarpMma, model=_sparse_model,
-    ops_per_cycle=lambda p: 16 * p.L * 16 / model.cycle_model("sparse", p.pingpong, L=p.L,
-                                                              K=p.K),
-    ops_unit="MAC", workload=_stream_workload(random_sparse_requests))
+    ops_per_cycle=_sparse_ops, ops_unit="MAC", workload=_stream_workload(random_sparse_requests),
+    workloads=_k_workloads(random_sparse_requests, _sparse_ops))
 
 # -- octet_sparse_bs: B-stationary (beyond the paper) ---------------------------------------------
-def bstat_request(p, bload: bool, values, offsets, b, c) -> int:
+def bstat_request(p, bload: bool, values, offsets, b, c, kmode: int = 0) -> int:
     """Payload of one B-stationary SWMMA: :func:`sparse_request`'s fields and ``bload`` (load
     ``b`` into the held tile first; else ``b`` is not read)."""
-    words = model.pack_offsets(np.asarray(offsets, dtype=np.int64), p.L)
-    return int(pack(layouts.bstat_op(p), {
-        "a": _u64(values)[None], "off": np.asarray(words, dtype=object)[None],
-        "b": _u64(b)[None], "c": _u64(c)[None], "bload": np.array([int(bool(bload))])})[0])
+    f = _op_fields(p, values, offsets, b, c, kmode)
+    f["bload"] = np.array([int(bool(bload))])
+    return int(pack(layouts.bstat_op(p), f)[0])
 
 
 def _bstat_model(p, op__payload):
@@ -193,31 +249,44 @@ def _bstat_model(p, op__payload):
     for i in range(len(op__payload)):
         if int(f["bload"][i]):
             held = f["b"][i].astype(np.uint64)
-        enc = model.Encoded.from_words(f["a"][i].astype(np.uint64)[:, None, :],
-                                       np.asarray(f["off"][i], dtype=object)[:, None],
-                                       p.L, p.L)
+        enc = _encoded(p, f["a"][i], f["off"][i], f["kmode"][i] if p.split else 0)
         out.append(model.sparse_wmma(enc, held, f["c"][i].astype(np.uint64), acc=p.acc,
                                      semantics=p.numerics, rounding=p.rounding,
-                                     zero_slot=p.zero_slot))
+                                     zero_slot=p.zero_slot, split=p.split))
     d = np.stack(out) if out else np.zeros((0, p.ROWS, layouts.SPARSE_COLS), dtype=np.uint64)
     return {"res__payload": pack(layouts.sparse_res(p), {"d": d})}
 
 
-def random_bstat_requests(p, rng, count: int, reuse: int = 4, density: float = 1.0) -> list[int]:
+def random_bstat_requests(p, rng, count: int, reuse: int = 4, density: float = 1.0,
+                          kmodes=None, keep: int | None = None) -> list[int]:
     """``count`` SWMMAs, one new B tile (bload) every ``reuse``: pruned N(0, 1) A rows, N(0, 1)
     B, N(0, 4) C; the requests that reuse the tile carry a different, never-read ``b`` (so
-    a design that reloaded it would be caught)."""
+    a design that reloaded it would be caught); split octets: request i has kmode
+    ``kmodes[i % len]`` (default 0, 1, 2, 3 in turn); ``keep`` (unsplit): A pruned to
+    ``keep`` non-zeros in the K slots."""
+    kmodes = _kmodes(p, kmodes)
     out = []
     for i in range(count):
-        vals, offs = sparse_tile(p, rng, density)
+        km = kmodes[i % len(kmodes)]
+        vals, offs = sparse_tile(p, rng, density, p.kmodes[km] if p.split else keep)
         b = num.from_float(rng.normal(0, 1, (p.L, 16)), "fp16")
         out.append(bstat_request(p, i % reuse == 0, vals, offs, b,
-                                 _random_c(p, rng, (p.ROWS, 16))))
+                                 _random_c(p, rng, (p.ROWS, 16)), km))
     return out
 
 
 def _bstat_ops(reuse: int):
-    return lambda p: 4 * p.L * 16 / model.bstationary_timing(p.L, p.K, reuse)["cycles"]
+    """Dense-equivalent MACs per cycle back to back: request i loads B when i % reuse == 0 and
+    has the i-th kmode in turn (exact over one period of both)."""
+    def ops(p, kmodes=None):
+        kms = _kmodes(p, kmodes)
+        period = reuse * len(kms) // np.gcd(reuse, len(kms))
+        t = {km: model.bstationary_timing(p.L, p.kmodes[km], reuse, split=p.split)
+             for km in set(kms)}
+        cycles = sum(t[kms[i % len(kms)]]["reused" if i % reuse else "first"]
+                     for i in range(period))
+        return 4 * p.L * 16 * period / cycles
+    return ops
 
 
 def _bstat_workload(reuse: int) -> Workload:
@@ -237,6 +306,8 @@ OCTET_SPARSE_BS = UnitSpec(
     params=OctetSparseBSParams, build=OctetSparseBS, model=_bstat_model,
     ops_per_cycle=_bstat_ops(4), ops_unit="MAC",
     workload=_stream_workload(lambda p, rng, n: random_bstat_requests(p, rng, n, 4)),
-    workloads={"reuse1": _bstat_workload(1), "reuse16": _bstat_workload(16)})
+    workloads={"reuse1": _bstat_workload(1), "reuse16": _bstat_workload(16),
+               **_k_workloads(lambda p, rng, n, **kw: random_bstat_requests(p, rng, n, 4, **kw),
+                              _bstat_ops(4))})
 
 UNITS = (OCTET_DENSE, OCTET_SPARSE, OCTET_SPARSE_BS, WARP_MMA, WARP_SMMA)

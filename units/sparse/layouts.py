@@ -55,13 +55,18 @@ def dense_res(p) -> data.StructLayout:
 def sparse_op(p) -> data.StructLayout:
     """{a: R rows × K FP16 values (slot order), off: R offset words (K·⌈log2 L⌉ bits, slot k
     at bits [b·k + b − 1 : b·k]), b: L rows × 16 columns FP16 (the B k-tile in the register
-    file), c: R×16 acc}: R = 4 for an octet, 16 for the warp."""
+    file), c: R×16 acc}: R = 4 for an octet, 16 for the warp.  With ``split``: ``kmode`` (2
+    bits, the MSBs): the request's k = 4, 2, 1, 1 for kmode 0..3 -- each row's first k slots
+    are its non-zeros, the others are not read."""
     rows = p.ROWS
-    return data.StructLayout({
+    fields = {
         "a": data.ArrayLayout(data.ArrayLayout(_FP16, p.K), rows),
         "off": data.ArrayLayout(p.K * p.offset_bits, rows),
         "b": data.ArrayLayout(data.ArrayLayout(_FP16, SPARSE_COLS), p.L),
-        "c": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), rows)})
+        "c": data.ArrayLayout(data.ArrayLayout(_acc(p), SPARSE_COLS), rows)}
+    if p.split:
+        fields["kmode"] = 2
+    return data.StructLayout(fields)
 
 
 def sparse_res(p) -> data.StructLayout:

@@ -550,14 +550,23 @@ def dense_wmma(A, B, C, *, acc: str = "fp32", semantics: str = "ieee",
 
 
 def spmm(enc: Encoded, B, C, *, acc: str = "fp32", semantics: str = "ieee",
-         rounding: str = "rne", zero_slot: str = "skip") -> np.ndarray:
+         rounding: str = "rne", zero_slot: str = "skip", split: bool = False) -> np.ndarray:
     """D = A·B + C with A given as an :class:`Encoded` [M, n] and B [n, P] FP16 encodings, C
     [M, P] ``acc`` encodings: the vectors in ascending v (each the SWMMA of its k-tile, C
     chained), each as ⌈K/4⌉ chained DP-4s over its slots in slot order, slot k gathering row
     v·L + offset of B (B zero padded to V·L rows).  See the module docstring for
     ``zero_slot``.  The M and P tiling of a GEMM changes no result (an output's order depends
-    on k only), so this vectorizes over them."""
+    on k only), so this vectorizes over them.
+
+    ``split`` (K ∈ {1, 2, 4}, ``semantics="ieee"``, FP32): the split DP-4 of the octets'
+    ``split`` mode runs each dot product as one DP-K group -- K = 4 the DP-4, K = 2
+    ``(p0 + p1) + c``, K = 1 ``p0 + c`` -- with no absent lanes (so under
+    ``zero_slot="multiply"`` no +0·+0 lane turns a −0 into +0; under ``"skip"`` it equals the
+    unsplit DP-4)."""
     _check_arith(acc, semantics, rounding, "spmm")
+    if split and (enc.K not in (1, 2, 4) or semantics != "ieee" or acc != "fp32"):
+        raise ValueError(f"spmm: split needs K in 1, 2, 4 (got {enc.K}), semantics ieee and "
+                         f"acc fp32 (got {semantics}, {acc})")
     if zero_slot not in ZERO_SLOTS:
         raise ValueError(f"spmm: zero_slot must be one of {', '.join(ZERO_SLOTS)}, got "
                          f"{zero_slot!r}")
@@ -581,6 +590,16 @@ def spmm(enc: Encoded, B, C, *, acc: str = "fp32", semantics: str = "ieee",
     for v in range(V):
         g = Bp[v * L + offs[:, v, :]]                        # [M, Kp, P] gathered rows
         g[:, beyond, :] = 0                                  # lanes beyond K: +0 operands
+        if split:                                            # one DP-K group per output
+            p = products(vals[:, v, None, :K], g[:, :K, :].transpose(0, 2, 1))
+            if zero_slot == "skip":
+                p = np.where((vals[:, v, None, :K] & _ABS16) == 0, _NEG_ZERO32, p)
+
+            def add(x, y):
+                return num.fp_add(x, y, "fp32", rounding)
+            s = num.pairwise_sum([p[..., i] for i in range(K)], add)
+            d = add(s, d)
+            continue
         for j in range(0, Kp, _DP):
             d = dp4(vals[:, v, None, j:j + _DP], g[:, j:j + _DP, :].transpose(0, 2, 1), d,
                     acc=acc, semantics=semantics, rounding=rounding,
@@ -659,8 +678,23 @@ def spmm_bound(enc: Encoded, B, C, *, acc: str = "fp32", semantics: str = "ieee"
 
 
 # -- the cycle model -------------------------------------------------------------------------------
+def _split_sets(K: int, dp_width: int, split: bool, who: str) -> tuple[int, int]:
+    """(sets, rows per set) of a sparse SWMMA's 4 A rows: one row per set, or with ``split``
+    dp_width // K rows packed into one set of dp_width slots (K must divide dp_width)."""
+    if not isinstance(split, (bool, np.bool_)):
+        raise ValueError(f"{who}: split must be a bool, got {split!r}")
+    if not split:
+        return 4, 1
+    if K > dp_width or dp_width % K or 4 % (dp_width // K):
+        raise ValueError(f"{who}: split needs K dividing dp_width={dp_width} (K = 1, 2, 4 at "
+                         f"the DP-4), got K={K}")
+    rows = dp_width // K
+    return 4 // rows, rows
+
+
 def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw: int = 16,
-                 dp_width: int = 4, dps: int = 8, t_fetch: int = 1, t_decode: int = 1) -> dict:
+                 dp_width: int = 4, dps: int = 8, t_fetch: int = 1, t_decode: int = 1,
+                 split: bool = False) -> dict:
     """Cycles of one (S)WMMA (16 × L × 16, one octet's share) and its parts (note §2.3–2.4):
 
     dense: sets = ⌈L/dp_width⌉ k-chunks; fill = ⌈8·dp_width / fill_bw⌉ (the dp_width×8 B
@@ -674,6 +708,12 @@ def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw:
     ⌈K/dp_width⌉ DP passes); no ping-pong prologue + load + (sets − 1)·max(load + compute,
     prologue) + compute = 2 + 4 + 3·6 + 2 = 26; ping-pong prologue + load + (sets −
     1)·max(load, compute, prologue) + compute = 2 + 4 + 3·4 + 2 = 20 (load-bound).
+
+    sparse with ``split`` (the split DP-4, K = the request's k ∈ {1, 2, 4}): a set packs
+    R = dp_width / K A rows into dp_width slots (their K gathered B rows each), the DP-4 runs
+    as R DP-K groups, one row each; sets = 4 / R, load = ⌈16·dp_width / fill_bw⌉, compute =
+    ⌈16 / dps⌉.  At K = 2 (with ping-pong) 2 + 4 + 4 + 2 = 12, as unsplit (load-bound); at
+    K = 1 2 + 4 + 2 = 8 (unsplit: 11).
 
     Returns {"cycles", "sets", "prologue", "load", "compute", "busy" (sets·compute: DP-busy
     cycles), "utilisation" (busy / cycles), "macs" (dense-equivalent: 16·L·16)}."""
@@ -696,8 +736,9 @@ def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw:
         else:
             cycles = sets * (load + compute)
     else:
-        sets, prologue = 4, t_fetch + t_decode
-        load = math.ceil(16 * K / fill_bw)
+        sets, rows = _split_sets(K, dp_width, split, "cycle_timing")
+        prologue = t_fetch + t_decode
+        load = math.ceil(16 * K * rows / fill_bw)
         compute = math.ceil(16 * -(-K // dp_width) / dps)
         period = max(load, compute, prologue) if pingpong else max(load + compute, prologue)
         cycles = prologue + load + (sets - 1) * period + compute
@@ -714,7 +755,7 @@ def cycle_model(mode: str, pingpong: bool, **kw) -> int:
 
 def bstationary_timing(L: int = 16, K: int = 4, reuse: int = 4, *, fill_bw: int = 16,
                        dp_width: int = 4, dps: int = 8, t_fetch: int = 1,
-                       t_decode: int = 1) -> dict:
+                       t_decode: int = 1, split: bool = False) -> dict:
     """Cycles of the B-stationary sparse octet (``octet_sparse_bs``; note §5.2 (a), beyond the
     paper): the L×16 B tile is loaded once (⌈16·L / fill_bw⌉ cycles, L rows of 16 FP16) and held;
     each SWMMA (4 A rows) then runs FETCHIDX + decode (the first set's exposed, later sets'
@@ -725,11 +766,14 @@ def bstationary_timing(L: int = 16, K: int = 4, reuse: int = 4, *, fill_bw: int 
     Returns {"load", "prologue", "compute", "sets", "first" (a SWMMA that loads B), "reused"
     (one that does not), "cycles" (mean per SWMMA over ``reuse``), "utilisation", "macs"}.  At
     L = 16, K = 4: 24 with the load, 10 without; reuse 4: 13.5 per SWMMA (the paper's sparse
-    octet: 20)."""
+    octet: 20).  ``split`` (K = the request's k ∈ {1, 2, 4}): :func:`cycle_timing`'s packed
+    sets -- 4·K/dp_width sets of 2 EXEC cycles: 6 cycles per reused SWMMA at K = 2, 4 at K = 1
+    (unsplit: 10 at every K <= 4)."""
     L, K = _check_lk(L, K, "bstationary_timing")
     if not _is_int(reuse) or reuse < 1:
         raise ValueError(f"bstationary_timing: reuse must be an integer >= 1, got {reuse!r}")
-    sets, prologue = 4, t_fetch + t_decode
+    sets = _split_sets(K, dp_width, split, "bstationary_timing")[0]
+    prologue = t_fetch + t_decode
     load = math.ceil(16 * L / fill_bw)
     compute = math.ceil(16 * -(-K // dp_width) / dps)
     first = max(load, prologue) + sets * compute

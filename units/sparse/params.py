@@ -12,7 +12,8 @@ from tcgen.hw.params import Params, param
 
 from .model import ZERO_SLOTS, offset_bits
 
-__all__ = ["OctetDenseParams", "OctetSparseParams", "WarpMmaParams", "WarpSmmaParams", "OctetSparseBSParams", "L_CHOICES", "ACC_RTL", "NUMERICS"]
+__all__ = ["OctetDenseParams", "OctetSparseParams", "WarpMmaParams", "WarpSmmaParams",
+           "OctetSparseBSParams", "L_CHOICES", "ACC_RTL", "NUMERICS", "SPLIT_K", "KMODES"]
 
 #: the DP units' numerics: IEEE DP-4s (every add rounded, ``rounding``) or Hopper's fused
 #: block per DP pass (tcgen.hw.fused.FusedDot n=4, window 27, RZ to FP32; docs/fused.md)
@@ -27,6 +28,17 @@ class _SparseArith:
         self.check_numerics()
         if self.K > self.L:
             raise self.error("K", self.K, f"at most L ({self.L})")
+        if self.split and self.K != SPLIT_K:
+            raise self.error("K", self.K, f"{SPLIT_K} with split=true (the DP-4's width: each "
+                                          f"request runs k = 4, 2 or 1 of its slots)")
+        if self.split and self.numerics != "ieee":
+            raise self.error("numerics", self.numerics, "ieee with split=true (the split tree "
+                                                        "is the IEEE DP-4's)")
+
+    @property
+    def kmodes(self) -> tuple[int, ...]:
+        """The run-time k of each request ``kmode`` (0..3): (4, 2, 1, 1) with ``split``."""
+        return KMODES if self.split else (self.K,)
 
     @property
     def offset_bits(self) -> int:
@@ -45,6 +57,9 @@ class _Numerics:
                              "rne (the default) with numerics=fused_sm90: rounding sets the "
                              "IEEE adders; the fused block rounds toward zero to FP32")
 
+#: split octets: the hardware K (the DP-4's width) and the k of each request ``kmode`` 0..3
+SPLIT_K = 4
+KMODES = (4, 2, 1, 1)
 #: vector lengths of the sparse octet (offsets of ⌈log2 L⌉ = 2..5 bits)
 L_CHOICES = (4, 8, 16, 32)
 #: accumulator formats built in RTL: FP32 (the paper's mixed mode).  The model's FP16 mode
@@ -83,6 +98,9 @@ class OctetSparseParams(_SparseArith, Params, _Numerics):
     numerics: str = param("ieee", choices=NUMERICS,
                           doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
                               "block per DP pass")
+    split: bool = param(False, doc="split DP-4 tree (K = 4): a request's kmode runs k = 4, "
+                                   "2 or 1 non-zeros per row, 4/k rows per set on 1×DP-4 / "
+                                   "2×DP-2 / 4×DP-1")
 
 
 @dataclass(frozen=True)
@@ -122,3 +140,6 @@ class OctetSparseBSParams(_SparseArith, Params, _Numerics):
     numerics: str = param("ieee", choices=NUMERICS,
                           doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
                               "block per DP pass")
+    split: bool = param(False, doc="split DP-4 tree (K = 4): a request's kmode runs k = 4, "
+                                   "2 or 1 non-zeros per row, 4/k rows per set on 1×DP-4 / "
+                                   "2×DP-2 / 4×DP-1")

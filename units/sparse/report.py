@@ -79,6 +79,29 @@ def gemm_speedup(layers=RESNET50_3X3, L: int = paper.PAPER_L, K: int = paper.PAP
     return {"layers": rows, "speedup": td / ts}
 
 
+def split_cycles(L: int = paper.PAPER_L) -> list[dict]:
+    """Cycles per SWMMA of the K = 4 octets running k = 4 / 2 / 1 non-zeros per row: unsplit
+    (padded to 4 slots: K = 4's cycles), split (packed sets), and an unsplit octet built for
+    K = k; the sparse octet with ping-pong, the B-stationary one per reused SWMMA and at one B
+    tile per 4 SWMMAs; with the DP utilisation of each."""
+    out = []
+    for k in (4, 2, 1):
+        sp = {name: model.cycle_timing("sparse", True, L=L, K=kk, split=sp_)
+              for name, kk, sp_ in (("padded", 4, False), ("split", k, True),
+                                    ("static", k, False))}
+        bs = {name: model.bstationary_timing(L, kk, split=sp_)
+              for name, kk, sp_ in (("padded", 4, False), ("split", k, True),
+                                    ("static", k, False))}
+        out.append({"k": k, "sparsity": 1 - k / L,
+                    "sparse": {n: t["cycles"] for n, t in sp.items()},
+                    # lane utilisation: unsplit DP-4s use k of their 4 lanes
+                    "sparse_util": {n: t["utilisation"] * (1 if n == "split" else k / 4)
+                                    for n, t in sp.items()},
+                    "bs_reused": {n: t["reused"] for n, t in bs.items()},
+                    "bs_reuse4": {n: t["cycles"] for n, t in bs.items()}})
+    return out
+
+
 def context() -> dict:
     """Names the study template (studies/sparse_ppa.md.j2) shows beside the sweep's rows:
     ``fig`` (:func:`figures`), ``gemm`` (:func:`gemm_speedup`), the cycles and DP utilisation
@@ -93,6 +116,6 @@ def context() -> dict:
             f"{f['offset_reg_bits']} b.")
     bs_lk = {k: model.bstationary_timing(*k)["cycles"] for k in [(16, 4), (16, 8), (4, 2)]}
     return {"fig": f, "gemm": gemm_speedup(), "paper": paper,
-            "bs": model.bstationary_timing(), "bs_lk": bs_lk,
+            "bs": model.bstationary_timing(), "bs_lk": bs_lk, "split": split_cycles(),
             "cycles_lk": {k: v["cycles"] for k, v in t.items()},
             "util_lk": {k: v["utilisation"] for k, v in t.items()}, "storage_note": note}

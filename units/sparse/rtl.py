@@ -35,6 +35,15 @@ Sparse octet (:class:`OctetSparse`, the proposal; note §2.4)
     cycles (20 with ping-pong) at L = 16, K = 4.  ``zero_slot = skip``: a ±0 slot (padding,
     lanes beyond K) contributes −0 (the DP-4's ``skip_zero`` gate).
 
+``split`` (both sparse octets, K = 4; note §5.1): the DP-4s are split DP-4s
+(:class:`tcgen.hw.dot.Dp4` ``split``) and each request's ``kmode`` picks k = 4, 2 or 1
+non-zeros per row at run time.  A set packs 4/k A rows' k slots into the 4 slots (offset
+register, A buffer/broadcast register, row selects and B buffer unchanged: 4 slots), and the
+DP units run as 4/k DP-k groups, group q onto row (set·4/k + q) -- so every lane is busy at
+every k, k sets per SWMMA.  The feed-bound octet gains only at k = 1 (8 cycles, unsplit 11:
+its load of 4 gathered rows per set stays); the B-stationary octet runs a reused SWMMA in 6
+cycles at k = 2 and 4 at k = 1 (10 unsplit).
+
 ``numerics = fused_sm90`` (both octets): each DP unit is a :class:`tcgen.hw.fused.FusedDot`
 with n = 4 -- the four exact products and c aligned once, truncated to Hopper's 27-bit window,
 rounded once toward zero to FP32 (docs/fused.md) -- in the same slots of the same schedule, so
@@ -115,7 +124,7 @@ def _dp_array(m: Module, p, skip_zero: bool = False) -> list:
         unit = FusedDotParams.preset("fused16_sm90", n=_DPS, acc=p.acc, out=p.acc)
         return [shared(m, f"dp{d}", FusedDot(unit)) for d in range(_N_DP)]
     dp = Dp4Params(fmt="fp16", acc=p.acc, product="exact", rounding=p.rounding,
-                   skip_zero=skip_zero)
+                   skip_zero=skip_zero, split=getattr(p, "split", False))
     return [shared(m, f"dp{d}", Dp4(dp)) for d in range(_N_DP)]
 
 
@@ -219,6 +228,10 @@ class OctetSparse(wiring.Component):
         self.params = params
         self.cycles = self.latency = cycle_model("sparse", params.pingpong, L=params.L,
                                                  K=params.K)
+        #: cycles of a SWMMA per request kmode (split: k = 4, 2, 1, 1)
+        self.cycles_by_kmode = tuple(
+            cycle_model("sparse", params.pingpong, L=params.L, K=k, split=params.split)
+            for k in params.kmodes)
         super().__init__({"op": In(stream.Signature(layouts.sparse_op(params))),
                           "res": Out(stream.Signature(layouts.sparse_res(params)))})
 
@@ -261,6 +274,7 @@ class OctetSparse(wiring.Component):
         load, load_last, decode, fetch, comp = (Signal(name=n) for n in (
             "load", "load_last", "decode", "fetch", "compute"))
         comp_last = Signal(name="compute_last")          # the last cycle of a set's EXEC
+        kmode = pl.kmode if p.split else None
         m.d.comb += [
             load.eq(sel_full & ~bfull.bit_select(wb, 1)),
             load_last.eq(load & (lk == K - 1)),
@@ -268,11 +282,12 @@ class OctetSparse(wiring.Component):
             fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
             comp.eq(bfull.bit_select(rb, 1) & ~(out_valid & ~self.res.ready)),
             comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
-            self.op.ready.eq(comp_last & (cs == 3)),
+            self.op.ready.eq(comp_last & _last_set(cs, kmode)),
         ]
         with m.If(fetch):
-            m.d.sync += [off_reg.eq(pl.off[fs]), fs.eq(fs + 1)]
-            with m.If(fs == 3):
+            m.d.sync += [off_reg.eq(_set_slots(pl.off, fs, kmode, ob)),
+                         fs.eq(_next_set(fs, kmode))]
+            with m.If(_last_set(fs, kmode)):
                 m.d.sync += fetched_all.eq(1)
         with m.If(self.op.ready):
             m.d.sync += fetched_all.eq(0)
@@ -290,21 +305,21 @@ class OctetSparse(wiring.Component):
                             with m.Case(k):
                                 m.d.sync += bbuf[b][k].eq(rsel.y)
                     with m.If(lk == 0):
-                        m.d.sync += abuf[b].eq(pl.a[ls])
+                        m.d.sync += abuf[b].eq(_set_slots(pl.a, ls, kmode, _FP16))
             m.d.sync += lk.eq(Mux(load_last, 0, lk + 1))
             with m.If(load_last):
-                m.d.sync += ls.eq(ls + 1)
+                m.d.sync += ls.eq(_next_set(ls, kmode))
                 if nb == 2:
                     m.d.sync += wb.eq(~wb)
 
         a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
-        _sparse_exec(m, p, a_cur, b_cur, pl.c, dbuf, cs, cc, cp, comp)
+        _sparse_exec(m, p, a_cur, b_cur, pl.c, dbuf, cs, cc, cp, comp, kmode)
         with m.If(comp):
             m.d.sync += cc.eq(cc + 1)
             with m.If(cc == 1):
                 m.d.sync += cp.eq(Mux(cp == P - 1, 0, cp + 1))
             with m.If(comp_last):
-                m.d.sync += cs.eq(cs + 1)
+                m.d.sync += cs.eq(_next_set(cs, kmode))
                 if nb == 2:
                     m.d.sync += rb.eq(~rb)
         for b in range(nb):
@@ -312,7 +327,7 @@ class OctetSparse(wiring.Component):
             clr_b = comp_last & (rb == b)
             m.d.sync += bfull[b].eq((bfull[b] & ~clr_b) | set_b)
 
-        _result(m, self.res, out_valid, comp_last & (cs == 3), dbuf)
+        _result(m, self.res, out_valid, comp_last & _last_set(cs, kmode), dbuf)
         return m
 
 
@@ -341,6 +356,10 @@ class OctetSparseBS(wiring.Component):
         t = bstationary_timing(L=params.L, K=params.K)
         self.cycles = self.latency = t["first"]
         self.cycles_reused = t["reused"]
+        #: (first, reused) cycles per request kmode (split: k = 4, 2, 1, 1)
+        self.cycles_by_kmode = tuple(
+            (lambda t: (t["first"], t["reused"]))(bstationary_timing(
+                L=params.L, K=k, split=params.split)) for k in params.kmodes)
         super().__init__({"op": In(stream.Signature(layouts.bstat_op(params))),
                           "res": Out(stream.Signature(layouts.sparse_res(params)))})
 
@@ -392,33 +411,36 @@ class OctetSparseBS(wiring.Component):
         out_valid = Signal(name="out_valid")
         fetch, decode, comp, comp_last = (Signal(name=n) for n in (
             "fetch", "decode", "compute", "compute_last"))
+        kmode = pl.kmode if p.split else None
         m.d.comb += [
             comp.eq(sel_full & b_ready & self.op.valid & ~(out_valid & ~self.res.ready)),
             comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
             decode.eq(off_full & (~sel_full | comp_last)),
             fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
-            self.op.ready.eq(comp_last & (cs == 3)),
+            self.op.ready.eq(comp_last & _last_set(cs, kmode)),
         ]
         with m.If(fetch):
-            m.d.sync += [off_reg.eq(pl.off[fs]), fs.eq(fs + 1)]
-            with m.If(fs == 3):
+            m.d.sync += [off_reg.eq(_set_slots(pl.off, fs, kmode, ob)),
+                         fs.eq(_next_set(fs, kmode))]
+            with m.If(_last_set(fs, kmode)):
                 m.d.sync += fetched_all.eq(1)
         m.d.sync += off_full.eq(fetch | (off_full & ~decode))
         with m.If(decode):
-            m.d.sync += [sel.eq(dec.sel), areg.eq(pl.a[ds]), ds.eq(ds + 1)]
+            m.d.sync += [sel.eq(dec.sel), areg.eq(_set_slots(pl.a, ds, kmode, _FP16)),
+                         ds.eq(_next_set(ds, kmode))]
         m.d.sync += sel_full.eq(decode | (sel_full & ~comp_last))
         with m.If(self.op.ready):
             m.d.sync += [fetched_all.eq(0), bdone.eq(0)]
 
-        _sparse_exec(m, p, areg, gathered, pl.c, dbuf, cs, cc, cp, comp)
+        _sparse_exec(m, p, areg, gathered, pl.c, dbuf, cs, cc, cp, comp, kmode)
         with m.If(comp):
             m.d.sync += cc.eq(cc + 1)
             with m.If(cc == 1):
                 m.d.sync += cp.eq(Mux(cp == P - 1, 0, cp + 1))
             with m.If(comp_last):
-                m.d.sync += cs.eq(cs + 1)
+                m.d.sync += cs.eq(_next_set(cs, kmode))
 
-        _result(m, self.res, out_valid, comp_last & (cs == 3), dbuf)
+        _result(m, self.res, out_valid, comp_last & _last_set(cs, kmode), dbuf)
         return m
 
 
@@ -485,12 +507,16 @@ class WarpMma(wiring.Component):
         return m
 
 
-def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp):
+def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp, kmode=None):
     """The sparse octets' EXEC (one mechanism for :class:`OctetSparse` and
     :class:`OctetSparseBS`): the A row broadcast to the 8 DP units, DP d in cycle t computing
     column 8·(d // 4) + 4·t + d % 4, pass j on slots 4j..4j+3 onto pass j−1's result (C in pass
     0), results into row ``cs`` of the D buffer.  ``a_cur[s]``: slot s's A value; ``b_cur[s]``:
-    slot s's gathered B row (16 FP16); ``c``: the request's C rows."""
+    slot s's gathered B row (16 FP16); ``c``: the request's C rows.  ``kmode`` (split octets):
+    the set's slots are 4/k rows' k slots each (:func:`_set_slots`), the split DP-4s run one
+    DP-k group per row (:func:`_split_exec`)."""
+    if kmode is not None:
+        return _split_exec(m, p, a_cur, b_cur, c, dbuf, cs, cc, comp, kmode)
     K, P = p.K, p.passes
     skip = p.zero_slot == "skip"
     dps = _dp_array(m, p, skip_zero=skip)
@@ -518,6 +544,61 @@ def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp):
                             m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
                         with m.Else():
                             m.d.sync += dbuf[r][col0].eq(dp.y)
+
+
+def _split_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, comp, kmode):
+    """EXEC on split DP-4s (``split``, K = 4): lane k of every DP unit takes slot k (A value
+    and gathered B row) as in the unsplit EXEC; the tree runs in ``kmode`` (1×DP-4, 2×DP-2,
+    4×DP-1) and group q of set ``cs`` is D row cs·R + q (R = 4/k rows per set), onto its own C
+    row; DP d in cycle t writes column 8·(d // 4) + 4·t + d % 4 of each of its rows."""
+    dps = _dp_array(m, p, skip_zero=p.zero_slot == "skip")
+    k4, k2, k1 = kmode == 0, kmode == 1, kmode[1]
+    rows = layouts.SPARSE_ROWS
+    # group q's row: k = 4: cs (q = 0); k = 2: 2·cs + q; k = 1: q
+    grow = [Mux(k4, cs, Mux(k2, Cat(Const(0, 1), cs[0]), 0)),
+            Mux(k2, Cat(Const(1, 1), cs[0]), 1), 2, 3]
+    for d, dp in enumerate(dps):
+        col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
+        m.d.comb += dp.mode.eq(kmode)
+        for k in range(_DPS):
+            m.d.comb += [dp.a[k].eq(a_cur[k]),
+                         dp.b[k].eq(Mux(cc, b_cur[k][col0 + 4], b_cur[k][col0])),
+                         dp.c[k].eq(Mux(cc, c[grow[k]][col0 + 4], c[grow[k]][col0]))]
+        with m.If(comp):
+            for r in range(rows):
+                mine = (k4 & (cs == r)) | (k2 & (cs == r // 2)) | k1
+                y = Mux(k4, dp.y[0], Mux(k2, dp.y[r % 2], dp.y[r]))
+                with m.If(mine):
+                    with m.If(cc):
+                        m.d.sync += dbuf[r][col0 + 4].eq(y)
+                    with m.Else():
+                        m.d.sync += dbuf[r][col0].eq(y)
+
+
+def _set_slots(rows, s, kmode, width: int):
+    """The K = 4 slots of set ``s`` from the request's per-row fields ``rows`` (4 rows of 4
+    slots of ``width`` bits): ``rows[s]`` unsplit (``kmode`` None, or 0: k = 4); k = 2 (kmode
+    1): the first 2 slots of rows 2s and 2s + 1; k = 1 (kmode 2, 3): slot 0 of rows 0..3."""
+    if kmode is None:
+        return rows[s]
+    raw = [rows[r].as_value() if hasattr(rows[r], "as_value") else rows[r] for r in range(4)]
+    half = [Cat(raw[2 * j][:2 * width], raw[2 * j + 1][:2 * width]) for j in range(2)]
+    one = Cat(*(raw[r][:width] for r in range(4)))
+    return Mux(kmode == 0, _pick(s, raw), Mux(kmode == 1, Mux(s[0], half[1], half[0]), one))
+
+
+def _last_set(cnt, kmode):
+    """``cnt`` is the SWMMA's last set: 3 (unsplit), or k − 1 for the request's k."""
+    if kmode is None:
+        return cnt == 3
+    return Mux(kmode == 0, cnt == 3, Mux(kmode == 1, cnt == 1, cnt == 0))
+
+
+def _next_set(cnt, kmode):
+    """The set counter's next value: +1, wrapping after the last set."""
+    if kmode is None:
+        return cnt + 1
+    return Mux(_last_set(cnt, kmode), 0, cnt + 1)
 
 
 def _result(m: Module, res, out_valid, done, dbuf):
