@@ -114,8 +114,10 @@ def _canon(obj):
     if isinstance(obj, enum.Enum):
         return (type(obj).__qualname__, obj.name)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        # a field declared with param(key_default=False) is left out at its default
         return (type(obj).__module__, type(obj).__qualname__,
-                tuple((f.name, _canon(getattr(obj, f.name))) for f in dataclasses.fields(obj)))
+                tuple((f.name, _canon(getattr(obj, f.name))) for f in dataclasses.fields(obj)
+                      if f.metadata.get("key_default", True) or getattr(obj, f.name) != f.default))
     if isinstance(obj, (tuple, list)):
         return tuple(_canon(x) for x in obj)
     if isinstance(obj, dict):

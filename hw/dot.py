@@ -61,7 +61,8 @@ class Dp4Params(Params):
     rounding: str = param("rne", choices=num.MODES, doc="every rounding point")
     skip_zero: bool = param(False, doc="a lane with a = ±0 contributes −0 (product gated)")
     split: bool = param(False, doc="run-time split: a mode port selects 1×DP-4, 2×DP-2 or "
-                                   "4×DP-1 (c, y: one accumulator per group)")
+                                   "4×DP-1 (c, y: one accumulator per group)",
+                        key_default=False)
 
     def check(self):
         src, acc = get_format(self.fmt), get_format(self.acc)

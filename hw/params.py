@@ -29,16 +29,23 @@ class ParamError(ValueError):
     allowed.  The message is one line: ``<unit>: <field> must be <allowed>, got <value>``."""
 
 
-def param(default, *, choices=None, range=None, doc: str = "", convert=None):
+def param(default, *, choices=None, range=None, doc: str = "", convert=None,
+          key_default: bool = True):
     """Declare a parameter field: ``choices`` (a tuple) or ``range`` ((lo, hi), inclusive).
 
     ``convert`` (optional) maps a value given from Python to the field's canonical form before
     it is validated (e.g. the integer 4 to the choice ``"4"``); it must return the value
     unchanged when it does not apply.
+
+    ``key_default=False``: an off-by-default extension added to an existing block -- at its
+    default the field is left out of the block's module content key
+    (:func:`tcgen.hw.dedup.content_key`), so the modules built before it existed keep their
+    names, their Verilog and every cached result.
     """
     return dataclasses.field(default=default,
                              metadata={"choices": tuple(choices) if choices else None,
-                                       "range": range, "doc": doc, "convert": convert})
+                                       "range": range, "doc": doc, "convert": convert,
+                                       "key_default": key_default})
 
 
 def _type_of(f: dataclasses.Field) -> type:
@@ -127,9 +134,16 @@ class Params:
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    def keyed(self) -> dict[str, Any]:
+        """The values that name this configuration: :meth:`as_dict` without the fields declared
+        ``param(key_default=False)`` that are at their default (Verilog headers, cache keys,
+        module content keys)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.metadata.get("key_default", True) or getattr(self, f.name) != f.default}
+
     def key(self) -> str:
         """A short, stable, filesystem-safe text of the values (cache keys, file names)."""
-        return "_".join(f"{k}-{v}" for k, v in self.as_dict().items()) or "default"
+        return "_".join(f"{k}-{v}" for k, v in self.keyed().items()) or "default"
 
     @classmethod
     def fields(cls):

@@ -89,6 +89,21 @@ def test_generation_is_deterministic_in_process_and_across_processes(tmp_path):
     assert text.startswith("// tcgen ") and "module fp_mul(" in text
 
 
+def test_off_by_default_extensions_keep_module_names():
+    """A field declared param(key_default=False) (e.g. the DP-4's split) is left out of the
+    header, the params key and the module content key at its default, so the modules built
+    before it existed keep their names (and cached results); set, it names the module."""
+    from tcgen.hw.dedup import content_key
+    u = get_unit("dp4")
+    off, on = u.params(), u.params(split=True)
+    assert "split" not in off.keyed() and on.keyed()["split"] is True
+    assert "split" not in off.key() and "split-True" in on.key()
+    assert "split" not in verilog("dp4", off).splitlines()[0]
+    assert "split=true" in verilog("dp4", on).splitlines()[0]
+    k_off, k_on = content_key(None, off), content_key(None, on)
+    assert "split" not in repr(k_off) and "'split', True" in repr(k_on)
+
+
 # Units whose default (M2N64K4) Verilog takes Verilator's lint too long for make test's budget
 # (the MAC baseline ~60-100 s: 128 DP units of FP multipliers and adders; the ADD and
 # conventional-LUT baselines ~12 s): linted at N = 8 here and at their defaults in make

@@ -17,7 +17,7 @@ __all__ = ["verilog", "header"]
 
 
 def header(unit_name: str, params: Params) -> str:
-    vals = " ".join(f"{k}={_fmt(v)}" for k, v in params.as_dict().items()) or "(none)"
+    vals = " ".join(f"{k}={_fmt(v)}" for k, v in params.keyed().items()) or "(none)"
     return f"// tcgen {__version__}: unit {unit_name}; params {vals}\n"
 
 

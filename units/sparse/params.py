@@ -100,7 +100,7 @@ class OctetSparseParams(_SparseArith, Params, _Numerics):
                               "block per DP pass")
     split: bool = param(False, doc="split DP-4 tree (K = 4): a request's kmode runs k = 4, "
                                    "2 or 1 non-zeros per row, 4/k rows per set on 1×DP-4 / "
-                                   "2×DP-2 / 4×DP-1")
+                                   "2×DP-2 / 4×DP-1", key_default=False)
 
 
 @dataclass(frozen=True)
@@ -142,4 +142,4 @@ class OctetSparseBSParams(_SparseArith, Params, _Numerics):
                               "block per DP pass")
     split: bool = param(False, doc="split DP-4 tree (K = 4): a request's kmode runs k = 4, "
                                    "2 or 1 non-zeros per row, 4/k rows per set on 1×DP-4 / "
-                                   "2×DP-2 / 4×DP-1")
+                                   "2×DP-2 / 4×DP-1", key_default=False)
