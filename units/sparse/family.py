@@ -199,7 +199,8 @@ def _k_workloads(requests, ops) -> dict:
             kw = {"kmodes": (km,)} if p.split else {"keep": k}
             return _stream_workload(lambda p, rng, n: requests(p, rng, n, **kw))(p, rng, n)
         return Workload(stimulus, ops_per_cycle=lambda p: ops(p, (km,) if p.split else None),
-                        doc=f"A pruned to {k} non-zeros per row: split=true runs k = {k} "
+                        doc=f"A pruned to {k} non-zero{'s' if k > 1 else ''} per row: "
+                            f"split=true runs k = {k} "
                             f"(kmode {km}), unsplit its K slots padded")
     return {f"k{(4, 2, 1)[km]}": one(km) for km in range(3)}
 

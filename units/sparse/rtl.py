@@ -554,16 +554,23 @@ def _split_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, comp, kmode):
     dps = _dp_array(m, p, skip_zero=p.zero_slot == "skip")
     k4, k2, k1 = kmode == 0, kmode == 1, kmode[1]
     rows = layouts.SPARSE_ROWS
-    # group q's row: k = 4: cs (q = 0); k = 2: 2·cs + q; k = 1: q
-    grow = [Mux(k4, cs, Mux(k2, Cat(Const(0, 1), cs[0]), 0)),
-            Mux(k2, Cat(Const(1, 1), cs[0]), 1), 2, 3]
+
+    def c_group(q, col):
+        """Group q's C: row cs (k = 4, q = 0), 2·cs + q (k = 2), q (k = 1) -- muxes of
+        constant slices (a row index computed at run time would be a 2048-bit shifter)."""
+        at = [c[r][col] for r in range(rows)]
+        if q == 0:
+            return Mux(k4, _pick(cs, at), Mux(k2 & cs[0], at[2], at[0]))
+        if q == 1:
+            return Mux(k2 & cs[0], at[3], at[1])
+        return at[q]
     for d, dp in enumerate(dps):
         col0 = 8 * (d // 4) + d % 4                        # cycle 0; cycle 1: col0 + 4
         m.d.comb += dp.mode.eq(kmode)
         for k in range(_DPS):
             m.d.comb += [dp.a[k].eq(a_cur[k]),
                          dp.b[k].eq(Mux(cc, b_cur[k][col0 + 4], b_cur[k][col0])),
-                         dp.c[k].eq(Mux(cc, c[grow[k]][col0 + 4], c[grow[k]][col0]))]
+                         dp.c[k].eq(Mux(cc, c_group(k, col0 + 4), c_group(k, col0)))]
         with m.If(comp):
             for r in range(rows):
                 mine = (k4 & (cs == r)) | (k2 & (cs == r // 2)) | k1
