@@ -72,7 +72,8 @@ def test_hardware_library_loads_nothing_above_it(tmp_path):
 
 
 @pytest.mark.parametrize("model", ["tcgen.units.pacq.model", "tcgen.units.bmma.model",
-                                   "tcgen.hw.numeric"])
+                                   "tcgen.units.lut.model", "tcgen.units.sparse.model",
+                                   "tcgen.units.winograd.model", "tcgen.hw.numeric"])
 def test_golden_models_load_no_amaranth(model, tmp_path):
     r = _py(f"""
         import sys
