@@ -486,6 +486,8 @@ class WarpMma(wiring.Component):
             if self.sparse:
                 rows = range(4 * i, 4 * i + 4)
                 m.d.comb += q.b.eq(pl.b)
+                if p.split:
+                    m.d.comb += q.kmode.eq(pl.kmode)
                 for j, row in enumerate(rows):
                     m.d.comb += [q.a[j].eq(pl.a[row]), q.off[j].eq(pl.off[row]),
                                  q.c[j].eq(pl.c[row]), d[row].eq(r[j])]
