@@ -1,7 +1,164 @@
-"""The Winograd family's units (target of the ``winograd`` entry point of ``tcgen.families``).
-Being built (issue 15): the golden models are :mod:`tcgen.units.winograd.model`."""
+"""The Winograd family's units (target of the ``winograd`` entry point of ``tcgen.families``):
+the transforms ``wino_itf``, ``wino_ftf`` and ``wino_otf`` (issue 15 §2; docs/winograd.md).
+Models adapt the packed ports (``amaranth.lib.data.ArrayLayout``, row-major tiles) to
+:mod:`tcgen.units.winograd.model` and back; workloads are real tiles (N(0, 1) activations,
+N(0, ½) weights, or uniform integers; the OTF sees EWMM results of the model)."""
 from __future__ import annotations
 
-__all__ = ["UNITS"]
+import numpy as np
+from amaranth import signed
+from amaranth.lib import data
 
-UNITS = ()
+from tcgen.hw.layout import pack, unpack
+from tcgen.hw.spec import UnitSpec
+
+from . import model
+from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
+from .rtl import WinoFtf, WinoItf, WinoOtf
+
+__all__ = ["UNITS", "port_layout", "keep_mask", "random_tiles", "random_filters",
+           "ewmm_tiles", "check_otf_contract"]
+
+_WIDE = 62                              # int stages wider than this: Python ints in the model
+
+
+def port_layout(p, port: str) -> data.ArrayLayout:
+    """The ``ArrayLayout`` of a tile port (``d``, ``g``, ``o_hat``: inputs; ``y``: output)."""
+    count = {"d": p.n * p.n, "g": 9, "o_hat": p.n * p.n}.get(
+        port, p.m * p.m if isinstance(p, WinoOtfParams) else p.n * p.n)
+    bits = p.out_bits if port == "y" else p.in_bits
+    return data.ArrayLayout(signed(bits) if p.is_int else bits, count)
+
+
+def _tiles(p, port, payloads, side):
+    x = unpack(port_layout(p, port), payloads)
+    if p.is_int and max(w[2] for w in p.widths.values()) > _WIDE:
+        x = x.astype(object)
+    elif not p.is_int:
+        x = x.astype(np.uint64)
+    return x.reshape(len(x), side, side)
+
+
+def _out(p, y):
+    y = np.asarray(y)
+    return pack(port_layout(p, "y"), y.reshape(len(y), -1))
+
+
+def keep_mask(m: int, rows, cols) -> np.ndarray:
+    """The OTF crop mask as integers: bit i·m + j = (i < rows) & (j < cols)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    out = np.zeros(rows.shape, dtype=np.uint64)
+    for i in range(m):
+        for j in range(m):
+            out |= ((rows > i) & (cols > j)).astype(np.uint64) << np.uint64(i * m + j)
+    return out
+
+
+def check_otf_contract(p, o_hat):
+    """ValueError unless every integer lane of Ô ([N, m+2, m+2]) lies in the range an EWMM of
+    ``p.channels`` products can reach (``p.lanes``): there ``int_widths`` proves that the OTF's
+    nodes do not overflow; outside it the RTL's widths do not hold the result."""
+    lo, hi = (np.asarray(v, dtype=object).reshape(p.n, p.n) for v in p.lanes)
+    o = np.asarray(o_hat, dtype=object)
+    bad = (o < lo) | (o > hi)
+    if np.any(bad):
+        k = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(f"wino_otf: Ô[{k[0]}] lane ({k[1]}, {k[2]}) = {o[k]} lies outside "
+                         f"[{lo[k[1:]]}, {hi[k[1:]]}], the range an EWMM of C = {p.channels} "
+                         f"products of {p.data_bits}-bit data and {p.weight_bits}-bit weights "
+                         f"reaches: outside the unit's integer contract")
+
+
+# -- models --------------------------------------------------------------------------------------
+def _itf_model(p, d):
+    return {"y": _out(p, model.itf(_tiles(p, "d", d, p.n), p.m, p.mode))}
+
+
+def _ftf_model(p, g):
+    return {"y": _out(p, model.ftf(_tiles(p, "g", g, 3), p.m, p.mode))}
+
+
+def _otf_model(p, o_hat, rows, cols):
+    x = _tiles(p, "o_hat", o_hat, p.n)
+    if p.is_int:
+        check_otf_contract(p, x)
+    return {"y": _out(p, model.otf(x, p.m, p.mode)), "keep": keep_mask(p.m, rows, cols)}
+
+
+# -- workloads -----------------------------------------------------------------------------------
+def random_tiles(p, rng, count: int, side: int, scale: float = 1.0, bits: int | None = None):
+    """``count`` side×side tiles: N(0, scale²) encoded in the data format (FP modes), or
+    uniform ``bits``-bit signed integers (mode int)."""
+    if p.is_int:
+        return rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), (count, side, side))
+    return model.encode_input(rng.normal(0, scale, (count, side, side)), p.mode)
+
+
+def random_filters(p, rng, count: int):
+    """``count`` 3×3 filters: N(0, ½) (He-like at C = 4) or uniform ``weight_bits`` integers."""
+    return random_tiles(p, rng, count, 3, scale=0.5 ** 0.5, bits=p.weight_bits)
+
+
+def ewmm_tiles(p, rng, count: int, C: int | None = None):
+    """``count`` Ô tiles [count, m+2, m+2] as an EWMM makes them (model.ewmm): ``count`` input
+    tiles of C channels (random_tiles; default C = 4, mode int ``p.channels``) against one
+    random filter per channel, through the model's ITF, FTF and DP-4 chain."""
+    C = (p.channels if p.is_int else 4) if C is None else C
+    n, L = p.n, p.n * p.n
+    d = random_tiles(p, rng, count * C, n, bits=p.data_bits).reshape(count, C, n, n)
+    g = random_filters(p, rng, C)
+    Ih = model.itf(d, p.m, p.mode).reshape(count, C, L)
+    Fh = model.ftf(g, p.m, p.mode).reshape(C, L)
+    if p.is_int:           # exact in any order; Python ints (wide configs pass 64 bits)
+        return (Ih.astype(object) * Fh.astype(object)[None]).sum(axis=1).reshape(count, n, n)
+    Ih = Ih.reshape(1, count, C, L).transpose(0, 2, 1, 3)                    # [1, C, P, L]
+    return model.ewmm(Ih, Fh[None], p.mode)[0, 0].reshape(count, n, n)
+
+
+def _itf_workload(p, rng, n):
+    return {"d": pack(port_layout(p, "d"), random_tiles(p, rng, n, p.n, bits=p.data_bits)
+                      .reshape(n, -1))}
+
+
+def _ftf_workload(p, rng, n):
+    return {"g": pack(port_layout(p, "g"), random_filters(p, rng, n).reshape(n, -1))}
+
+
+def _otf_workload(p, rng, n):
+    C = min(p.channels, 8) if p.is_int else None     # fewer channels: quicker, in contract
+    o = ewmm_tiles(p, rng, n, C)
+    return {"o_hat": pack(port_layout(p, "o_hat"), o.reshape(n, -1)),
+            "rows": rng.integers(1, p.m + 1, n).astype(np.uint64),
+            "cols": rng.integers(1, p.m + 1, n).astype(np.uint64)}
+
+
+def _transform_ops(kind):
+    def ops(p):
+        c = model.op_counts(p.m, p.mode)
+        return float(c[f"{kind}_adds"])
+    return ops
+
+
+WINO_ITF = UnitSpec(
+    name="wino_itf", family="winograd",
+    summary="Winograd input transform Bᵀ d B, F(2x2,3x3) / F(4x4,3x3): separable add/sub "
+            "network, FP32/FP16 (RNE) or exact integer, combinational",
+    params=WinoItfParams, build=WinoItf, model=_itf_model,
+    ops_per_cycle=_transform_ops("itf"), ops_unit="add", workload=_itf_workload)
+
+WINO_FTF = UnitSpec(
+    name="wino_ftf", family="winograd",
+    summary="Winograd filter transform G g Gᵀ on chip: F(2,3) FP ×½ network or integer 2G / "
+            "24G (s²-scaled), combinational",
+    params=WinoFtfParams, build=WinoFtf, model=_ftf_model,
+    ops_per_cycle=_transform_ops("ftf"), ops_unit="add", workload=_ftf_workload)
+
+WINO_OTF = UnitSpec(
+    name="wino_otf", family="winograd",
+    summary="Winograd output transform Aᵀ Ô A in the accumulation format (FP32/FP16 RNE or "
+            "exact s²-scaled integer) + crop mask, combinational",
+    params=WinoOtfParams, build=WinoOtf, model=_otf_model,
+    ops_per_cycle=_transform_ops("otf"), ops_unit="add", workload=_otf_workload)
+
+UNITS = (WINO_ITF, WINO_FTF, WINO_OTF)

@@ -1,0 +1,476 @@
+"""The Winograd transform units (wino_itf, wino_ftf, wino_otf) against the golden model
+(tcgen.units.winograd.model: itf, ftf, otf) on the batch bench: zero mismatches, every vector
+checked.  Expected values come only from the model (through each UnitSpec's adapter).
+
+The note's §4.4 cases that need the RTL: 1 (one-hot basis tiles: Bᵀ⊗Bᵀ, Aᵀ⊗Aᵀ, G⊗G, exact),
+5 (integer extremes: checkerboard, all −128, the 2G extreme filter, the C = 512 accumulator
+bound through the OTF; no wrap), 6 (specials: inf − inf, signed zeros, subnormals, overflow),
+random FP32 / FP16 tiles with specials, subnormals and cancellation, F(4,3) configurations, the
+crop mask for every rows / cols value, and the params' errors.
+
+FP configurations run on Verilator (Icarus evaluates the 32..168 FP adders of a tile event by
+event, ~35 ms per FP32 F(2,3) tile); integer ones on the harness's default.  Make test runs a
+few thousand vectors per configuration; the ``slow`` part adds larger sweeps and the remaining
+F(4,3) FP configurations.  Seeds printed, ``TCGEN_SEED`` overrides them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import harness
+from stimulus import dot_lanes, specials
+from tcgen.hw import numeric as num
+from tcgen.hw.layout import pack, unpack
+from tcgen.hw.params import ParamError
+from tcgen.registry import get_unit
+from tcgen.units.winograd import model as wm
+from tcgen.units.winograd import paper
+from tcgen.units.winograd.family import (check_otf_contract, ewmm_tiles, keep_mask,
+                                         port_layout)
+from tcgen.units.winograd.params import (WinoFtfParams, WinoItfParams, WinoOtfParams,
+                                         lane_ranges)
+
+_slow = pytest.mark.slow
+
+
+# -- running -------------------------------------------------------------------------------------
+def _params(unit, **kw):
+    return get_unit(unit).params(**kw)
+
+
+def _run(unit, p, tiles, request, **ports):
+    """Check ``tiles`` ([N, r, s] values of the unit's tile input) on the batch bench; extra
+    ports (rows / cols) given as arrays.  Returns the summary."""
+    port = {"wino_itf": "d", "wino_ftf": "g", "wino_otf": "o_hat"}[unit]
+    tiles = np.asarray(tiles)
+    n = len(tiles)
+    stim = {port: pack(port_layout(p, port), tiles.reshape(n, -1))}
+    if unit == "wino_otf":
+        stim["rows"] = np.asarray(ports.get("rows", np.full(n, p.m)), dtype=np.uint64)
+        stim["cols"] = np.asarray(ports.get("cols", np.full(n, p.m)), dtype=np.uint64)
+    sim = None if p.is_int and p.m == 2 else "verilator"
+    s = harness.run_batch(unit, p, stimulus=stim, name=request.node.name[:80], depth=1 << 16,
+                          sim=sim)
+    assert s["vectors"] == n and s["checked"] == n
+    assert s["mismatches"] == 0, s["first_mismatches"]
+    return s
+
+
+def _golden(unit, p, tiles, **ports):
+    """The model's outputs for ``tiles`` through the unit's adapter, unpacked."""
+    port = {"wino_itf": "d", "wino_ftf": "g", "wino_otf": "o_hat"}[unit]
+    tiles = np.asarray(tiles)
+    n = len(tiles)
+    args = {port: pack(port_layout(p, port), tiles.reshape(n, -1))}
+    if unit == "wino_otf":
+        args.update(rows=np.asarray(ports.get("rows", np.full(n, p.m))),
+                    cols=np.asarray(ports.get("cols", np.full(n, p.m))))
+    out = get_unit(unit).golden(p, **args)
+    return unpack(port_layout(p, "y"), out["y"]), out
+
+
+# -- stimulus ------------------------------------------------------------------------------------
+def _onehots(side, value=1.0, fmt=None):
+    E = np.eye(side * side).reshape(side * side, side, side) * value
+    return E.astype(np.int64) if fmt is None else num.from_float(E, fmt)
+
+
+def fp_tiles(fmt, rng, n, side):
+    """[n, side, side] encodings: a sixth each of (a) dot_lanes' mix (random bits, small
+    exponents, specials, lane 1 = −lane 0), (b) exact cancellation -- elements copied or
+    negated across the tile, ±0 sprinkled in, (c) near cancellation -- one binade, random
+    signs, (d) subnormals only, (e) near overflow, (f) one or two special values in a
+    random finite tile."""
+    f = num.get_format(fmt)
+    L = side * side
+    sbit = np.uint64(f.sign_mask)
+    k = n // 6
+    parts = [dot_lanes(fmt, rng, k, lanes=L, special_rate=0.03)]
+    b = dot_lanes(fmt, rng, k, lanes=L, special_rate=0.0)
+    for _ in range(L):                                  # copies / negations across the tile
+        src, dst = rng.integers(0, L, (2, k))
+        neg = rng.integers(0, 2, k).astype(np.uint64) * sbit
+        b[np.arange(k), dst] = b[np.arange(k), src] ^ neg
+    zero = rng.random((k, L)) < 0.1
+    b = np.where(zero, rng.integers(0, 2, (k, L)).astype(np.uint64) * sbit, b)
+    parts.append(b)
+    e = rng.integers(f.bias - 2, f.bias + 3, (k, 1)).astype(np.uint64)   # one binade per tile
+    c = (e << np.uint64(f.man_bits)) | rng.integers(0, 1 << f.man_bits, (k, L)).astype(np.uint64)
+    c |= rng.integers(0, 2, (k, L)).astype(np.uint64) * sbit
+    c[:, 1::2] = (c[:, 0::2][:, :c[:, 1::2].shape[1]] ^ sbit) + rng.integers(
+        0, 3, (k, c[:, 1::2].shape[1])).astype(np.uint64)           # ± a few ulps apart
+    parts.append(c)
+    d = rng.integers(0, 1 << (f.man_bits + 1), (k, L)).astype(np.uint64)   # exp field 0 or 1
+    d |= rng.integers(0, 2, (k, L)).astype(np.uint64) * sbit
+    parts.append(d)
+    big = (np.uint64(f.max_exp_field - rng.integers(0, 4, (k, L))) << np.uint64(f.man_bits))
+    big |= rng.integers(0, 1 << f.man_bits, (k, L)).astype(np.uint64)
+    big |= rng.integers(0, 2, (k, L)).astype(np.uint64) * sbit
+    parts.append(big)
+    r = n - 5 * k
+    g = num.from_float(rng.normal(0, 1, (r, L)), fmt)
+    sp = np.asarray(specials(fmt), dtype=np.uint64)
+    for _ in range(2):
+        g[np.arange(r), rng.integers(0, L, r)] = sp[rng.integers(0, len(sp), r)]
+    parts.append(g)
+    return np.concatenate(parts).astype(np.uint64).reshape(n, side, side)
+
+
+def _corners(lo, hi, signs):
+    """Tiles at the corners of a box: where(sign > 0, hi, lo) per element."""
+    return np.where(np.asarray(signs) > 0, hi, lo)
+
+
+def _extreme_tiles(coef, lo, hi, side):
+    """For every output (a column of ``coef`` [inputs, outputs]) the two inputs of the box
+    [lo, hi] that reach its maximum and its minimum."""
+    s = np.sign(coef.T.astype(np.int64))                            # [outputs, inputs]
+    lo = np.broadcast_to(np.asarray(lo, dtype=object), s.shape[1:])
+    hi = np.broadcast_to(np.asarray(hi, dtype=object), s.shape[1:])
+    return np.concatenate([np.where(s > 0, hi, lo), np.where(s > 0, lo, hi)]) \
+        .reshape(-1, side, side)
+
+
+def _coef(fn, m, side):
+    E = np.eye(side * side, dtype=np.int64).reshape(side * side, side, side)
+    return fn(E, m, "int").reshape(side * side, -1)
+
+
+# == wino_itf =====================================================================================
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "fp16"), (2, "int"), (4, "int"),
+                                    (4, "fp16"), pytest.param(4, "fp32", marks=_slow)])
+def test_itf_basis(m, mode, request):
+    """Case 1: the (m+2)² one-hot tiles give the columns of Bᵀ⊗Bᵀ, exactly (also scaled by
+    -3 and, FP, by 2^-20 so the scalings see other exponents)."""
+    p = _params("wino_itf", m=m, mode=mode)
+    n = m + 2
+    if p.is_int:
+        tiles = np.concatenate([_onehots(n), -3 * _onehots(n)])
+    else:
+        f = p.fmt("transform")
+        tiles = np.concatenate([_onehots(n, v, f) for v in (1.0, -3.0, 2.0 ** -20)])
+    y, _ = _golden("wino_itf", p, tiles[:n * n])
+    BB = np.kron(np.array(paper.BT[m], dtype=np.int64), np.array(paper.BT[m], dtype=np.int64))
+    got = y if p.is_int else num.to_float(y.astype(np.uint64), p.fmt("transform"))
+    assert np.array_equal(np.asarray(got, dtype=np.float64).T, BB.astype(np.float64))
+    _run("wino_itf", p, tiles, request)
+
+
+@pytest.mark.parametrize("chunk", [0, pytest.param(1, marks=_slow)])
+@pytest.mark.parametrize("mode", ["fp32", "fp16"])
+def test_itf_random_fp(mode, chunk, request):
+    """Random FP32 / FP16 tiles (fp_tiles: specials, subnormals, exact and near cancellation,
+    overflow): 6,000 per format in make test, 60,000 more in make test-slow."""
+    rng = np.random.default_rng(harness.seed(150 + chunk))
+    p = _params("wino_itf", mode=mode)
+    fmt = p.fmt("transform")
+    n = 6000 if chunk == 0 else 60_000
+    tiles = fp_tiles(fmt, rng, n, 4)
+    if chunk == 0:       # case 6: d0 = d2 = +inf in a column (inf − inf = NaN); the FP16 ITF
+        inf, big = num.get_format(fmt).inf, num.from_float(np.float64(16376.0), fmt)
+        t = np.zeros((4, 4, 4), dtype=np.uint64)     # overflow threshold |x| > 16376
+        t[0, 0, 1] = t[0, 2, 1] = inf
+        t[1, :, :] = big
+        t[2, :, :] = num.from_float(np.float64(16384.0), fmt)
+        t[3, 1, 1] = inf
+        tiles = np.concatenate([t, tiles])
+    _run("wino_itf", p, tiles, request)
+
+
+@pytest.mark.parametrize("mode", ["fp16", pytest.param("fp32", marks=_slow),
+                                  pytest.param("fp16acc", marks=_slow)])
+def test_itf_f43_random_fp(mode, request):
+    """F(4,3): 6×6 tiles, 14 adds and 5 scalings per pass vector (the 4x, 2x shifts overflow
+    to inf, renormalize subnormals)."""
+    rng = np.random.default_rng(harness.seed(154))
+    p = _params("wino_itf", m=4, mode=mode)
+    _run("wino_itf", p, fp_tiles(p.fmt("transform"), rng, 4000, 6), request)
+
+
+@pytest.mark.parametrize("m,bits", [(2, 8), (4, 8), (2, 4), pytest.param(4, 4, marks=_slow),
+                                    pytest.param(2, 32, marks=_slow),
+                                    pytest.param(4, 32, marks=_slow)])
+def test_itf_int_extremes_and_random(m, bits, request):
+    """Case 5 at the ITF: the checkerboard (both phases), all −128 (the −512 extreme), all 127,
+    for every output the two box corners that reach its range, and uniform random tiles; the
+    stage width is int_widths' (no wrap: equality with the exact model)."""
+    rng = np.random.default_rng(harness.seed(155))
+    p = _params("wino_itf", m=m, mode="int", data_bits=bits)
+    n = m + 2
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    i, j = np.indices((n, n))
+    cb = np.where((i + j) % 2 == 0, hi, lo)
+    tiles = [cb[None], (hi + lo - cb)[None], np.full((1, n, n), lo), np.full((1, n, n), hi),
+             _extreme_tiles(_coef(wm.itf, m, n), lo, hi, n).astype(np.int64),
+             rng.integers(lo, hi + 1, (3000, n, n))]
+    tiles = np.concatenate(tiles)
+    y, _ = _golden("wino_itf", p, tiles)
+    wlo, whi, wbits = p.widths["itf"]
+    assert (int(y.min()), int(y.max())) == (wlo, whi) and wbits == p.out_bits
+    if m == 2 and bits == 8:
+        assert (wlo, whi, wbits) == paper.INT8_ITF
+    _run("wino_itf", p, tiles, request)
+
+
+# == wino_ftf =====================================================================================
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "fp16"), (2, "int"), (4, "int")])
+def test_ftf_basis(m, mode, request):
+    """Case 1: the 9 one-hot filters give the columns of G⊗G (FP, exact: ¼, ½, 1) or s²·G⊗G
+    (int: 4·G⊗G, 576·G⊗G)."""
+    p = _params("wino_ftf", m=m, mode=mode)
+    tiles = _onehots(3) if p.is_int else np.concatenate(
+        [_onehots(3, v, p.fmt("transform")) for v in (1.0, -1.5)])
+    y, _ = _golden("wino_ftf", p, tiles[:9])
+    GG = np.kron(np.array(paper.G[m], dtype=object), np.array(paper.G[m], dtype=object))
+    if p.is_int:
+        assert np.array_equal(y.T.astype(object), GG * {2: 4, 4: 576}[m])
+    else:
+        assert np.array_equal(num.to_float(y.astype(np.uint64), p.fmt("transform")).T,
+                              GG.astype(np.float64))
+    _run("wino_ftf", p, tiles, request)
+
+
+def test_ftf_fp16_halving_exhaustive(request):
+    """Every FP16 value v at g00, g01 and g11 (the rest +0): the column and row passes halve
+    it twice (½v, ¼v) through s + x1 and s − x1 -- every subnormal rounding of the ×½ (½·2^−24
+    -> +0, ½·3·2^−24 -> 2^−23), ±0, inf and NaN, against the model's fp_mul(·, 0.5)."""
+    p = _params("wino_ftf", mode="fp16")
+    v = np.arange(1 << 16, dtype=np.uint64)
+    tiles = np.zeros((3, 1 << 16, 3, 3), dtype=np.uint64)
+    tiles[0, :, 0, 0] = v
+    tiles[1, :, 0, 1] = v
+    tiles[2, :, 1, 1] = v
+    _run("wino_ftf", p, tiles.reshape(-1, 3, 3), request)
+
+
+@pytest.mark.parametrize("chunk", [0, pytest.param(1, marks=_slow)])
+@pytest.mark.parametrize("mode", ["fp32", "fp16"])
+def test_ftf_random_fp(mode, chunk, request):
+    """Random 3×3 filters (fp_tiles' mix); FP32 subnormals meet the halving here."""
+    rng = np.random.default_rng(harness.seed(160 + chunk))
+    p = _params("wino_ftf", mode=mode)
+    _run("wino_ftf", p, fp_tiles(p.fmt("transform"), rng, 6000 if chunk == 0 else 60_000, 3),
+         request)
+
+
+@pytest.mark.parametrize("m,bits", [(2, 8), (4, 8)] + [
+    pytest.param(m, b, marks=_slow) for m in (2, 4) for b in (4, 2, 32)])
+def test_ftf_int_extremes_and_random(m, bits, request):
+    """Case 5 at the FTF: the all −128 filter (2G: −1152; 24G: −576·128), for every output the
+    corners reaching its range (2G: [−1152, 1147]; INT4 / INT2 weights [−72, 67] / [−18, 13]),
+    and random filters; no wrap."""
+    rng = np.random.default_rng(harness.seed(162))
+    p = _params("wino_ftf", m=m, mode="int", weight_bits=bits)
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    tiles = np.concatenate([np.full((1, 3, 3), lo), np.full((1, 3, 3), hi),
+                            _extreme_tiles(_coef(wm.ftf, m, 3), lo, hi, 3).astype(np.int64),
+                            rng.integers(lo, hi + 1, (3000, 3, 3))])
+    y, _ = _golden("wino_ftf", p, tiles)
+    assert (int(y.min()), int(y.max())) == p.widths["ftf"][:2]
+    if m == 2 and bits == 8:
+        assert p.widths["ftf"] == paper.INT8_FTF_2G
+        assert int(y[0].min()) == paper.INT8_FTF_2G[0]          # the all −128 filter
+    if m == 2 and bits in paper.LOWBIT_FTF_2G:
+        assert p.widths["ftf"] == paper.LOWBIT_FTF_2G[bits]
+    _run("wino_ftf", p, tiles, request)
+
+
+# == wino_otf =====================================================================================
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "int"), (4, "int"), (4, "fp16acc"),
+                                    pytest.param(2, "fp16acc", marks=_slow),
+                                    pytest.param(4, "fp32", marks=_slow)])
+def test_otf_basis(m, mode, request):
+    """Case 1: the (m+2)² one-hot Ô give the columns of Aᵀ⊗Aᵀ exactly (FP: also scaled)."""
+    p = _params("wino_otf", m=m, mode=mode)
+    n = m + 2
+    if p.is_int:        # one-hot is inside the contract only where the lane can reach ±1
+        lo, hi = p.lanes
+        tiles = _onehots(n)
+        assert all(lo[k] <= 0 < hi[k] for k in range(n * n))
+    else:
+        tiles = np.concatenate([_onehots(n, v, p.fmt("acc")) for v in (1.0, -0.75)])
+    y, _ = _golden("wino_otf", p, tiles[:n * n])
+    AA = np.kron(np.array(paper.AT[m], dtype=np.int64), np.array(paper.AT[m], dtype=np.int64))
+    got = y if p.is_int else num.to_float(y.astype(np.uint64), p.fmt("acc"))
+    assert np.array_equal(np.asarray(got, dtype=np.float64).T, AA.astype(np.float64))
+    _run("wino_otf", p, tiles, request)
+
+
+@pytest.mark.parametrize("chunk", [0, pytest.param(1, marks=_slow)])
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), (4, "fp16acc"),
+                                    pytest.param(2, "fp16acc", marks=_slow),
+                                    pytest.param(4, "fp32", marks=_slow)])
+def test_otf_random_fp(m, mode, chunk, request):
+    """Random Ô (fp_tiles' mix in the accumulation format) and real EWMM results (the model's
+    ITF, FTF and DP-4 chain over 4 channels), every crop mask value at random."""
+    rng = np.random.default_rng(harness.seed(170 + chunk))
+    p = _params("wino_otf", m=m, mode=mode)
+    n = 4000 if chunk == 0 else 40_000
+    tiles = np.concatenate([fp_tiles(p.fmt("acc"), rng, n, m + 2),
+                            ewmm_tiles(p, rng, n // 4)])
+    k = len(tiles)
+    top = 1 << p.count_bits
+    _run("wino_otf", p, tiles, request, rows=rng.integers(0, top, k), cols=rng.integers(0, top, k))
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_otf_crop_masks(m, request):
+    """Every (rows, cols) port value (0 .. 2m − 1 each), on random Ô: keep = (i < rows) &
+    (j < cols) bit i·m + j, the values computed in full whatever the mask."""
+    rng = np.random.default_rng(harness.seed(175))
+    p = _params("wino_otf", m=m, mode="int")
+    top = 1 << p.count_bits
+    rows, cols = (a.reshape(-1) for a in np.meshgrid(np.arange(top), np.arange(top)))
+    tiles = ewmm_tiles(p, rng, len(rows), C=4)
+    _, out = _golden("wino_otf", p, tiles, rows=rows, cols=cols)
+    keep = out["keep"].astype(np.int64)
+    for r, c, k in zip(rows, cols, keep):
+        assert k == sum(1 << (i * m + j) for i in range(min(r, m)) for j in range(min(c, m)))
+    _run("wino_otf", p, tiles, request, rows=rows, cols=cols)
+
+
+@pytest.mark.parametrize("m", [2, 4])
+def test_keep_mask_is_the_models_crop(m):
+    """The mask with rows = min(m, H' − m·i), cols = min(m, W' − m·j) per tile keeps exactly
+    what model.untile keeps, for every H', W' over two tile rows / columns."""
+    for Ho in range(1, 2 * m + 1):
+        for Wo in range(1, 2 * m + 1):
+            Th, Tw = -(-Ho // m), -(-Wo // m)
+            tiles = np.arange(Th * Tw * m * m).reshape(Th, Tw, m, m)
+            kept = set(wm.untile(tiles, Ho, Wo).reshape(-1).tolist())
+            mine = set()
+            for i in range(Th):
+                for j in range(Tw):
+                    k = int(keep_mask(m, min(m, Ho - m * i), min(m, Wo - m * j)))
+                    mine |= {int(tiles[i, j].reshape(-1)[b]) for b in range(m * m)
+                             if k >> b & 1}
+            assert mine == kept, (Ho, Wo)
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("bits", [(8, 8, 512), pytest.param((4, 2, 16), marks=_slow),
+                                  pytest.param((32, 32, 3), marks=_slow)])
+def test_otf_int_extremes_and_random(m, bits, request):
+    """Case 5 at the OTF: for every output the lane-box corners that reach int_widths' OTF
+    bound, random corners, random in-contract Ô and real EWMM results; no wrap."""
+    rng = np.random.default_rng(harness.seed(180))
+    db, wb, C = bits
+    p = _params("wino_otf", m=m, mode="int", data_bits=db, weight_bits=wb, channels=C)
+    n = m + 2
+    lo, hi = (np.asarray(v, dtype=object) for v in p.lanes)
+    corners = rng.integers(0, 2, (2000, n * n))
+    u = rng.integers(0, 1 << 62, (2000, n * n))
+    rand = np.array([[lo[k] + ((int(u[i, k]) * (hi[k] - lo[k])) >> 62) for k in range(n * n)]
+                     for i in range(len(u))], dtype=object)         # uniform in [lo, hi]
+    tiles = np.concatenate([_extreme_tiles(_coef(wm.otf, m, n), lo, hi, n),
+                            _corners(lo, hi, corners).reshape(-1, n, n),
+                            rand.reshape(-1, n, n), ewmm_tiles(p, rng, 200, C=min(C, 8))])
+    y, _ = _golden("wino_otf", p, tiles)
+    wlo, whi, wbits = p.widths["otf"]
+    assert wlo <= int(y.min()) and int(y.max()) <= whi and wbits == p.out_bits
+    _run("wino_otf", p, tiles, request)
+
+
+def test_int_pipeline_extremes_through_the_units(request):
+    """Case 5 end to end at F(2,3) INT8, C = 512: all −128 (the interior lane reaches the
+    accumulator bound 512·1152·512), the checkerboard and the 2G extreme filter; the model's
+    EWMM results of those layers through wino_otf, whose output >> 2, cropped, is the direct
+    convolution."""
+    C = 512
+    i, j = np.indices((4, 4))
+    cases = [(np.full((1, C, 4, 4), -128), np.full((1, C, 3, 3), -128)),
+             (np.where((i + j) % 2 == 0, 127, -128)[None, None].repeat(C, 1),
+              np.ones((1, C, 3, 3), np.int64)),
+             (np.ones((1, C, 4, 4), np.int64),
+              np.where(np.outer([1, -1, 1], [1, -1, 1]) > 0, 127, -128)[None, None]
+              .repeat(C, 1))]
+    p = _params("wino_otf", mode="int", channels=C)
+    tiles = []
+    for I, F in cases:
+        tr = {}
+        wm.winograd_conv(I, F, 2, "int", trace=tr)
+        oh = tr["ewmm"][0, 0]                                   # [T_h, T_w, 4, 4]
+        y, _ = _golden("wino_otf", p, oh.reshape(-1, 4, 4))
+        assert np.all(y % 4 == 0)
+        O = wm.untile((y >> 2).reshape(oh.shape[:2] + (2, 2)), 4, 4)
+        assert np.array_equal(O, wm.direct_conv_exact(I, F)[0, 0])
+        tiles.append(oh.reshape(-1, 4, 4))
+    tiles = np.concatenate(tiles)
+    assert int(tiles.max()) == p.widths["acc"][1] == 512 * 1152 * C    # all −128: the bound
+    _run("wino_otf", p, tiles, request)
+
+
+def test_lane_ranges_match_int_widths():
+    """The per-lane contract of the integer OTF is int_widths' own: its min / max over the
+    lanes are int_widths' ITF, FTF, product and accumulator ranges."""
+    for m in (2, 4):
+        for db, wb, C in ((8, 8, 1), (8, 8, 512), (4, 2, 16), (12, 8, 3), (32, 32, 7)):
+            r = lane_ranges(m, db, wb, C)
+            w = wm.int_widths(m, db, wb, C)
+            for stage in ("itf", "ftf", "product", "acc"):
+                assert (min(r[stage][0]), max(r[stage][1])) == w[stage][:2], (m, stage)
+
+
+def test_otf_contract_refused():
+    p = _params("wino_otf", mode="int", channels=4)
+    lo, hi = p.lanes
+    t = np.array(lo, dtype=object).reshape(1, 4, 4)
+    check_otf_contract(p, t)
+    t[0, 1, 2] = lo[6] - 1
+    with pytest.raises(ValueError, match=r"lane \(1, 2\).*outside"):
+        check_otf_contract(p, t)
+    with pytest.raises(ValueError, match="contract"):
+        get_unit("wino_otf").golden(p, o_hat=pack(port_layout(p, "o_hat"), t.reshape(1, -1)),
+                                    rows=np.array([2]), cols=np.array([2]))
+
+
+# == workloads, params ============================================================================
+@pytest.mark.parametrize("unit,kw", [("wino_itf", {}), ("wino_ftf", {}), ("wino_otf", {}),
+                                     ("wino_itf", {"mode": "int"}),
+                                     ("wino_ftf", {"mode": "int", "m": 4}),
+                                     ("wino_otf", {"mode": "int", "m": 4})])
+def test_default_workloads(unit, kw, request):
+    """Each unit's own workload (sim power's stimulus) through the batch bench."""
+    u = get_unit(unit)
+    p = u.params(**kw)
+    st = u.workload(p, np.random.default_rng(harness.seed(190)), 500)
+    sim = None if p.is_int and p.m == 2 else "verilator"
+    s = harness.run_batch(unit, p, stimulus=st, name=request.node.name[:80], depth=1 << 16,
+                          sim=sim)
+    assert s["vectors"] == s["checked"] == 500 and s["mismatches"] == 0
+
+
+@pytest.mark.parametrize("cls,kw,field,words", [
+    (WinoItfParams, {"m": 3}, "m", "one of 2, 4"),
+    (WinoItfParams, {"mode": "bf16"}, "mode", "one of fp32, fp16, fp16acc, int"),
+    (WinoItfParams, {"mode": "int", "data_bits": 1}, "data_bits", "2..32"),
+    (WinoItfParams, {"mode": "int", "data_bits": 33}, "data_bits", "2..32"),
+    (WinoItfParams, {"data_bits": 4}, "data_bits", "unless mode=int"),
+    (WinoFtfParams, {"m": 4}, "mode", "offline only"),
+    (WinoFtfParams, {"m": 4, "mode": "fp16"}, "mode", "not an adder network"),
+    (WinoFtfParams, {"weight_bits": 4, "mode": "fp16"}, "weight_bits", "unless mode=int"),
+    (WinoOtfParams, {"channels": 0, "mode": "int"}, "channels", "1..65536"),
+    (WinoOtfParams, {"channels": 64}, "channels", "unless mode=int"),
+    (WinoOtfParams, {"m": 6}, "m", "one of 2, 4"),
+])
+def test_params_errors(cls, kw, field, words):
+    with pytest.raises(ParamError) as e:
+        cls(**kw)
+    msg = str(e.value)
+    assert msg.startswith(f"{cls.UNIT}: {field} must be ") and words in msg
+    assert msg.endswith(f", got {kw.get(field, 'fp32')!r}")
+
+
+def test_params_from_strings_and_widths():
+    u = get_unit("wino_ftf")
+    assert u.make_params({"m": "4", "mode": "int"}).out_bits == wm.int_widths(4, 8, 8, 1)["ftf"][2]
+    with pytest.raises(ParamError, match="wino_ftf: m must be one of 2, 4, got 3"):
+        u.make_params({"m": "3"})
+    p = _params("wino_otf", mode="int", data_bits=8, weight_bits=8, channels=512)
+    assert (p.in_bits, p.out_bits) == (wm.int_widths(2, 8, 8, 512)["acc"][2],
+                                       wm.int_widths(2, 8, 8, 512)["otf"][2]) == (30, 32)
+    assert _params("wino_otf", m=4).count_bits == 3 and _params("wino_otf").count_bits == 2
+    for mode, acc in (("fp32", 32), ("fp16", 32), ("fp16acc", 16)):
+        assert _params("wino_otf", mode=mode).in_bits == acc
+        assert _params("wino_itf", mode=mode).in_bits == (32 if mode == "fp32" else 16)

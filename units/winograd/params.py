@@ -1,0 +1,191 @@
+"""Validated parameters of the Winograd family's transform units (docs/architecture.md, "The
+unit protocol"; docs/winograd.md).  Defaults are the paper's configuration: F(2×2,3×3) in FP32
+(PPoPP'20 is FP32 throughout).  Bad values raise ``ParamError`` naming unit, field, value and
+what is allowed.
+
+Every unit takes the golden model's number ``mode`` (:data:`~tcgen.units.winograd.model.MODES`)
+and works in the format the model gives its stage (:func:`~tcgen.units.winograd.model.formats`):
+the ITF and FTF in the *transform* format (FP32 for ``fp32``; FP16 for ``fp16`` and
+``fp16acc``, which build the same hardware), the OTF in the *accumulation* format (FP32 for
+``fp32`` and ``fp16``; FP16 for ``fp16acc``); ``int``: exact two's-complement integers whose
+widths are :func:`~tcgen.units.winograd.model.int_widths`'.  The integer-only fields
+(``data_bits``, ``weight_bits``, ``channels``) must stay at their defaults in the FP modes, so
+one hardware configuration has one set of parameters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from tcgen.hw import numeric as num
+from tcgen.hw.params import Params, param
+
+from . import model
+
+__all__ = ["WinoItfParams", "WinoFtfParams", "WinoOtfParams", "TILES", "MODES", "lane_ranges"]
+
+#: output tile sizes m of F(m×m, 3×3)
+TILES = model.TILES
+#: number modes: the golden model's
+MODES = model.MODES
+_BITS = (2, 32)                       # the model's data/weight widths (model._check_width)
+_INT_ONLY = ("data_bits", "weight_bits", "channels")
+
+
+def _coefficients(fn, m: int, k: int) -> np.ndarray:
+    """The exact integer coefficients of a linear integer stage: ``fn`` (model.itf / ftf /
+    otf in mode "int") on the k×k one-hot basis -> [k², outputs] (Python ints)."""
+    basis = np.eye(k * k, dtype=np.int64).reshape(k * k, k, k)
+    return fn(basis, m, "int").reshape(k * k, -1).astype(object)
+
+
+def _box(coef: np.ndarray, lo, hi):
+    """Per output: the exact (lo, hi) of Σ coef·x over independent x in [lo, hi] (per input,
+    arrays or scalars)."""
+    lo = np.broadcast_to(np.asarray(lo, dtype=object), coef.shape[:1])
+    hi = np.broadcast_to(np.asarray(hi, dtype=object), coef.shape[:1])
+    pos, neg = np.where(coef > 0, coef, 0), np.where(coef < 0, coef, 0)
+    return (pos * lo[:, None] + neg * hi[:, None]).sum(axis=0), \
+        (pos * hi[:, None] + neg * lo[:, None]).sum(axis=0)
+
+
+def lane_ranges(m: int, data_bits: int, weight_bits: int, channels: int) -> dict:
+    """Per lane ℓ (row-major over the (m+2)×(m+2) transformed tile) the exact value range of
+    each integer stage, as (lo, hi) object arrays of (m+2)² Python ints: ``itf`` (Î),
+    ``ftf`` (s²·F̂), ``product`` and ``acc`` (Ô: ``channels`` products, the range an EWMM
+    lane can reach).  :func:`~tcgen.units.winograd.model.int_widths` takes the min / max of
+    these over the lanes; its OTF widths are the interval bound for Ô in these boxes, so they
+    are the contract of the integer OTF unit's input (docs/winograd.md)."""
+    n = m + 2
+    dlo, dhi = -(1 << (data_bits - 1)), (1 << (data_bits - 1)) - 1
+    wlo, whi = -(1 << (weight_bits - 1)), (1 << (weight_bits - 1)) - 1
+    ilo, ihi = _box(_coefficients(model.itf, m, n), dlo, dhi)
+    flo, fhi = _box(_coefficients(model.ftf, m, 3), wlo, whi)
+    corners = [ilo * flo, ilo * fhi, ihi * flo, ihi * fhi]
+    plo = np.array([min(c[i] for c in corners) for i in range(n * n)], dtype=object)
+    phi = np.array([max(c[i] for c in corners) for i in range(n * n)], dtype=object)
+    return {"itf": (ilo, ihi), "ftf": (flo, fhi), "product": (plo, phi),
+            "acc": (plo * channels, phi * channels)}
+
+
+class _Wino:
+    """What the three transform units share: m, mode, the formats and the integer widths."""
+
+    def check_int_fields(self, fields: tuple[str, ...]):
+        if self.mode == "int":
+            return
+        defaults = {f.name: f.default for f in self.fields()}
+        for name in fields:
+            if getattr(self, name) != defaults[name]:
+                raise self.error(name, getattr(self, name),
+                                 f"{defaults[name]} (the default) unless mode=int: it sets "
+                                 f"the integer widths only")
+
+    @property
+    def n(self) -> int:
+        """The transformed tile's side, m + 2."""
+        return self.m + 2
+
+    @property
+    def is_int(self) -> bool:
+        return self.mode == "int"
+
+    def fmt(self, stage: str) -> str:
+        """The FP format of a stage ("transform" or "acc"; FP modes only)."""
+        return model.formats(self.mode)[stage]
+
+    @cached_property
+    def widths(self) -> dict:
+        """:func:`~tcgen.units.winograd.model.int_widths` of these params (mode int)."""
+        return model.int_widths(self.m, self.data_bits, self.weight_bits, self.channels)
+
+
+@dataclass(frozen=True)
+class WinoItfParams(_Wino, Params):
+    UNIT = "wino_itf"
+    m: int = param(2, choices=TILES, doc="output tile m of F(m×m, 3×3): 2 (4×4 tiles) or 4 "
+                                         "(6×6 tiles)")
+    mode: str = param("fp32", choices=MODES,
+                      doc="the model's number mode; the ITF works in its transform format "
+                          "(fp32; fp16 and fp16acc: FP16; int: exact)")
+    data_bits: int = param(8, range=_BITS, doc="signed input width (mode int)")
+    weight_bits = 8
+    channels = 1
+
+    def check(self):
+        self.check_int_fields(("data_bits",))
+
+    @property
+    def in_bits(self) -> int:
+        return self.data_bits if self.is_int else num.get_format(self.fmt("transform")).width
+
+    @property
+    def out_bits(self) -> int:
+        return self.widths["itf"][2] if self.is_int else self.in_bits
+
+
+@dataclass(frozen=True)
+class WinoFtfParams(_Wino, Params):
+    UNIT = "wino_ftf"
+    m: int = param(2, choices=TILES, doc="output tile m: 2 (FP ×½ network or integer 2G) or 4 "
+                                         "(integer 24G only)")
+    mode: str = param("fp32", choices=MODES,
+                      doc="the model's number mode; the FTF works in its transform format "
+                          "(fp32; fp16 and fp16acc: FP16; int: the exact s·G network)")
+    weight_bits: int = param(8, range=_BITS, doc="signed weight width (mode int)")
+    data_bits = 8
+    channels = 1
+
+    def check(self):
+        self.check_int_fields(("weight_bits",))
+        if self.m == 4 and not self.is_int:
+            raise self.error("mode", self.mode,
+                             "int with m=4: the F(4,3) FP filter transform is offline only "
+                             "(the model rounds the exact G·g·Gᵀ once, ftf='exact'; that is not "
+                             "an adder network); on-chip FP FTF exists for m=2")
+
+    @property
+    def in_bits(self) -> int:
+        return self.weight_bits if self.is_int else num.get_format(self.fmt("transform")).width
+
+    @property
+    def out_bits(self) -> int:
+        return self.widths["ftf"][2] if self.is_int else self.in_bits
+
+
+@dataclass(frozen=True)
+class WinoOtfParams(_Wino, Params):
+    UNIT = "wino_otf"
+    m: int = param(2, choices=TILES, doc="output tile m of F(m×m, 3×3): 2 or 4")
+    mode: str = param("fp32", choices=MODES,
+                      doc="the model's number mode; the OTF works in its accumulation format "
+                          "(fp32 and fp16: FP32; fp16acc: FP16; int: exact, s²-scaled)")
+    data_bits: int = param(8, range=_BITS, doc="signed input width the EWMM saw (mode int: "
+                                               "sets the OTF widths)")
+    weight_bits: int = param(8, range=_BITS, doc="signed weight width (mode int)")
+    channels: int = param(512, range=(1, 1 << 16),
+                          doc="C, channels accumulated into Ô (mode int; default the paper's "
+                              "largest layer, C = 512)")
+
+    def check(self):
+        self.check_int_fields(_INT_ONLY)
+
+    @property
+    def in_bits(self) -> int:
+        return self.widths["acc"][2] if self.is_int else num.get_format(self.fmt("acc")).width
+
+    @property
+    def out_bits(self) -> int:
+        return self.widths["otf"][2] if self.is_int else self.in_bits
+
+    @property
+    def count_bits(self) -> int:
+        """Width of the ``rows`` / ``cols`` ports: 0 .. 2m − 1 (2 bits for m = 2, 3 for 4)."""
+        return self.m.bit_length()
+
+    @cached_property
+    def lanes(self) -> tuple:
+        """(lo, hi) of Ô per lane: the integer input contract (:func:`lane_ranges`)."""
+        return lane_ranges(self.m, self.data_bits, self.weight_bits, self.channels)["acc"]

@@ -1,0 +1,283 @@
+"""Amaranth RTL of the Winograd family's transforms (Yan, Wang, Chu, PPoPP'20; note
+002_winograd.md §4.1; docs/winograd.md).  Combinational, ``latency`` = 0.
+
+* :class:`WinoItf` -- Î = Bᵀ d B, (m+2)² -> (m+2)².
+* :class:`WinoFtf` -- F̂ = G g Gᵀ on chip: F(2,3) FP (the ×½ network) and the integer s·G
+  networks (2G, 24G; the result is s²·F̂).  The F(4,3) FP filter transform is offline only
+  (refused by the params).
+* :class:`WinoOtf` -- O = Aᵀ Ô A, (m+2)² -> m², plus the crop mask ``keep`` of a tile at the
+  bottom / right edge of a map whose H' or W' is not a multiple of m.
+
+Each 2-D transform ``X ↦ M X Mᵀ`` is the golden model's: the 1-D network pinned in
+:mod:`tcgen.units.winograd.model` (:func:`~tcgen.units.winograd.model.networks`, the op tables
+its docstring writes out) applied to every column of X (the column pass, t = M X), then to
+every row of t (the row pass).  :class:`Network` builds one 1-D network, one hardware operator
+per op of the table and in its order, so the RTL has the model's rounding points by
+construction:
+
+==========  =====================================  ==========================================
+op          floating point (transform / acc fmt)   integer (mode int)
+==========  =====================================  ==========================================
+a + b       one hw FPAdd, RNE (tcgen.hw.dot.fp_add) exact add
+a − b       the same FPAdd with b's sign flipped    exact subtract
+a·2^k       hw scale_pow2 (exact; ±inf on overflow) a shift (wiring)
+½a          unpack + round_pack with the exponent   --
+            lowered by one: exact unless the
+            result is subnormal, then RNE
+−a          the sign bit flipped                    exact negate
+==========  =====================================  ==========================================
+
+Integer nodes are held in the width of their stage (every node of a column pass in
+``int_widths[<stage>_col]``, of a row pass in ``int_widths[<stage>]``), which holds every value
+the model proves reachable, so nothing wraps.  The column and row passes are one
+:class:`Network` module each (tcgen.hw.dedup.shared): m + 2 (or 3) instances of the first,
+m + 2 (or m) of the second.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth import Cat, Module, Signal, signed
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from tcgen.hw.dedup import shared
+from tcgen.hw.dot import fp_add
+from tcgen.hw.fparith import round_pack, scale_pow2, unpack
+from tcgen.hw.numeric import get_format
+
+from . import model
+from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
+
+__all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "halve"]
+
+
+def halve(m: Module, fmt, x, name: str):
+    """½·x in ``fmt``, correctly rounded (RNE): x's exponent lowered by one and the result
+    renormalized by hw's round_pack, so it is exact unless the result is subnormal with a lost
+    last bit (FP16: ½·2^−24 -> +0, ½·3·2^−24 -> 2^−23); ±0, ±inf, NaN (canonical) as IEEE
+    multiplication by 0.5.  Golden model: ``tcgen.hw.numeric.fp_mul(x, 0.5)``."""
+    u = unpack(m, fmt, x, name)
+    et = Signal(signed(fmt.exp_bits + 2), name=f"{name}_et")
+    m.d.comb += et.eq(u.exp - 1)
+    return round_pack(m, fmt, u.sign, u.sig, et, mode="rne", is_nan=u.is_nan,
+                      is_inf=u.is_inf, name=name)
+
+
+@dataclass(frozen=True)
+class NetworkParams:
+    """One 1-D network: ``kind`` (a key of model.networks: itf, ftf, ftf_int, otf), ``m``, and
+    either an FP format ``fmt`` or, with ``fmt="int"``, the signed widths of the inputs
+    (``in_bits``) and of every node and output (``bits``)."""
+    kind: str
+    m: int
+    fmt: str
+    in_bits: int
+    bits: int
+
+    @property
+    def net(self):
+        return model.networks(self.m)[self.kind]
+
+    @property
+    def n_in(self) -> int:
+        return 3 if self.kind.startswith("ftf") else self.m + 2
+
+    @property
+    def n_out(self) -> int:
+        return len(self.net[1])
+
+
+class Network(wiring.Component):
+    """One pinned 1-D network y = M·x (module docstring), combinational.
+
+    Parameters: :class:`NetworkParams`.  Attributes: x ``In(ArrayLayout(in, n_in))``, y
+    ``Out(ArrayLayout(out, n_out))`` (FP: the format's width; int: signed ``in_bits`` /
+    ``bits``); ``latency`` = 0.  Golden model: the model's ``_run`` of the same table."""
+
+    def __init__(self, params: NetworkParams):
+        self.params = params
+        self.latency = 0
+        if params.fmt == "int":
+            ein, eout = signed(params.in_bits), signed(params.bits)
+        else:
+            ein = eout = get_format(params.fmt).width
+        super().__init__({"x": In(data.ArrayLayout(ein, params.n_in)),
+                          "y": Out(data.ArrayLayout(eout, params.n_out))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        ops, outs = p.net
+        env = {f"x{i}": self.x[i] for i in range(p.n_in)}
+        for dst, kind, a, b in ops:
+            node = Signal(signed(p.bits) if p.fmt == "int" else get_format(p.fmt).width,
+                          name=f"n_{dst}")
+            m.d.comb += node.eq(self._op(m, dst, kind, env[a], b if kind in ("shl", "half",
+                                                                               "neg")
+                                         else env[b]))
+            env[dst] = node
+        for i, name in enumerate(outs):
+            m.d.comb += self.y[i].eq(env[name])
+        return m
+
+    def _op(self, m, dst, kind, a, b):
+        p = self.params
+        if p.fmt == "int":
+            a = a.as_signed() if hasattr(a, "as_signed") else a
+            if kind == "add":
+                return a + b.as_signed()
+            if kind == "sub":
+                return a - b.as_signed()
+            if kind == "shl":
+                return a.shift_left(b)
+            if kind == "neg":
+                return -a
+            raise ValueError(f"Network: op {kind!r} has no integer form")
+        fmt = get_format(p.fmt)
+        if kind == "add":
+            return fp_add(m, a, b, p.fmt, "rne", f"add_{dst}")
+        if kind == "sub":
+            return fp_add(m, a, _negated(b), p.fmt, "rne", f"add_{dst}")
+        if kind == "shl":
+            return scale_pow2(m, fmt, a, b, mode="rne", name=f"sc_{dst}")
+        if kind == "half":
+            return halve(m, fmt, a, f"half_{dst}")
+        if kind == "neg":
+            return _negated(a)
+        raise ValueError(f"Network: unknown op {kind!r}")
+
+
+def _negated(x):
+    """An FP encoding with its sign bit flipped (−x, exact; NaN stays NaN)."""
+    return Cat(x[:len(x) - 1], ~x[len(x) - 1])
+
+
+def _transform(m: Module, p, kind: str, stage: str, X, in_rows: int, in_cols: int, in_bits: int,
+               fmt: str):
+    """The 2-D transform of the in_rows × in_cols array ``X`` (``X[i][j]`` values): the
+    network ``kind`` on every column (instances ``col{j}``), then on every row of the result
+    (``row{i}``); returns the output as a list of rows.  Integer widths: ``<stage>_col`` for
+    the column pass, ``<stage>`` for the row pass (:func:`model.int_widths`)."""
+    if fmt == "int":
+        cbits, rbits = p.widths[f"{stage}_col"][2], p.widths[stage][2]
+    else:
+        cbits = rbits = in_bits
+    col = NetworkParams(kind, p.m, fmt, in_bits, cbits)
+    row = NetworkParams(kind, p.m, fmt, cbits, rbits)
+    T = [[None] * in_cols for _ in range(col.n_out)]
+    for j in range(in_cols):
+        net = shared(m, f"col{j}", Network(col))
+        m.d.comb += [net.x[i].eq(X[i][j]) for i in range(in_rows)]
+        for i in range(col.n_out):
+            T[i][j] = net.y[i]
+    Y = []
+    for i in range(col.n_out):
+        net = shared(m, f"row{i}", Network(row))
+        m.d.comb += [net.x[j].eq(T[i][j]) for j in range(in_cols)]
+        Y.append([net.y[k] for k in range(row.n_out)])
+    return Y
+
+
+def _elem(p, bits: int):
+    return signed(bits) if p.is_int else bits
+
+
+class WinoItf(wiring.Component):
+    """Î = Bᵀ d B (note §4.1 WinoITF; model.itf): the ITF network of F(m,3) on the 2 + m
+    columns, then the rows.  F(2,3): 4 adds per pass vector (32 per tile); F(4,3): 14 adds and
+    5 power-of-two scalings (168 adds, 60 scalings).
+
+    Parameters: :class:`~tcgen.units.winograd.params.WinoItfParams`.  Attributes: d
+    ``In(ArrayLayout(e, (m+2)²))`` the input tile, row-major (d[i·(m+2) + j] = d_ij; e: the
+    transform format's width, or signed ``data_bits``); y ``Out(ArrayLayout(e', (m+2)²))`` Î
+    row-major (e' = e, or signed ``int_widths["itf"]`` bits); ``latency`` = 0."""
+
+    def __init__(self, params: WinoItfParams):
+        self.params = params
+        self.latency = 0
+        n = params.n
+        super().__init__({"d": In(data.ArrayLayout(_elem(params, params.in_bits), n * n)),
+                          "y": Out(data.ArrayLayout(_elem(params, params.out_bits), n * n))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        n = p.n
+        X = [[self.d[i * n + j] for j in range(n)] for i in range(n)]
+        Y = _transform(m, p, "itf", "itf", X, n, n, p.in_bits,
+                       "int" if p.is_int else p.fmt("transform"))
+        m.d.comb += [self.y[i * n + j].eq(Y[i][j]) for i in range(n) for j in range(n)]
+        return m
+
+
+class WinoFtf(wiring.Component):
+    """F̂ = G g Gᵀ on chip (note §4.1 WinoFTF; model.ftf): F(2,3) FP -- the ×½ network
+    ``s = x0 + x2, y1 = ½(s + x1), y2 = ½(s − x1)`` (3 adds + 2 halvings per vector, 3 + 4
+    vectors); mode int -- the s·G network (2G for m = 2, 24G for m = 4), so y = s²·F̂ exactly.
+
+    Parameters: :class:`~tcgen.units.winograd.params.WinoFtfParams`.  Attributes: g
+    ``In(ArrayLayout(e, 9))`` the 3×3 filter, row-major (e: the transform format's width, or
+    signed ``weight_bits``); y ``Out(ArrayLayout(e', (m+2)²))`` row-major (e' = e, or signed
+    ``int_widths["ftf"]`` bits); ``latency`` = 0."""
+
+    def __init__(self, params: WinoFtfParams):
+        self.params = params
+        self.latency = 0
+        n = params.n
+        super().__init__({"g": In(data.ArrayLayout(_elem(params, params.in_bits), 9)),
+                          "y": Out(data.ArrayLayout(_elem(params, params.out_bits), n * n))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        n = p.n
+        X = [[self.g[i * 3 + j] for j in range(3)] for i in range(3)]
+        kind, fmt = ("ftf_int", "int") if p.is_int else ("ftf", p.fmt("transform"))
+        Y = _transform(m, p, kind, "ftf", X, 3, 3, p.in_bits, fmt)
+        m.d.comb += [self.y[i * n + j].eq(Y[i][j]) for i in range(n) for j in range(n)]
+        return m
+
+
+class WinoOtf(wiring.Component):
+    """O = Aᵀ Ô A (note §4.1 WinoOTF; model.otf) in the accumulation format, and the crop mask.
+    F(2,3): ``y0 = (x0 + x1) + x2, y1 = (x1 − x2) − x3`` (4 adds per vector, 4 + 2 vectors: 24
+    adds); F(4,3): 10 adds and 3 scalings per vector (6 + 4 vectors).  Mode int: exact, the
+    s²-scaled result as model.otf gives it (s² = 4 or 576; the exact division of
+    model.winograd_conv is left to the consumer: for m = 2 the 2 LSBs, always 0 on an EWMM's
+    output, are dropped by wiring).
+
+    Crop mask: ``rows`` / ``cols`` are the numbers of valid output rows / columns of this tile
+    (1..m: m everywhere but at the last tile row / column of a map, where they are H' − m·T_h +
+    m and W' − m·T_w + m); ``keep[i·m + j] = (i < rows) & (j < cols)`` -- for every port value,
+    so 0 keeps nothing and values above m keep every row / column.  The m² values are computed
+    whatever the mask.
+
+    Parameters: :class:`~tcgen.units.winograd.params.WinoOtfParams`.  Attributes: o_hat
+    ``In(ArrayLayout(e, (m+2)²))`` Ô row-major (e: the accumulation format's width, or signed
+    ``int_widths["acc"]`` bits); rows, cols ``In(m.bit_length())``; y ``Out(ArrayLayout(e',
+    m²))`` O row-major (e' = e, or signed ``int_widths["otf"]`` bits); keep ``Out(m²)``;
+    ``latency`` = 0.  Integer contract: each lane of Ô within the range an EWMM of
+    ``channels`` products can reach (``params.lanes``), where ``int_widths`` proves that no
+    node overflows."""
+
+    def __init__(self, params: WinoOtfParams):
+        self.params = params
+        self.latency = 0
+        n, mm = params.n, params.m
+        super().__init__({"o_hat": In(data.ArrayLayout(_elem(params, params.in_bits), n * n)),
+                          "rows": In(params.count_bits), "cols": In(params.count_bits),
+                          "y": Out(data.ArrayLayout(_elem(params, params.out_bits), mm * mm)),
+                          "keep": Out(mm * mm)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        n, mm = p.n, p.m
+        X = [[self.o_hat[i * n + j] for j in range(n)] for i in range(n)]
+        Y = _transform(m, p, "otf", "otf", X, n, n, p.in_bits,
+                       "int" if p.is_int else p.fmt("acc"))
+        m.d.comb += [self.y[i * mm + j].eq(Y[i][j]) for i in range(mm) for j in range(mm)]
+        m.d.comb += [self.keep[i * mm + j].eq((self.rows > i) & (self.cols > j))
+                     for i in range(mm) for j in range(mm)]
+        return m
