@@ -17,6 +17,7 @@ import pytest
 from tcgen.sweep import SpecError, load, parse, run, write_outputs
 from tcgen.sweep.spec import Activity, evaluate
 from tcgen.sweep.store import Store, point_key
+from tcgen.synth.liberty import shared_liberty_available
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,6 +41,15 @@ ref = {group = "pc", params = {n = 4}}
 """
 
 
+def _alt_liberty(tmp_path: Path) -> str:
+    """A second liberty that is always there (the project runs without ../shared): osu018's
+    text with a comment appended (its own name and sha256), as a path."""
+    from tcgen.synth.liberty import resolve
+    alt = tmp_path / "alt.lib"
+    alt.write_text(resolve("osu018").source.read_text() + "\n/* tcgen test copy */\n")
+    return str(alt)
+
+
 def _spec(text: str, tmp_path: Path, name="s.toml"):
     p = tmp_path / name
     p.write_text(textwrap.dedent(text))
@@ -48,10 +58,11 @@ def _spec(text: str, tmp_path: Path, name="s.toml"):
 
 # -- the spec ------------------------------------------------------------------------------------
 def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
+    alt = _alt_liberty(tmp_path)
     s = _spec("""
         [sweep]
         name = "x"
-        liberties = ["osu018", "sky130hd"]
+        liberties = ["osu018", "ALT"]
         clock_ns = [10, 5]
         activity = ["vectorless", {mode = "sim", cycles = 100}]
 
@@ -67,7 +78,7 @@ def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
 
         [[group.override]]
         where = {fold = 4}
-        liberties = ["osu018", "sky130hd"]
+        liberties = ["osu018", "ALT"]
 
         [[group]]
         name = "lzc"
@@ -78,11 +89,11 @@ def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
         where = {width = 8}
         skip = false
         clock_ns = [3]
-    """, tmp_path)
+    """.replace("ALT", alt), tmp_path)
     bm = [p for p in s.points if p.group == "bmma_array"]
     got = [(p.params_dict["fold"], p.params_dict["m"], p.params_dict["n"], p.liberty) for p in bm]
     assert got == [(1, 1, 1, "osu018"), (1, 2, 2, "osu018"), (2, 1, 1, "osu018"),
-                   (2, 2, 2, "osu018"), (4, 4, 4, "osu018"), (4, 4, 4, "sky130hd")]
+                   (2, 2, 2, "osu018"), (4, 4, 4, "osu018"), (4, 4, 4, alt)]
     assert all(p.params_dict["k"] == 32 and p.params_dict["acc_width"] == 32 for p in bm)
     lz = [p for p in s.points if p.group == "lzc"]
     assert len(lz) == 2 * 1 * 2 and {p.clock_ns for p in lz} == {3.0}
@@ -239,13 +250,13 @@ def test_point_key_changes_with_what_the_result_depends_on(tmp_path):
     s = _spec("""
         [sweep]
         name = "k"
-        liberties = ["osu018", "sky130hd"]
+        liberties = ["osu018", "ALT"]
         clock_ns = [10, 5]
         activity = ["vectorless", {mode = "vectorless", toggle_rate = 0.2}]
         [[group]]
         unit = "lzc"
         grid = {width = [8, 16]}
-    """, tmp_path)
+    """.replace("ALT", _alt_liberty(tmp_path)), tmp_path)
     keys = [point_key(p) for p in s.points]
     assert len(set(keys)) == len(keys) == 2 * 2 * 2 * 2
     # the generator's sources are tcgen.hw's and the family's, found through the packages
@@ -290,6 +301,9 @@ def test_rerun_measures_nothing_and_outputs_are_written(tmp_path):
     assert "popcount n=8" in md and "Regenerate: `.venv/bin/tcgen sweep s.toml`" in md
 
 
+@pytest.mark.skipif(not shared_liberty_available(),
+                    reason="needs nangate45 (../shared/liberty/): a library without Verilog "
+                           "cell models")
 def test_a_failing_point_is_recorded_and_the_others_run(tmp_path):
     """Icarus gate-level simulation needs the library's Verilog cell models; nangate45 has
     none, so that point fails -- alone."""
@@ -449,7 +463,16 @@ def test_bad_plots(plot, msg, tmp_path):
 
 
 def test_shipped_specs_load():
+    """Every shipped spec loads -- or, without ../shared/liberty/ (the project runs without
+    it), a spec naming its libraries fails with the one clear line that says so."""
     for path in sorted((ROOT / "studies").glob("*.toml")):
+        text = path.read_text()
+        if not shared_liberty_available() and ("nangate45" in text or "sky130hd" in text):
+            with pytest.raises(SpecError, match="is not available: expected .*the folder "
+                                                r"\.\./shared/liberty/ next to the "
+                                                "repository is not present"):
+                load(path)
+            continue
         s = load(path)
         assert s.points, path
 
