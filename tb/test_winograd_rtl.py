@@ -474,3 +474,40 @@ def test_params_from_strings_and_widths():
     for mode, acc in (("fp32", 32), ("fp16", 32), ("fp16acc", 16)):
         assert _params("wino_otf", mode=mode).in_bits == acc
         assert _params("wino_itf", mode=mode).in_bits == (32 if mode == "fp32" else 16)
+
+
+# -- wino_conv: the tile datapath (ITF -> element-wise lanes on DP-4s -> OTF) -------------------
+def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
+    from bench_config import run_stream
+    s = run_stream("wino_conv", p, {"op__payload": np.array(reqs, dtype=object)}, name=name,
+                   scenarios=(scenario,), **cfg)
+    assert s["mismatches"] == 0, s
+    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == len(reqs)
+    return s
+
+
+@pytest.mark.parametrize("kw", [{}, {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
+                                pytest.param({"mode": "fp16acc", "m": 4, "C": 4, "K": 2},
+                                             marks=pytest.mark.slow),
+                                pytest.param({"m": 4, "C": 9, "K": 2, "dps": 8},
+                                             marks=pytest.mark.slow)])
+def test_conv_tiles(kw):
+    """Random tiles (He-scaled filters through model.ftf, random crops) back to back: bit-exact
+    against model.itf -> ewmm -> otf per request in C + groups·⌈C/4⌉ + K cycles, back to back
+    one per C + groups·⌈C/4⌉ (the OTF under the next tile's ITF and EWMM)."""
+    from tcgen.units.winograd.family import random_conv_requests
+    rng = np.random.default_rng(harness.seed(1501))
+    p = get_unit("wino_conv").params(**kw)
+    s = _conv_run(p, random_conv_requests(p, rng, 4), f"conv_{len(kw)}_{p.mode}_{p.m}")
+    assert s["back_to_back_latency"] == p.cycles
+    assert s["back_to_back_issue_intervals"] == [p.interval]
+
+
+def test_conv_specials_and_backpressure():
+    """inf in the input tiles (the ITF's inf − inf = NaN spreads through the lanes) and idle /
+    stall cycles on both streams: bit-exact against the model."""
+    from tcgen.units.winograd.family import random_conv_requests
+    rng = np.random.default_rng(harness.seed(1502))
+    p = get_unit("wino_conv").params(C=3, K=2)
+    reqs = random_conv_requests(p, rng, 3) + random_conv_requests(p, rng, 3, specials=True)
+    _conv_run(p, reqs, "conv_bp", scenario="backpressure", idle=0.3, stall=0.5)

@@ -13,11 +13,13 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
 from . import model
-from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
-from .rtl import WinoFtf, WinoItf, WinoOtf
+from . import layouts
+from .params import WinoConvParams, WinoFtfParams, WinoItfParams, WinoOtfParams
+from .rtl import WinoConv, WinoFtf, WinoItf, WinoOtf
 
 __all__ = ["UNITS", "port_layout", "keep_mask", "random_tiles", "random_filters",
-           "ewmm_tiles", "check_otf_contract"]
+           "ewmm_tiles", "check_otf_contract", "conv_request", "conv_result",
+           "random_conv_requests", "conv_model"]
 
 _WIDE = 62                              # int stages wider than this: Python ints in the model
 
@@ -161,4 +163,74 @@ WINO_OTF = UnitSpec(
     params=WinoOtfParams, build=WinoOtf, model=_otf_model,
     ops_per_cycle=_transform_ops("otf"), ops_unit="add", workload=_otf_workload)
 
-UNITS = (WINO_ITF, WINO_FTF, WINO_OTF)
+
+# -- wino_conv: one output tile position per request ---------------------------------------------
+def conv_request(p, d, w, rows=None, cols=None) -> int:
+    """Payload of one tile: d [C, m+2, m+2] data-format encodings, w [K, C, m+2, m+2]
+    transformed filters (transform-format encodings, e.g. :func:`model.ftf`), rows / cols the
+    valid output rows / columns (default m)."""
+    n = p.lanes
+    return int(pack(layouts.conv_op(p), {
+        "d": np.asarray(d, dtype=np.uint64).reshape(1, p.C, n),
+        "w": np.asarray(w, dtype=np.uint64).reshape(1, p.K, p.C, n),
+        "rows": np.array([p.m if rows is None else rows]),
+        "cols": np.array([p.m if cols is None else cols])})[0])
+
+
+def conv_result(p, payload: int):
+    """(y [K, m, m] accumulation-format encodings, keep [m, m] bools) of one result."""
+    f = unpack(layouts.conv_res(p), [int(payload)])
+    keep = np.array([(int(f["keep"][0]) >> i) & 1 for i in range(p.m * p.m)], dtype=bool)
+    return f["y"][0].astype(np.uint64).reshape(p.K, p.m, p.m), keep.reshape(p.m, p.m)
+
+
+def conv_model(p, op__payload):
+    """Per request: model.itf on the C tiles, model.ewmm (one tile position) with the request's
+    transformed filters, model.otf per filter, and the crop mask."""
+    f = unpack(layouts.conv_op(p), op__payload)
+    n, s = p.lanes, p.m + 2
+    ys, keeps = [], []
+    for i in range(len(op__payload)):
+        d = f["d"][i].astype(np.uint64).reshape(p.C, s, s)
+        ih = model.itf(d, p.m, p.mode).reshape(1, p.C, 1, n)
+        oh = model.ewmm(ih, f["w"][i].astype(np.uint64).reshape(p.K, p.C, n), p.mode)
+        ys.append(model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m))
+        r, c = int(f["rows"][i]), int(f["cols"][i])
+        keeps.append(sum(1 << (a * p.m + b) for a in range(p.m) for b in range(p.m)
+                         if a < r and b < c))
+    y = np.stack(ys) if ys else np.zeros((0, p.K, p.m * p.m), dtype=np.uint64)
+    return {"res__payload": pack(layouts.conv_res(p), {"y": y, "keep": np.array(keeps, dtype=object)})}
+
+
+def random_conv_requests(p, rng, count: int, *, specials: bool = False) -> list[int]:
+    """``count`` tiles: N(0, 1) activations (data format), He-scaled N(0, 2/(9C)) filters
+    transformed by :func:`model.ftf` (the FP F(2,3) network, F(4,3) exact), random crops."""
+    f = model.formats(p.mode)
+    s = p.m + 2
+    out = []
+    for _ in range(count):
+        d = model.encode_input(rng.normal(0, 1, (p.C, s, s)), p.mode)
+        g = model.encode_input(rng.normal(0, np.sqrt(2 / (9 * p.C)), (p.K, p.C, 3, 3)), p.mode)
+        w = model.ftf(g, p.m, p.mode)
+        if specials:
+            d.reshape(-1)[rng.integers(0, d.size, 2)] = {"fp32": 0x7F800000}.get(
+                f["data"], 0x7C00)
+        out.append(conv_request(p, d, w, int(rng.integers(1, p.m + 1)),
+                                int(rng.integers(1, p.m + 1))))
+    return out
+
+
+def _conv_workload(p, rng, n):
+    return {"op__payload": np.array(random_conv_requests(p, rng, n), dtype=object),
+            "op__valid": np.ones(n, dtype=np.uint64), "res__ready": np.ones(n, dtype=np.uint64)}
+
+
+WINO_CONV = UnitSpec(
+    name="wino_conv", family="winograd",
+    summary="Winograd tile datapath: ITF -> (m+2)^2 element-wise lanes on DP-4 units "
+            "(accumulating over C) -> OTF + crop, one output tile position per request, streams",
+    params=WinoConvParams, build=WinoConv, model=conv_model,
+    ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
+    ops_unit="MAC (direct-equivalent)", workload=_conv_workload)
+
+UNITS = (WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV)

@@ -189,3 +189,47 @@ class WinoOtfParams(_Wino, Params):
     def lanes(self) -> tuple:
         """(lo, hi) of Ô per lane: the integer input contract (:func:`lane_ranges`)."""
         return lane_ranges(self.m, self.data_bits, self.weight_bits, self.channels)["acc"]
+
+
+#: number modes of the convolution datapath (the FP ones; the integer path is to come)
+CONV_MODES = ("fp32", "fp16", "fp16acc")
+
+
+@dataclass(frozen=True)
+class WinoConvParams(Params):
+    """The Winograd tile datapath (:class:`~tcgen.units.winograd.rtl.WinoConv`): one output
+    tile position per request, ``C`` input channels, ``K`` filters, ``dps`` DP-4 units."""
+    UNIT = "wino_conv"
+    m: int = param(2, choices=TILES, doc="output tile m of F(m×m, 3×3)")
+    mode: str = param("fp32", choices=CONV_MODES,
+                      doc="number mode (model.formats): data, transform, product, acc formats")
+    C: int = param(8, range=(1, 64), doc="input channels per request (accumulated)")
+    K: int = param(4, range=(1, 16), doc="filters (output channels) per request")
+    dps: int = param(4, range=(1, 16), doc="DP-4 units of the element-wise stage")
+
+    @property
+    def lanes(self) -> int:
+        """(m+2)² element-wise lanes."""
+        return (self.m + 2) ** 2
+
+    @property
+    def chunks(self) -> int:
+        """DP-4 passes per lane: ⌈C/4⌉."""
+        return -(-self.C // 4)
+
+    @property
+    def groups(self) -> int:
+        """EWMM groups: ⌈K·lanes / dps⌉ (each ``chunks`` cycles)."""
+        return -(-self.K * self.lanes // self.dps)
+
+    @property
+    def interval(self) -> int:
+        """Cycles per tile back to back: C + groups·chunks (the OTF, K ≤ groups cycles, runs
+        under the next request's ITF and EWMM)."""
+        return self.C + self.groups * self.chunks
+
+    @property
+    def cycles(self) -> int:
+        """Cycles per tile, request offered to result valid: C (ITF) + groups·chunks (EWMM) +
+        K (OTF)."""
+        return self.C + self.groups * self.chunks + self.K

@@ -49,7 +49,7 @@ from tcgen.hw.numeric import get_format
 from . import model
 from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
 
-__all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "halve"]
+__all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "WinoConv", "halve"]
 
 
 def halve(m: Module, fmt, x, name: str):
@@ -280,4 +280,146 @@ class WinoOtf(wiring.Component):
         m.d.comb += [self.y[i * mm + j].eq(Y[i][j]) for i in range(mm) for j in range(mm)]
         m.d.comb += [self.keep[i * mm + j].eq((self.rows > i) & (self.cols > j))
                      for i in range(mm) for j in range(mm)]
+        return m
+
+
+class WinoConv(wiring.Component):
+    """The Winograd tile datapath (issue 15 §2): one output tile position per request --
+    ITF → the (m+2)² element-wise lanes on ``dps`` DP-4 units, accumulating over C → OTF --
+    bit-exact against :func:`~tcgen.units.winograd.model.itf`, ``ewmm`` and ``otf`` in
+    ``mode`` (the model's rounding points).
+
+    Phases (one sequencer, one request at a time):
+
+    * **ITF** (C cycles): channel c's input tile through one :class:`WinoItf` into the Î
+      bank (C × (m+2)² transform-format registers).
+    * **EWMM** (groups × ⌈C/4⌉ cycles): the K·(m+2)² (filter, lane) pairs in row-major order,
+      ``dps`` at a time (a group); DP unit u of group g owns pair g·dps + u and runs its
+      ⌈C/4⌉ chunks (ascending channels, 4 per DP-4, channels beyond C as (−0, +0)) onto its
+      running accumulator, which starts at −0 -- the model's order.  The chunk's last result
+      goes into the Ô bank (K × (m+2)² accumulation-format registers).  The request is
+      accepted in the last EWMM cycle (its payload -- tiles and transformed filters -- is the
+      register file, read while valid) and its crop (rows, cols) latched.
+    * **OTF** (K cycles): filter k's Ô through one :class:`WinoOtf` into the result register,
+      with the crop mask; it waits while the previous result has not been taken, and the
+      next request's ITF and EWMM run meanwhile.
+
+    Parameters: :class:`~tcgen.units.winograd.params.WinoConvParams` (m, mode, C, K, dps).
+    Attributes: op ``In(stream.Signature(layouts.conv_op))``, res ``Out(stream.Signature(
+    layouts.conv_res))``; ``cycles`` = ``latency`` = C + groups·⌈C/4⌉ + K (request offered to
+    result valid); back to back one tile per C + groups·⌈C/4⌉ (``params.interval``: the OTF
+    runs under the next tile's ITF and EWMM).
+    """
+
+    def __init__(self, params):
+        from amaranth.lib import stream
+        from . import layouts
+        self.params = params
+        self.cycles = self.latency = params.cycles
+        super().__init__({"op": In(stream.Signature(layouts.conv_op(params))),
+                          "res": Out(stream.Signature(layouts.conv_res(params)))})
+
+    def elaborate(self, platform):
+        from amaranth import Const, Mux
+        from tcgen.hw.dot import Dp4, Dp4Params
+        from .params import WinoItfParams, WinoOtfParams
+        m = Module()
+        p = self.params
+        f = model.formats(p.mode)
+        tw, aw = get_format(f["transform"]).width, get_format(f["acc"]).width
+        n, C, K, P, Q, G = p.lanes, p.C, p.K, p.dps, p.chunks, p.groups
+        pl = self.op.payload
+        neg0_t = Const(1 << (tw - 1), tw)
+        neg0_a = Const(1 << (aw - 1), aw)
+
+        itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode=p.mode)))
+        otf = shared(m, "otf", WinoOtf(WinoOtfParams(m=p.m, mode=p.mode)))
+        dp = Dp4Params(fmt=f["transform"], acc=f["acc"], product=f["product"], rounding="rne")
+        dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
+
+        ihat = Signal(data.ArrayLayout(data.ArrayLayout(tw, n), C), name="ihat")
+        ohat = Signal(data.ArrayLayout(data.ArrayLayout(aw, n), K), name="ohat")
+        yreg = Signal(data.ArrayLayout(data.ArrayLayout(aw, p.m * p.m), K), name="y_reg")
+        keep = Signal(p.m * p.m, name="keep_reg")
+        crop = Signal(2 * p.m.bit_length(), name="crop_reg")
+        accr = [Signal(aw, name=f"acc{u}") for u in range(P)]
+
+        ci = Signal(range(max(C, 2)), name="itf_ch")
+        g = Signal(range(max(G, 2)), name="group")
+        q = Signal(range(max(Q, 2)), name="chunk")
+        ko = Signal(range(max(K, 2)), name="otf_k")
+        itf_done, ewmm_done, out_valid = (Signal(name=x) for x in
+                                          ("itf_done", "ewmm_done", "out_valid"))
+        itf_go, ewmm_go, otf_go = (Signal(name=x) for x in ("itf_go", "ewmm_go", "otf_go"))
+        ewmm_last = Signal(name="ewmm_last")
+        otf_last = Signal(name="otf_last")
+        m.d.comb += [
+            itf_go.eq(self.op.valid & ~itf_done),
+            ewmm_go.eq(itf_done & ~ewmm_done),
+            ewmm_last.eq(ewmm_go & (g == G - 1) & (q == Q - 1)),
+            self.op.ready.eq(ewmm_last),
+            otf_go.eq(ewmm_done & (~out_valid | self.res.ready)),
+            otf_last.eq(otf_go & (ko == K - 1)),
+        ]
+
+        # -- ITF: channel ci's tile -> Î[ci] ------------------------------------------------
+        with m.Switch(ci):
+            for c in range(C):
+                with m.Case(c):
+                    m.d.comb += itf.d.eq(pl.d[c])
+                    with m.If(itf_go):
+                        m.d.sync += ihat[c].eq(itf.y)
+        with m.If(itf_go):
+            m.d.sync += ci.eq(Mux(ci == C - 1, 0, ci + 1))
+            with m.If(ci == C - 1):
+                m.d.sync += itf_done.eq(1)
+
+        # -- EWMM: DP unit u of group g owns (filter, lane) pair g·P + u ----------------------
+        for u, unit in enumerate(dps):
+            with m.Switch(Cat(q, g) if Q > 1 else g):
+                for gg in range(G):
+                    idx = gg * P + u
+                    if idx >= K * n:
+                        continue
+                    k, j = divmod(idx, n)
+                    for qq in range(Q):
+                        case = (gg << len(q)) | qq if Q > 1 else gg
+                        with m.Case(case):
+                            for t in range(4):
+                                c = 4 * qq + t
+                                a = ihat[c][j] if c < C else neg0_t
+                                b = pl.w[k][c][j] if c < C else Const(0, tw)
+                                m.d.comb += [unit.a[t].eq(a), unit.b[t].eq(b)]
+                            if qq == Q - 1:
+                                with m.If(ewmm_go):
+                                    m.d.sync += ohat[k][j].eq(unit.y)
+            m.d.comb += unit.c.eq(Mux(q == 0, neg0_a, accr[u]))
+            with m.If(ewmm_go):
+                m.d.sync += accr[u].eq(unit.y)
+        with m.If(ewmm_go):
+            m.d.sync += q.eq(Mux(q == Q - 1, 0, q + 1))
+            with m.If(q == Q - 1):
+                m.d.sync += g.eq(Mux(g == G - 1, 0, g + 1))
+        with m.If(ewmm_last):
+            m.d.sync += [ewmm_done.eq(1), itf_done.eq(0), crop.eq(Cat(pl.rows, pl.cols))]
+
+        # -- OTF: Ô[ko] -> the result register ---------------------------------------------
+        bits = p.m.bit_length()
+        m.d.comb += [otf.rows.eq(crop[:bits]), otf.cols.eq(crop[bits:])]
+        with m.Switch(ko):
+            for k in range(K):
+                with m.Case(k):
+                    m.d.comb += otf.o_hat.eq(ohat[k])
+                    with m.If(otf_go):
+                        m.d.sync += yreg[k].eq(otf.y)
+        with m.If(otf_go):
+            m.d.sync += [ko.eq(Mux(otf_last, 0, ko + 1)), keep.eq(otf.keep)]
+        with m.If(otf_last):
+            m.d.sync += ewmm_done.eq(0)
+        with m.If(self.res.ready):
+            m.d.sync += out_valid.eq(0)
+        with m.If(otf_last):
+            m.d.sync += out_valid.eq(1)
+        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.y.eq(yreg),
+                     self.res.payload.keep.eq(keep)]
         return m

@@ -1,0 +1,41 @@
+"""Stream payload layouts of the Winograd family's sequencing units, described once
+(``amaranth.lib.data``; fields in bit order, the first at the LSB; arrays row-major, element
+(0, 0) at the LSBs).  The request is the operand set of one output tile as the register file /
+line buffer holds it: the unit reads it while valid and accepts it in the cycle of its last
+read, so its area holds no copy."""
+from __future__ import annotations
+
+from amaranth.lib import data
+
+from tcgen.hw.numeric import get_format
+
+from . import model
+
+__all__ = ["conv_op", "conv_res"]
+
+
+def _w(fmt: str) -> int:
+    return get_format(fmt).width
+
+
+def conv_op(p) -> data.StructLayout:
+    """{d: C input tiles of (m+2)² data-format values (row-major), w: K×C transformed filters
+    of (m+2)² transform-format values, rows, cols: the tile's valid output rows / columns
+    (1..m; the crop of an odd H' / W')}."""
+    f = model.formats(p.mode)
+    n = p.lanes
+    bits = p.m.bit_length()
+    return data.StructLayout({
+        "d": data.ArrayLayout(data.ArrayLayout(_w(f["data"]), n), p.C),
+        "w": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_w(f["transform"]), n), p.C),
+                              p.K),
+        "rows": bits, "cols": bits})
+
+
+def conv_res(p) -> data.StructLayout:
+    """{y: K output tiles of m² accumulation-format values (row-major), keep: the crop mask
+    (m² bits, bit i·m + j: output (i, j) lies inside the map)}."""
+    f = model.formats(p.mode)
+    return data.StructLayout({
+        "y": data.ArrayLayout(data.ArrayLayout(_w(f["acc"]), p.m * p.m), p.K),
+        "keep": p.m * p.m})
