@@ -697,3 +697,75 @@ def test_bad_arguments_raise():
     for call, msg in cases:
         with pytest.raises(ValueError, match=msg):
             call()
+
+
+# -- direct_tile: the direct baseline with the RTL's rounding points ----------------------------
+def _direct_image(I, F, m, mode):
+    """model.direct_tile over every tile of one image I [C, H, W] -> O [K, H', W'] encodings."""
+    d = np.moveaxis(wm.tile_input(I, m), 0, 2)                     # [Th, Tw, C, n, n]
+    y = wm.direct_tile(d, F, m, mode)                              # [Th, Tw, K, m, m]
+    return wm.untile(np.moveaxis(y, 2, 0), I.shape[1], I.shape[2])
+
+
+def _direct_bound(I, F, mode):
+    """γ_k·Σ|d·g| per output, k = (product rounded) + 2 + ⌈9C/4⌉ (model docstring)."""
+    f = wm.formats(mode)
+    u = 2.0 ** -(num.get_format(f["acc"]).man_bits + 1)
+    k = (f["product"] == "rounded") + 2 + -(-9 * I.shape[0] // 4)
+    return k * u / (1 - k * u) * wm.direct_conv(np.abs(to_vals(I, mode, "data")),
+                                                np.abs(to_vals(F, mode, "data")))
+
+
+@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("mode", ["fp32", "fp16", "fp16acc"])
+def test_direct_tile_within_bound_of_direct_conv(m, mode):
+    rng = np.random.default_rng(seed(1510))
+    for C, K, H, W in ((1, 2, 5, 4), (5, 3, 7, 6), (8, 2, 4, 9)):
+        I = wm.encode_input(data((C, H, W), rng), mode)
+        F = wm.encode_input(he_filters(K, C, rng), mode)
+        got = to_vals(_direct_image(I, F, m, mode), mode, "acc")
+        ref = wm.direct_conv(to_vals(I, mode, "data"), to_vals(F, mode, "data"))
+        assert np.all(np.abs(got - ref) <= _direct_bound(I, F, mode)), (C, K)
+
+
+@pytest.mark.parametrize("mode", ["fp32", "fp16", "fp16acc"])
+def test_direct_tile_exact_on_small_integers(mode):
+    """Integers in [−8, 8], C = 3: every partial sum ≤ 27·64 = 1728 < 2^11, exact even in FP16
+    accumulation, so the result is the direct convolution exactly (signs of zero aside)."""
+    rng = np.random.default_rng(seed(1511))
+    for m in (2, 4):
+        I = rng.integers(-8, 9, (3, 6, 7))
+        F = rng.integers(-8, 9, (4, 3, 3, 3))
+        got = to_vals(_direct_image(wm.encode_input(I, mode), wm.encode_input(F, mode), m,
+                                    mode), mode, "acc")
+        assert np.array_equal(got, wm.direct_conv_exact(I, F).astype(np.float64))
+
+
+def test_direct_tile_order_and_padding():
+    """The pinned order: term t = 9c + 3r + s, four per DP-4 chunk from −0, the last chunk
+    padded with (−0, +0) -- checked against scalar dot4 calls on fp16acc data where the order
+    is visible (large cancelling terms), and the sign of zero: all-zero products give −0 only
+    when every product is −0."""
+    rng = np.random.default_rng(seed(1512))
+    m, C, K = 2, 3, 2
+    d = wm.encode_input(rng.normal(0, 1, (C, 4, 4)) * rng.choice([1, 512], (C, 4, 4)), "fp16acc")
+    g = wm.encode_input(rng.normal(0, 1, (K, C, 3, 3)) * rng.choice([1, 64], (K, C, 3, 3)),
+                        "fp16acc")
+    got = wm.direct_tile(d, g, m, "fp16acc")
+    for k in range(K):
+        for i in range(m):
+            for j in range(m):
+                a = [int(d[c, i + r, j + s]) for c in range(C) for r in range(3)
+                     for s in range(3)] + [0x8000] * 1
+                b = [int(g[k, c, r, s]) for c in range(C) for r in range(3)
+                     for s in range(3)] + [0] * 1
+                acc = np.uint64(0x8000)
+                for q in range(7):
+                    acc = num.dot4(np.array(a[4 * q:4 * q + 4], np.uint64),
+                                   np.array(b[4 * q:4 * q + 4], np.uint64), acc, "fp16",
+                                   "fp16", "rounded")
+                assert int(got[k, i, j]) == int(acc), (k, i, j)
+    z = np.zeros((1, 4, 4), np.uint64)
+    neg = np.full((1, 1, 3, 3), 0xBC00, np.uint64)                     # −1
+    assert int(wm.direct_tile(z, neg, 2, "fp16")[0, 0, 0]) == 0x80000000        # all −0
+    assert int(wm.direct_tile(z, neg ^ 0x8000, 2, "fp16")[0, 0, 0]) == 0        # +0

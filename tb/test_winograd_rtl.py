@@ -139,7 +139,8 @@ def _coef(fn, m, side):
 
 # == wino_itf =====================================================================================
 @pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "fp16"), (2, "int"), (4, "int"),
-                                    (4, "fp16"), pytest.param(4, "fp32", marks=_slow)])
+                                    pytest.param(4, "fp16", marks=_slow),   # ~30 s of Icarus
+                                    pytest.param(4, "fp32", marks=_slow)])
 def test_itf_basis(m, mode, request):
     """Case 1: the (m+2)² one-hot tiles give the columns of Bᵀ⊗Bᵀ, exactly (also scaled by
     -3 and, FP, by 2^-20 so the scalings see other exponents)."""
@@ -277,7 +278,8 @@ def test_ftf_int_extremes_and_random(m, bits, request):
 
 
 # == wino_otf =====================================================================================
-@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "int"), (4, "int"), (4, "fp16acc"),
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "int"), (4, "int"),
+                                    pytest.param(4, "fp16acc", marks=_slow),  # ~20 s of Icarus
                                     pytest.param(2, "fp16acc", marks=_slow),
                                     pytest.param(4, "fp32", marks=_slow)])
 def test_otf_basis(m, mode, request):
@@ -511,3 +513,117 @@ def test_conv_specials_and_backpressure():
     p = get_unit("wino_conv").params(C=3, K=2)
     reqs = random_conv_requests(p, rng, 3) + random_conv_requests(p, rng, 3, specials=True)
     _conv_run(p, reqs, "conv_bp", scenario="backpressure", idle=0.3, stall=0.5)
+
+
+# -- direct_conv3x3: the direct baseline on the same DP-4s ---------------------------------------
+def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
+    from bench_config import run_stream
+    s = run_stream("direct_conv3x3", p, {"op__payload": np.array(reqs, dtype=object)},
+                   name=name, scenarios=(scenario,), **cfg)
+    assert s["mismatches"] == 0, s
+    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == len(reqs)
+    return s
+
+
+@pytest.mark.parametrize("kw", [{}, {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
+                                {"mode": "fp16acc", "m": 4, "C": 3, "K": 2, "dps": 5},
+                                pytest.param({"m": 4, "C": 9, "K": 2, "dps": 16},
+                                             marks=pytest.mark.slow)])
+def test_direct_tiles(kw):
+    """Random tiles and raw He-scaled filters, random crops, back to back: bit-exact against
+    model.direct_tile per request in groups·⌈9C/4⌉ + 1 cycles, one per groups·⌈9C/4⌉."""
+    from tcgen.units.winograd.family import random_direct_requests
+    rng = np.random.default_rng(harness.seed(1503))
+    p = get_unit("direct_conv3x3").params(**kw)
+    s = _direct_run(p, random_direct_requests(p, rng, 4), f"direct_{len(kw)}_{p.mode}_{p.m}")
+    assert s["back_to_back_latency"] == p.cycles
+    assert s["back_to_back_issue_intervals"] == [p.interval]
+
+
+def test_direct_specials_and_backpressure():
+    """+inf inputs (inf·w of both signs in one chain: NaN) and idle / stall cycles on both
+    streams, with every output in one group (K·m² = dps = 8; 27 terms: 7 chunks, the last one
+    padded with one (−0, +0)): bit-exact against the model."""
+    from tcgen.units.winograd.family import random_direct_requests
+    rng = np.random.default_rng(harness.seed(1504))
+    p = get_unit("direct_conv3x3").params(C=3, K=2, dps=8)
+    reqs = random_direct_requests(p, rng, 3) + random_direct_requests(p, rng, 3, specials=True)
+    _direct_run(p, reqs, "direct_bp", scenario="backpressure", idle=0.3, stall=0.5)
+
+
+def test_equal_throughput_params():
+    """The rule: dps_direct = ⌈dps_w · m²·⌈9C/4⌉ / ((m+2)²·⌈C/4⌉)⌉ -- the fewest DP-4s whose
+    ideal cycles per tile (DP-4 operations / dps) do not exceed Winograd's; the intervals then
+    differ only by the group rounding (< one group of chunks each) and Winograd's C ITF
+    cycles."""
+    from tcgen.units.winograd.params import (DirectConvParams, WinoConvParams,
+                                             equal_throughput_dps)
+    d = equal_throughput_dps(WinoConvParams())
+    assert (d.m, d.mode, d.C, d.K, d.dps) == (2, "fp32", 8, 4, 9)             # 4 · 2.25
+    assert (WinoConvParams().interval, d.interval) == (40, 36)
+    assert equal_throughput_dps(WinoConvParams(m=4, C=4, K=2, dps=2)).dps == 8   # 4×
+    for m in (2, 4):
+        for C in (1, 3, 4, 8, 9, 16):
+            for K in (1, 2, 4):
+                for dw in (1, 2, 3, 4):
+                    w = WinoConvParams(m=m, C=C, K=K, dps=dw)
+                    try:
+                        d = equal_throughput_dps(w)
+                    except ParamError:
+                        assert dw * m * m * -(-9 * C // 4) > 16 * (m + 2) ** 2 * -(-C // 4)
+                        continue
+                    assert d.dp4_ops * w.dps <= w.dp4_ops * d.dps              # not slower
+                    assert d.dps == 1 or d.dp4_ops * w.dps > w.dp4_ops * (d.dps - 1)
+                    assert 0 <= d.interval - d.dp4_ops / d.dps < d.chunks
+                    assert 0 <= w.interval - w.C - w.dp4_ops / w.dps < w.chunks
+                    assert d.interval - (w.interval - w.C) < d.chunks
+    with pytest.raises(ParamError, match="direct_conv3x3: dps must be an integer in 1..16, got 36"):
+        equal_throughput_dps(WinoConvParams(dps=16))
+    assert DirectConvParams().cycles == DirectConvParams().interval + 1
+
+
+@_slow
+def test_direct_and_wino_agree_on_one_image():
+    """One image (C = 8, K = 4, 5×6 -> 3×3 tiles of F(2,3), crops at the bottom / right) through
+    wino_conv at its defaults and direct_conv3x3 at its equal-throughput dps (9), back to back:
+    both bit-exact against their models with the intervals measured (40 and 36 cycles); the
+    tiles reassembled are model.winograd_conv exactly (wino) and within the note's bound of
+    model.direct_conv (wino: model.error_bound; direct: γ_k·Σ|d·g|)."""
+    from tcgen.units.winograd.family import (conv_model, conv_request, conv_result,
+                                             direct_model, direct_request)
+    from tcgen.units.winograd.params import WinoConvParams, equal_throughput_dps
+    rng = np.random.default_rng(harness.seed(1505))
+    pw = WinoConvParams()
+    pd = equal_throughput_dps(pw)
+    C, K, H, W, m = pw.C, pw.K, 5, 6, pw.m
+    I = wm.encode_input(rng.normal(0, 1, (C, H, W)), "fp32")
+    F = wm.encode_input(rng.normal(0, np.sqrt(2 / (9 * C)), (K, C, 3, 3)), "fp32")
+    tiles = wm.tile_input(I, m)                                   # [C, Th, Tw, 4, 4]
+    Th, Tw = tiles.shape[1:3]
+    Fh = wm.ftf(F, m, "fp32")
+    wreq, dreq = [], []
+    for ti in range(Th):
+        for tj in range(Tw):
+            rows, cols = min(m, H - m * ti), min(m, W - m * tj)
+            wreq.append(conv_request(pw, tiles[:, ti, tj], Fh, rows, cols))
+            dreq.append(direct_request(pd, tiles[:, ti, tj], F, rows, cols))
+    sw = _conv_run(pw, wreq, "agree_wino")
+    sd = _direct_run(pd, dreq, "agree_direct")
+    assert sw["back_to_back_issue_intervals"] == [pw.interval] == [40]
+    assert sd["back_to_back_issue_intervals"] == [pd.interval] == [36]
+
+    def image(p, payloads):                        # what the bench proved the RTL gives
+        y = np.stack([conv_result(p, v)[0] for v in payloads])       # [T, K, m, m]
+        keep = np.stack([conv_result(p, v)[1] for v in payloads])
+        assert keep.sum() == H * W
+        return wm.untile(np.moveaxis(y.reshape(Th, Tw, K, m, m), 2, 0), H, W)
+
+    Ow = image(pw, conv_model(pw, wreq)["res__payload"])
+    Od = image(pd, direct_model(pd, dreq)["res__payload"])
+    assert np.array_equal(Ow, wm.winograd_conv(I, F, m, "fp32"))
+    ref = wm.direct_conv(num.to_float(I, "fp32"), num.to_float(F, "fp32"))
+    assert np.all(np.abs(num.to_float(Ow, "fp32") - ref) <= wm.error_bound(I, F, m, "fp32"))
+    u, k = 2.0 ** -24, 1 + 2 + pd.chunks
+    bound = k * u / (1 - k * u) * wm.direct_conv(np.abs(num.to_float(I, "fp32")),
+                                                 np.abs(num.to_float(F, "fp32")))
+    assert np.all(np.abs(num.to_float(Od, "fp32") - ref) <= bound)

@@ -14,12 +14,14 @@ from tcgen.hw.spec import UnitSpec
 
 from . import model
 from . import layouts
-from .params import WinoConvParams, WinoFtfParams, WinoItfParams, WinoOtfParams
-from .rtl import WinoConv, WinoFtf, WinoItf, WinoOtf
+from .params import (DirectConvParams, WinoConvParams, WinoFtfParams, WinoItfParams,
+                     WinoOtfParams)
+from .rtl import DirectConv, WinoConv, WinoFtf, WinoItf, WinoOtf
 
 __all__ = ["UNITS", "port_layout", "keep_mask", "random_tiles", "random_filters",
            "ewmm_tiles", "check_otf_contract", "conv_request", "conv_result",
-           "random_conv_requests", "conv_model"]
+           "random_conv_requests", "conv_model", "random_conv_data", "direct_request",
+           "direct_model", "random_direct_requests"]
 
 _WIDE = 62                              # int stages wider than this: Python ints in the model
 
@@ -202,21 +204,26 @@ def conv_model(p, op__payload):
     return {"res__payload": pack(layouts.conv_res(p), {"y": y, "keep": np.array(keeps, dtype=object)})}
 
 
-def random_conv_requests(p, rng, count: int, *, specials: bool = False) -> list[int]:
-    """``count`` tiles: N(0, 1) activations (data format), He-scaled N(0, 2/(9C)) filters
-    transformed by :func:`model.ftf` (the FP F(2,3) network, F(4,3) exact), random crops."""
+def random_conv_data(p, rng, *, specials: bool = False):
+    """One tile's raw operands: (d [C, m+2, m+2] N(0, 1) activations, g [K, C, 3, 3]
+    He-scaled N(0, 2/(9C)) filters, both data-format encodings; rows, cols random crops);
+    ``specials``: two input values +inf."""
     f = model.formats(p.mode)
     s = p.m + 2
+    d = model.encode_input(rng.normal(0, 1, (p.C, s, s)), p.mode)
+    g = model.encode_input(rng.normal(0, np.sqrt(2 / (9 * p.C)), (p.K, p.C, 3, 3)), p.mode)
+    if specials:
+        d.reshape(-1)[rng.integers(0, d.size, 2)] = {"fp32": 0x7F800000}.get(f["data"], 0x7C00)
+    return d, g, int(rng.integers(1, p.m + 1)), int(rng.integers(1, p.m + 1))
+
+
+def random_conv_requests(p, rng, count: int, *, specials: bool = False) -> list[int]:
+    """``count`` tiles (:func:`random_conv_data`), filters transformed by :func:`model.ftf`
+    (the FP F(2,3) network, F(4,3) exact)."""
     out = []
     for _ in range(count):
-        d = model.encode_input(rng.normal(0, 1, (p.C, s, s)), p.mode)
-        g = model.encode_input(rng.normal(0, np.sqrt(2 / (9 * p.C)), (p.K, p.C, 3, 3)), p.mode)
-        w = model.ftf(g, p.m, p.mode)
-        if specials:
-            d.reshape(-1)[rng.integers(0, d.size, 2)] = {"fp32": 0x7F800000}.get(
-                f["data"], 0x7C00)
-        out.append(conv_request(p, d, w, int(rng.integers(1, p.m + 1)),
-                                int(rng.integers(1, p.m + 1))))
+        d, g, rows, cols = random_conv_data(p, rng, specials=specials)
+        out.append(conv_request(p, d, model.ftf(g, p.m, p.mode), rows, cols))
     return out
 
 
@@ -233,4 +240,49 @@ WINO_CONV = UnitSpec(
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
     ops_unit="MAC (direct-equivalent)", workload=_conv_workload)
 
-UNITS = (WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV)
+
+
+# -- direct_conv3x3: the direct-convolution baseline on the same DP-4s -------------------------
+def direct_request(p, d, g, rows=None, cols=None) -> int:
+    """Payload of one tile for ``direct_conv3x3``: d [C, m+2, m+2] (as :func:`conv_request`),
+    g [K, C, 3, 3] raw filters, both data-format encodings; rows / cols (default m)."""
+    return int(pack(layouts.direct_op(p), {
+        "d": np.asarray(d, dtype=np.uint64).reshape(1, p.C, p.lanes),
+        "g": np.asarray(g, dtype=np.uint64).reshape(1, p.K, p.C, 9),
+        "rows": np.array([p.m if rows is None else rows]),
+        "cols": np.array([p.m if cols is None else cols])})[0])
+
+
+def direct_model(p, op__payload):
+    """Per request: :func:`model.direct_tile` and the crop mask (the result layout is
+    wino_conv's, :func:`conv_result` reads it)."""
+    f = unpack(layouts.direct_op(p), op__payload)
+    N, s = len(op__payload), p.m + 2
+    d = f["d"].astype(np.uint64).reshape(N, p.C, s, s)
+    g = f["g"].astype(np.uint64).reshape(N, p.K, p.C, 3, 3)
+    y = np.stack([model.direct_tile(d[i], g[i], p.m, p.mode).reshape(p.K, p.m * p.m)
+                  for i in range(N)]) if N else np.zeros((0, p.K, p.m * p.m), dtype=np.uint64)
+    keep = keep_mask(p.m, f["rows"], f["cols"]).astype(object) if N else np.zeros(0, object)
+    return {"res__payload": pack(layouts.conv_res(p), {"y": y, "keep": keep})}
+
+
+def random_direct_requests(p, rng, count: int, *, specials: bool = False) -> list[int]:
+    """``count`` tiles (:func:`random_conv_data`) with their raw filters."""
+    return [direct_request(p, *random_conv_data(p, rng, specials=specials))
+            for _ in range(count)]
+
+
+def _direct_workload(p, rng, n):
+    return {"op__payload": np.array(random_direct_requests(p, rng, n), dtype=object),
+            "op__valid": np.ones(n, dtype=np.uint64), "res__ready": np.ones(n, dtype=np.uint64)}
+
+
+DIRECT_CONV3X3 = UnitSpec(
+    name="direct_conv3x3", family="winograd",
+    summary="direct 3x3 convolution baseline: K*m^2 outputs of one tile position, 9C terms "
+            "each on DP-4 units (same request tiles and result as wino_conv), streams",
+    params=DirectConvParams, build=DirectConv, model=direct_model,
+    ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
+    ops_unit="MAC", workload=_direct_workload)
+
+UNITS = (WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV, DIRECT_CONV3X3)

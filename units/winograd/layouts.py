@@ -11,7 +11,7 @@ from tcgen.hw.numeric import get_format
 
 from . import model
 
-__all__ = ["conv_op", "conv_res"]
+__all__ = ["conv_op", "direct_op", "conv_res"]
 
 
 def _w(fmt: str) -> int:
@@ -29,6 +29,18 @@ def conv_op(p) -> data.StructLayout:
         "d": data.ArrayLayout(data.ArrayLayout(_w(f["data"]), n), p.C),
         "w": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_w(f["transform"]), n), p.C),
                               p.K),
+        "rows": bits, "cols": bits})
+
+
+def direct_op(p) -> data.StructLayout:
+    """The direct baseline's request: {d: as :func:`conv_op`'s (C input tiles of (m+2)²
+    data-format values), g: K×C raw 3×3 filters of 9 data-format values (row-major, element
+    3r + s is g[r][s]), rows, cols: as :func:`conv_op`'s}."""
+    f = model.formats(p.mode)
+    bits = p.m.bit_length()
+    return data.StructLayout({
+        "d": data.ArrayLayout(data.ArrayLayout(_w(f["data"]), p.lanes), p.C),
+        "g": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_w(f["data"]), 9), p.C), p.K),
         "rows": bits, "cols": bits})
 
 

@@ -82,6 +82,21 @@ EWMM: 16 / 36 independent GEMM lanes (:func:`ewmm`)
     observable, not even in the sign of a zero; the initial −0 is invisible the same way.  A
     lane whose products are all −0 gives −0 (e.g. Î = +0 against negative F̂).
 
+Direct convolution with the RTL's rounding points (:func:`direct_tile`)
+    The baseline of the direct_conv3x3 unit: one output tile position, the m×m outputs of
+    the (m+2)×(m+2) input tiles d[c] (as :func:`tile_input` makes them), no transforms.
+    Output (k, i, j) is the dot product of the 9·C terms d[c][i + r][j + s]·g[k][c][r][s],
+    in the pinned order **c-major, then r, then s** (term t = 9c + 3r + s), in chunks of four
+    through the DP-4 (:func:`tcgen.hw.numeric.dot4`) -- the EWMM's chain::
+
+        acc_0 = −0;   acc_{j+1} = ((p_4j + p_4j+1) + (p_4j+2 + p_4j+3)) + acc_j
+
+    with the EWMM's formats (data = transform format in every FP mode; products and
+    accumulation as :func:`formats` gives them), ⌈9C/4⌉ chunks, and a last partial chunk
+    padded with (−0, +0) terms (invisible, as in the EWMM).  Its float64 counterpart is
+    :func:`direct_conv`; the a-priori bound is the dot product's γ_k·Σ|d·g| with k =
+    (1 if products round) + 2 + ⌈9C/4⌉ roundings on the longest path (finite, no underflow).
+
 Number modes (``mode``, :data:`MODES`, :func:`formats`)
     =========  =======  =========  ============================  ===========  ======
     mode       data     ITF, FTF   products                      EWMM, OTF    output
@@ -150,7 +165,7 @@ from tcgen.hw import numeric as num
 
 __all__ = ["MODES", "TILES", "FTF_MODES", "matrices", "formats", "encode_input",
            "decode_output", "networks", "tile_input", "untile", "itf", "ftf", "ewmm", "otf",
-           "winograd_conv", "winograd_ref64", "direct_conv", "direct_conv_exact", "error_bound",
+           "winograd_conv", "winograd_ref64", "direct_conv", "direct_conv_exact", "direct_tile", "error_bound",
            "path_roundings", "int_widths", "op_counts", "amplification", "rel_rms"]
 
 #: the number modes (module docstring)
@@ -775,6 +790,45 @@ def direct_conv(I, F, pad: int = 1) -> np.ndarray:
     I, F, single, _, _ = _shapes(I, F, pad, who)
     O = np.einsum("nhwcrs,kcrs->nkhw", _windows(I, pad), F)
     return O[0] if single else O
+
+
+def direct_tile(d, g, m: int = 2, mode: str = "fp32") -> np.ndarray:
+    """Direct 3×3 convolution of one output tile position with the RTL's rounding points
+    (module docstring): d [..., C, m+2, m+2] input tiles, g [K, C, 3, 3] filters, both
+    encodings of ``mode``'s data format (FP modes) -> [..., K, m, m] accumulation-format
+    encodings.  Output (k, i, j): the 9·C terms d[c][i+r][j+s]·g[k][c][r][s] in the order
+    c-major, then r, then s, four per DP-4 (:func:`tcgen.hw.numeric.dot4`), chained from −0,
+    the last chunk padded with (−0, +0)."""
+    who = "direct_tile"
+    m = _check_m(m, who)
+    mode = _check_mode(mode, who, fp_only=True)
+    f = _FMT[mode]
+    d = _encodings(d, f["data"], "d", who)
+    g = _encodings(g, f["data"], "g", who)
+    n = m + 2
+    if d.ndim < 3 or d.shape[-2:] != (n, n):
+        raise ValueError(f"{who}: d must be [..., C, {n}, {n}], got shape {d.shape}")
+    if g.ndim != 4 or g.shape[2:] != (3, 3) or g.shape[1] != d.shape[-3]:
+        raise ValueError(f"{who}: g must be [K, C, 3, 3] with d's C = {d.shape[-3]}, got "
+                         f"shape {g.shape}")
+    K, C = g.shape[:2]
+    lead = d.shape[:-3]
+    win = np.lib.stride_tricks.sliding_window_view(d, (3, 3), axis=(-2, -1))  # [.., C, m, m, 3, 3]
+    a = np.moveaxis(win, -5, -3).reshape(lead + (m, m, 9 * C))                 # t = 9c + 3r + s
+    b = g.reshape(K, 9 * C)
+    J = -(-9 * C // _DP)
+    extra = J * _DP - 9 * C
+    data, acc = num.get_format(f["data"]), num.get_format(f["acc"])
+    if extra:
+        a = np.concatenate([a, np.full(lead + (m, m, extra), data.sign_mask, np.uint64)], -1)
+        b = np.concatenate([b, np.zeros((K, extra), np.uint64)], axis=-1)
+    a = a[..., None, :, :, :]                                                   # [.., 1, m, m, T]
+    b = b[:, None, None, :]                                                     # [K, 1, 1, T]
+    out = np.full(lead + (K, m, m), acc.sign_mask, dtype=np.uint64)             # −0
+    for j in range(J):
+        out = num.dot4(a[..., _DP * j:_DP * j + _DP], b[..., _DP * j:_DP * j + _DP], out,
+                       f["data"], f["acc"], f["product"])
+    return out
 
 
 def direct_conv_exact(I, F, pad: int = 1) -> np.ndarray:

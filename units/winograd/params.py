@@ -24,7 +24,8 @@ from tcgen.hw.params import Params, param
 
 from . import model
 
-__all__ = ["WinoItfParams", "WinoFtfParams", "WinoOtfParams", "TILES", "MODES", "lane_ranges"]
+__all__ = ["WinoItfParams", "WinoFtfParams", "WinoOtfParams", "WinoConvParams",
+           "DirectConvParams", "equal_throughput_dps", "TILES", "MODES", "lane_ranges"]
 
 #: output tile sizes m of F(m×m, 3×3)
 TILES = model.TILES
@@ -195,8 +196,29 @@ class WinoOtfParams(_Wino, Params):
 CONV_MODES = ("fp32", "fp16", "fp16acc")
 
 
+class _ConvSchedule:
+    """What the two tile datapaths (wino_conv, direct_conv3x3) share: ``dots`` dot products
+    per request of ``terms`` terms each, ``dps`` DP-4 units at a time (a group), each dot
+    product through ⌈terms/4⌉ chunks (``rtl._dp_schedule``, the one DP-4 schedule)."""
+
+    @property
+    def chunks(self) -> int:
+        """DP-4 passes per dot product: ⌈terms/4⌉."""
+        return -(-self.terms // 4)
+
+    @property
+    def groups(self) -> int:
+        """⌈dots / dps⌉ groups (each ``chunks`` cycles)."""
+        return -(-self.dots // self.dps)
+
+    @property
+    def dp4_ops(self) -> int:
+        """DP-4 operations per tile: dots · chunks."""
+        return self.dots * self.chunks
+
+
 @dataclass(frozen=True)
-class WinoConvParams(Params):
+class WinoConvParams(_ConvSchedule, Params):
     """The Winograd tile datapath (:class:`~tcgen.units.winograd.rtl.WinoConv`): one output
     tile position per request, ``C`` input channels, ``K`` filters, ``dps`` DP-4 units."""
     UNIT = "wino_conv"
@@ -213,14 +235,13 @@ class WinoConvParams(Params):
         return (self.m + 2) ** 2
 
     @property
-    def chunks(self) -> int:
-        """DP-4 passes per lane: ⌈C/4⌉."""
-        return -(-self.C // 4)
+    def dots(self) -> int:
+        """K·(m+2)² (filter, lane) dot products of C terms."""
+        return self.K * self.lanes
 
     @property
-    def groups(self) -> int:
-        """EWMM groups: ⌈K·lanes / dps⌉ (each ``chunks`` cycles)."""
-        return -(-self.K * self.lanes // self.dps)
+    def terms(self) -> int:
+        return self.C
 
     @property
     def interval(self) -> int:
@@ -233,3 +254,58 @@ class WinoConvParams(Params):
         """Cycles per tile, request offered to result valid: C (ITF) + groups·chunks (EWMM) +
         K (OTF)."""
         return self.C + self.groups * self.chunks + self.K
+
+
+@dataclass(frozen=True)
+class DirectConvParams(_ConvSchedule, Params):
+    """The direct-convolution baseline (:class:`~tcgen.units.winograd.rtl.DirectConv`): the
+    same request (C input tiles of (m+2)², one output tile position) with raw 3×3 filters;
+    the K·m² outputs, ``dps`` at a time, each ⌈9C/4⌉ chunks on one DP-4.
+
+    Equal output throughput (issue 15 §2): Winograd needs K·(m+2)²·⌈C/4⌉ DP-4 operations per
+    tile, direct K·m²·⌈9C/4⌉, so the baseline matches a ``wino_conv`` with dps_w DP-4 units
+    when dps = dps_w · m²·⌈9C/4⌉ / ((m+2)²·⌈C/4⌉) (2.25× at m = 2, 4× at m = 4, when C is a
+    multiple of 4): :func:`equal_throughput_dps` (rounded up)."""
+    UNIT = "direct_conv3x3"
+    m: int = param(2, choices=TILES, doc="output tile m (the request's tiles are (m+2)², as "
+                                         "wino_conv's)")
+    mode: str = param("fp32", choices=CONV_MODES,
+                      doc="number mode (model.formats): data, product, acc formats")
+    C: int = param(8, range=(1, 64), doc="input channels per request (accumulated)")
+    K: int = param(4, range=(1, 16), doc="filters (output channels) per request")
+    dps: int = param(4, range=(1, 16), doc="DP-4 units")
+
+    @property
+    def lanes(self) -> int:
+        """(m+2)² values per input tile (the request's tiles are wino_conv's)."""
+        return (self.m + 2) ** 2
+
+    @property
+    def dots(self) -> int:
+        """K·m² outputs, each a dot product of 9·C terms."""
+        return self.K * self.m * self.m
+
+    @property
+    def terms(self) -> int:
+        return 9 * self.C
+
+    @property
+    def interval(self) -> int:
+        """Cycles per tile back to back: groups·chunks (the copy into the result register
+        runs under the next request's first cycle)."""
+        return self.groups * self.chunks
+
+    @property
+    def cycles(self) -> int:
+        """Cycles per tile, request offered to result valid: groups·chunks + 1 (the copy)."""
+        return self.groups * self.chunks + 1
+
+
+def equal_throughput_dps(wino: WinoConvParams) -> DirectConvParams:
+    """The direct baseline that matches ``wino`` (a :class:`WinoConvParams`) in DP-4
+    operations per cycle: same m, mode, C, K and dps = ⌈dps_w · K·m²·⌈9C/4⌉ /
+    (K·(m+2)²·⌈C/4⌉)⌉ (docs/winograd.md: the rule and how close the intervals come).
+    ParamError if that exceeds the dps range (1..16)."""
+    d = DirectConvParams(m=wino.m, mode=wino.mode, C=wino.C, K=wino.K, dps=1)
+    need = -(-wino.dps * d.dp4_ops // wino.dp4_ops)
+    return DirectConvParams(m=wino.m, mode=wino.mode, C=wino.C, K=wino.K, dps=need)

@@ -49,7 +49,8 @@ from tcgen.hw.numeric import get_format
 from . import model
 from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
 
-__all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "WinoConv", "halve"]
+__all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "WinoConv",
+           "DirectConv", "halve"]
 
 
 def halve(m: Module, fmt, x, name: str):
@@ -283,6 +284,51 @@ class WinoOtf(wiring.Component):
         return m
 
 
+def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, neg0_acc):
+    """The one DP-4 schedule of the tile datapaths (:class:`WinoConv`'s EWMM,
+    :class:`DirectConv`): ``dots`` dot products numbered 0.., ``P = len(units)`` at a time (a
+    group, counter ``g``, G = ⌈dots/P⌉ groups); DP unit u of group gg owns dot product
+    gg·P + u and runs its ``Q`` chunks (counter ``q``; chunk qq's four terms are
+    ``operands(dot, qq)``: (a, b) pairs, None for a padding term (−0, +0)) onto its running
+    accumulator ``accr[u]``, which starts at −0 (the DP-4's ``c`` is −0 at q = 0) -- the
+    model's chain.  The last chunk's result goes into ``store(dot)``.  While ``go`` the
+    counters advance (q wraps at Q, then g at G)."""
+    from amaranth import Const, Mux
+    P = len(units)
+    G = -(-dots // P)
+    for u, unit in enumerate(units):
+        zero = Const(0, len(unit.b[0]))
+        sel = Cat(q, g) if Q > 1 else g
+        cases = 0
+        with m.Switch(sel):
+            for gg in range(G):
+                idx = gg * P + u
+                if idx >= dots:
+                    continue
+                for qq in range(Q):
+                    case = (gg << len(q)) | qq if Q > 1 else gg
+                    cases += 1
+                    with m.Case(case):
+                        for t, ab in enumerate(operands(idx, qq)):
+                            a, b = ab if ab is not None else (neg0_in, zero)
+                            m.d.comb += [unit.a[t].eq(a), unit.b[t].eq(b)]
+            if cases < 1 << len(sel):        # unreachable codes: padding (a complete case)
+                with m.Default():
+                    m.d.comb += [x for t in range(4)
+                                 for x in (unit.a[t].eq(neg0_in), unit.b[t].eq(zero))]
+        for gg in range(G):                  # the last chunk's result into store(dot)
+            if gg * P + u < dots:
+                with m.If(go & (g == gg) & (q == Q - 1)):
+                    m.d.sync += store(gg * P + u).eq(unit.y)
+        m.d.comb += unit.c.eq(Mux(q == 0, neg0_acc, accr[u]))
+        with m.If(go):
+            m.d.sync += accr[u].eq(unit.y)
+    with m.If(go):
+        m.d.sync += q.eq(Mux(q == Q - 1, 0, q + 1))
+        with m.If(q == Q - 1):
+            m.d.sync += g.eq(Mux(g == G - 1, 0, g + 1))
+
+
 class WinoConv(wiring.Component):
     """The Winograd tile datapath (issue 15 §2): one output tile position per request --
     ITF → the (m+2)² element-wise lanes on ``dps`` DP-4 units, accumulating over C → OTF --
@@ -375,31 +421,16 @@ class WinoConv(wiring.Component):
                 m.d.sync += itf_done.eq(1)
 
         # -- EWMM: DP unit u of group g owns (filter, lane) pair g·P + u ----------------------
-        for u, unit in enumerate(dps):
-            with m.Switch(Cat(q, g) if Q > 1 else g):
-                for gg in range(G):
-                    idx = gg * P + u
-                    if idx >= K * n:
-                        continue
-                    k, j = divmod(idx, n)
-                    for qq in range(Q):
-                        case = (gg << len(q)) | qq if Q > 1 else gg
-                        with m.Case(case):
-                            for t in range(4):
-                                c = 4 * qq + t
-                                a = ihat[c][j] if c < C else neg0_t
-                                b = pl.w[k][c][j] if c < C else Const(0, tw)
-                                m.d.comb += [unit.a[t].eq(a), unit.b[t].eq(b)]
-                            if qq == Q - 1:
-                                with m.If(ewmm_go):
-                                    m.d.sync += ohat[k][j].eq(unit.y)
-            m.d.comb += unit.c.eq(Mux(q == 0, neg0_a, accr[u]))
-            with m.If(ewmm_go):
-                m.d.sync += accr[u].eq(unit.y)
-        with m.If(ewmm_go):
-            m.d.sync += q.eq(Mux(q == Q - 1, 0, q + 1))
-            with m.If(q == Q - 1):
-                m.d.sync += g.eq(Mux(g == G - 1, 0, g + 1))
+        def operands(idx, qq):
+            k, j = divmod(idx, n)
+            return [(ihat[c][j], pl.w[k][c][j]) if c < C else None
+                    for c in range(4 * qq, 4 * qq + 4)]
+
+        def store(idx):
+            k, j = divmod(idx, n)
+            return ohat[k][j]
+
+        _dp_schedule(m, dps, accr, K * n, Q, g, q, ewmm_go, operands, store, neg0_t, neg0_a)
         with m.If(ewmm_last):
             m.d.sync += [ewmm_done.eq(1), itf_done.eq(0), crop.eq(Cat(pl.rows, pl.cols))]
 
@@ -420,6 +451,101 @@ class WinoConv(wiring.Component):
             m.d.sync += out_valid.eq(0)
         with m.If(otf_last):
             m.d.sync += out_valid.eq(1)
+        m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.y.eq(yreg),
+                     self.res.payload.keep.eq(keep)]
+        return m
+
+
+class DirectConv(wiring.Component):
+    """The direct-convolution baseline ``direct_conv3x3`` (issue 15 §2) on the same DP-4s as
+    :class:`WinoConv`: one output tile position per request -- the same C input tiles of
+    (m+2)², raw 3×3 filters -- bit-exact against :func:`~tcgen.units.winograd.model.
+    direct_tile` in ``mode``.  No transforms.
+
+    * **Dot products** (groups × ⌈9C/4⌉ cycles): the K·m² outputs (k, i, j) in row-major
+      order, ``dps`` at a time (:func:`_dp_schedule`, the EWMM's schedule); output (k, i, j)
+      runs its 9·C terms d[c][i+r][j+s]·g[k][c][r][s] in the order c-major, then r, then s,
+      four per chunk on one ``tcgen.hw.dot.Dp4`` (fmt = the data format, acc and products as
+      ``model.formats(mode)``), the last chunk padded with (−0, +0), onto a running
+      accumulator that starts at −0.  Each output's last chunk goes into the output bank
+      (K × m² accumulation-format registers).  The request is accepted in the last cycle and
+      its crop (rows, cols) latched.
+    * **Copy** (1 cycle): the bank and the crop mask into the result register; it waits while
+      the previous result is not taken, and the next request's first cycle runs with it.
+
+    Parameters: :class:`~tcgen.units.winograd.params.DirectConvParams` (m, mode, C, K, dps).
+    Attributes: op ``In(stream.Signature(layouts.direct_op))``, res ``Out(stream.Signature(
+    layouts.conv_res))`` (wino_conv's result); ``cycles`` = ``latency`` = groups·⌈9C/4⌉ + 1;
+    back to back one tile per groups·⌈9C/4⌉ (``params.interval``).
+    """
+
+    def __init__(self, params):
+        from amaranth.lib import stream
+        from . import layouts
+        self.params = params
+        self.cycles = self.latency = params.cycles
+        super().__init__({"op": In(stream.Signature(layouts.direct_op(params))),
+                          "res": Out(stream.Signature(layouts.conv_res(params)))})
+
+    def elaborate(self, platform):
+        from amaranth import Const
+        from tcgen.hw.dot import Dp4, Dp4Params
+        m = Module()
+        p = self.params
+        f = model.formats(p.mode)
+        dw, aw = get_format(f["data"]).width, get_format(f["acc"]).width
+        mm, s, C, K, P, Q, G = p.m, p.m + 2, p.C, p.K, p.dps, p.chunks, p.groups
+        pl = self.op.payload
+        dp = Dp4Params(fmt=f["data"], acc=f["acc"], product=f["product"], rounding="rne")
+        dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
+
+        bank = Signal(data.ArrayLayout(data.ArrayLayout(aw, mm * mm), K), name="y_bank")
+        yreg = Signal(data.ArrayLayout(data.ArrayLayout(aw, mm * mm), K), name="y_reg")
+        keep = Signal(mm * mm, name="keep_reg")
+        crop = Signal(2 * mm.bit_length(), name="crop_reg")
+        accr = [Signal(aw, name=f"acc{u}") for u in range(P)]
+        g = Signal(range(max(G, 2)), name="group")
+        q = Signal(range(max(Q, 2)), name="chunk")
+        done, out_valid = Signal(name="dots_done"), Signal(name="out_valid")
+        go, last, copy = Signal(name="dots_go"), Signal(name="dots_last"), Signal(name="copy")
+        m.d.comb += [
+            copy.eq(done & (~out_valid | self.res.ready)),
+            go.eq(self.op.valid & (~done | copy)),
+            last.eq(go & (g == G - 1) & (q == Q - 1)),
+            self.op.ready.eq(last),
+        ]
+
+        # -- the K·m² dot products of 9·C terms (t = 9c + 3r + s) on the DP-4s ----------------
+        def operands(idx, qq):
+            k, o = divmod(idx, mm * mm)
+            i, j = divmod(o, mm)
+            out = []
+            for t in range(4 * qq, 4 * qq + 4):
+                c, rs = divmod(t, 9)
+                r, sc = divmod(rs, 3)
+                out.append((pl.d[c][(i + r) * s + j + sc], pl.g[k][c][rs]) if c < C else None)
+            return out
+
+        def store(idx):
+            k, o = divmod(idx, mm * mm)
+            return bank[k][o]
+
+        _dp_schedule(m, dps, accr, K * mm * mm, Q, g, q, go, operands, store,
+                     Const(1 << (dw - 1), dw), Const(1 << (aw - 1), aw))
+        with m.If(last):
+            m.d.sync += crop.eq(Cat(pl.rows, pl.cols))
+
+        # -- copy: the bank and the crop mask into the result register ------------------------
+        bits = mm.bit_length()
+        rows, cols = crop[:bits], crop[bits:]
+        with m.If(copy):
+            m.d.sync += [yreg.eq(bank), done.eq(0), out_valid.eq(1)]
+            m.d.sync += [keep[i * mm + j].eq((rows > i) & (cols > j))
+                         for i in range(mm) for j in range(mm)]
+        with m.Elif(self.res.ready):
+            m.d.sync += out_valid.eq(0)
+        with m.If(last):
+            m.d.sync += done.eq(1)
         m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.y.eq(yreg),
                      self.res.payload.keep.eq(keep)]
         return m
