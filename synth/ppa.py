@@ -208,11 +208,23 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
         return res
 
 
+def _int_text(v) -> str:
+    """A stimulus value as text for the hash: decimal (the form every existing key was made
+    with), or hex for a value whose decimal form Python refuses (over sys.int_info's
+    str_digits_check_threshold limit, 4300 digits: a payload wider than ~14,000 bits)."""
+    v = int(v)
+    return str(v) if v.bit_length() <= _DECIMAL_BITS else "0x" + format(v, "x")
+
+
+#: values up to this many bits hash in decimal (4300 decimal digits hold 14,284 bits)
+_DECIMAL_BITS = 14_000
+
+
 def _stimulus_sha(workload: dict) -> str:
     h = hashlib.sha256()
     for k in sorted(workload):
         h.update(k.encode())
-        h.update(",".join(str(int(v)) for v in np.asarray(workload[k]).tolist()).encode())
+        h.update(",".join(_int_text(v) for v in np.asarray(workload[k]).tolist()).encode())
     return h.hexdigest()
 
 

@@ -504,3 +504,16 @@ def test_levelized_equals_icarus_on_m8n8k128():
     lv, _, _ = act.net_activity(nl, Path(r["netlist"]), L, wl, Path("."), n, "levelized")
     assert len(ic) > 100_000 and set(lv) == set(ic)
     assert {k: v[0] for k, v in lv.items()} == {k: v[0] for k, v in ic.items()}
+
+
+def test_stimulus_hash_takes_payloads_wider_than_python_decimal_limit():
+    """A stream payload of ~16,000 bits (wino_conv at C = 8, K = 4) has more than the 4,300
+    decimal digits Python converts: the stimulus hash takes it (in hex), different values
+    still differ, and small values hash as before (decimal: every existing cache key)."""
+    import hashlib
+    from tcgen.synth.ppa import _stimulus_sha
+    big = np.array([(1 << 16_000) - 1, 1 << 15_999], dtype=object)
+    assert _stimulus_sha({"p": big}) != _stimulus_sha({"p": big[::-1]})
+    small = np.array([3, 1 << 40], dtype=object)
+    old = hashlib.sha256(b"p" + ",".join(str(int(v)) for v in small).encode()).hexdigest()
+    assert _stimulus_sha({"p": small}) == old
