@@ -137,6 +137,15 @@ def _coef(fn, m, side):
     return fn(E, m, "int").reshape(side * side, -1)
 
 
+def _assert_kron_basis(unit, p, onehots, M, stage):
+    """The model on the (m+2)² one-hot tiles gives the columns of M⊗M exactly (``stage``: the
+    format of the unit's output, FP modes)."""
+    y, _ = _golden(unit, p, onehots)
+    MM = np.kron(np.array(M, dtype=np.int64), np.array(M, dtype=np.int64))
+    got = y if p.is_int else num.to_float(y.astype(np.uint64), p.fmt(stage))
+    assert np.array_equal(np.asarray(got, dtype=np.float64).T, MM.astype(np.float64))
+
+
 # == wino_itf =====================================================================================
 @pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "fp16"), (2, "int"), (4, "int"),
                                     pytest.param(4, "fp16", marks=_slow),   # ~30 s of Icarus
@@ -151,10 +160,7 @@ def test_itf_basis(m, mode, request):
     else:
         f = p.fmt("transform")
         tiles = np.concatenate([_onehots(n, v, f) for v in (1.0, -3.0, 2.0 ** -20)])
-    y, _ = _golden("wino_itf", p, tiles[:n * n])
-    BB = np.kron(np.array(paper.BT[m], dtype=np.int64), np.array(paper.BT[m], dtype=np.int64))
-    got = y if p.is_int else num.to_float(y.astype(np.uint64), p.fmt("transform"))
-    assert np.array_equal(np.asarray(got, dtype=np.float64).T, BB.astype(np.float64))
+    _assert_kron_basis("wino_itf", p, tiles[:n * n], paper.BT[m], "transform")
     _run("wino_itf", p, tiles, request)
 
 
@@ -294,10 +300,7 @@ def test_otf_basis(m, mode, request):
         assert all(lo[k] <= 0 < hi[k] for k in range(n * n))
     else:
         tiles = np.concatenate([_onehots(n, v, p.fmt("acc")) for v in (1.0, -0.75)])
-    y, _ = _golden("wino_otf", p, tiles[:n * n])
-    AA = np.kron(np.array(paper.AT[m], dtype=np.int64), np.array(paper.AT[m], dtype=np.int64))
-    got = y if p.is_int else num.to_float(y.astype(np.uint64), p.fmt("acc"))
-    assert np.array_equal(np.asarray(got, dtype=np.float64).T, AA.astype(np.float64))
+    _assert_kron_basis("wino_otf", p, tiles[:n * n], paper.AT[m], "acc")
     _run("wino_otf", p, tiles, request)
 
 
