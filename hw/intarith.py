@@ -10,6 +10,9 @@ Structure (so that areas compare like with like):
   followed by one carry-propagate adder.  Every multi-operand sum in tcgen goes through it.
 * :func:`array_mul` — explicit AND partial products (Baugh–Wooley complemented terms plus a
   constant for signed operands) summed by :func:`compress`.
+* :func:`int_dot` — c + Σ a_k·b_k modulo 2**width: :func:`array_mul` products sign-extended
+  and summed with c by one :func:`compress` tree (the integer dot product / DP-k; the
+  :class:`IntDot` component wraps it with the DP-4's port names).
 * :func:`popcount` — the column tree with all bits at weight 0.
 * :func:`lzc` — a balanced leading-zero-count tree.
 * :func:`shift_right_sticky` / :func:`shift_left` — logarithmic barrel shifters.
@@ -25,9 +28,9 @@ from amaranth.lib.wiring import In, Out
 
 from .params import Params, param
 
-__all__ = ["compress", "sum_operands", "array_mul", "popcount", "lzc", "shift_right_sticky",
+__all__ = ["compress", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
            "shift_left", "dadda_heights", "adder_census", "IntMul", "CSATree", "Popcount", "LZC",
-           "BarrelShifter", "IntMulParams", "CSATreeParams", "PopcountParams", "LZCParams",
+           "BarrelShifter", "IntDot", "IntMulParams", "IntDotParams", "CSATreeParams", "PopcountParams", "LZCParams",
            "BarrelShiftParams"]
 
 _censuses: list[dict] = []
@@ -174,6 +177,26 @@ def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
     return p
 
 
+def int_dot(m: Module, a, b, c, width: int, *, a_signed: bool = True, b_signed: bool = True,
+            name: str = "sum"):
+    """``c + Σ_k a[k]·b[k]`` modulo 2**width (two's complement when the operands are signed):
+    one :func:`array_mul` per pair (``mul{k}``), each product sign-extended into ``width``
+    bits (``p{k}``), the products and ``c`` summed by one compressor tree (``name``).
+    ``a`` and ``b`` are sequences of equal length (e.g. ``ArrayLayout`` views); exact whenever
+    the true sum fits ``width`` bits."""
+    if len(a) != len(b):
+        raise ValueError(f"int_dot: {len(a)} a operands against {len(b)} b operands")
+    ops = []
+    for k in range(len(a)):
+        ak = a[k].as_signed() if a_signed else a[k]
+        bk = b[k].as_signed() if b_signed else b[k]
+        prod = array_mul(m, ak, bk, a_signed=a_signed, b_signed=b_signed, name=f"mul{k}")
+        ext = Signal(width, name=f"p{k}")
+        m.d.comb += ext.eq(prod)                       # sign extension (mod 2^width)
+        ops.append(ext)
+    return sum_operands(m, ops + [c], width, name=name)
+
+
 def popcount(m: Module, bits, name: str = "popc"):
     """Number of ones in ``bits`` as an unsigned Signal of ceil(log2(n+1)) bits."""
     n = len(bits)
@@ -263,6 +286,16 @@ class IntMulParams(Params):
 
 
 @dataclass(frozen=True)
+class IntDotParams(Params):
+    UNIT = "int_dot"
+    k: int = param(4, range=(1, 16), doc="products per dot product (4: the DP-4)")
+    a_width: int = param(8, range=(1, 64), doc="bits of each a")
+    b_width: int = param(8, range=(1, 64), doc="bits of each b")
+    acc_width: int = param(32, range=(2, 128), doc="bits of c and y (sums wrap modulo 2^acc)")
+    signed: bool = param(True, doc="a, b, c and y are two's complement")
+
+
+@dataclass(frozen=True)
 class CSATreeParams(Params):
     UNIT = "csa_tree"
     n: int = param(8, range=(2, 64), doc="number of operands")
@@ -316,6 +349,31 @@ class IntMul(wiring.Component):
         a = self.a.as_signed() if p.a_signed else self.a
         b = self.b.as_signed() if p.b_signed else self.b
         m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed))
+        return m
+
+
+class IntDot(wiring.Component):
+    """Integer dot product ``y = c + Σ a[k]·b[k]`` modulo 2**acc_width (:func:`int_dot`), with
+    the port names of :class:`tcgen.hw.dot.Dp4` so a DP-4 schedule drives either.
+
+    Parameters: ``IntDotParams`` (k, a_width, b_width, acc_width, signed).  Attributes: a
+    ``In(ArrayLayout(a_width, k))``, b ``In(ArrayLayout(b_width, k))``, c ``In(acc_width)``, y
+    ``Out(acc_width)`` (bit vectors; two's complement when ``signed``).  ``latency = 0``.
+    """
+
+    def __init__(self, params):
+        from amaranth.lib import data
+        self.params = params
+        self.latency = 0
+        super().__init__({"a": In(data.ArrayLayout(params.a_width, params.k)),
+                          "b": In(data.ArrayLayout(params.b_width, params.k)),
+                          "c": In(params.acc_width), "y": Out(params.acc_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        m.d.comb += self.y.eq(int_dot(m, self.a, self.b, self.c, p.acc_width,
+                                      a_signed=p.signed, b_signed=p.signed))
         return m
 
 

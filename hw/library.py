@@ -15,8 +15,8 @@ from .fused import FusedDot, FusedDotParams
 from .fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPMulParams,
                       FPProduct, FPProductParams)
 from .layout import pack, unpack
-from .intarith import (LZC, BarrelShifter, BarrelShiftParams, CSATree, CSATreeParams, IntMul,
-                       IntMulParams, LZCParams, Popcount, PopcountParams)
+from .intarith import (LZC, BarrelShifter, BarrelShiftParams, CSATree, CSATreeParams, IntDot,
+                       IntDotParams, IntMul, IntMulParams, LZCParams, Popcount, PopcountParams)
 from .spec import UnitSpec
 
 __all__ = ["UNITS", "random_words"]
@@ -173,6 +173,27 @@ INT_MUL = UnitSpec(
                                 "b": _rand_bits(rng, n, p.b_width)})
 
 
+def _int_dot_model(p, a, b, c):
+    def lanes(x, width):
+        x = np.asarray(x, dtype=object)
+        mask = (1 << width) - 1
+        v = [(x >> (k * width)) & mask for k in range(p.k)]
+        return [np.where(u >= (1 << (width - 1)), u - (1 << width), u) if p.signed else u
+                for u in v]
+    av, bv = lanes(a, p.a_width), lanes(b, p.b_width)
+    total = np.asarray(c, dtype=object) + sum(x * y for x, y in zip(av, bv))
+    return {"y": (total % (1 << p.acc_width)).astype(object)}
+
+
+INT_DOT = UnitSpec(
+    name="int_dot", family="hw",
+    summary="integer dot product c + sum a_k*b_k (k array multipliers, one Dadda tree with c), "
+            "modulo 2^acc_width, signed/unsigned",
+    params=IntDotParams, build=IntDot, model=_int_dot_model,
+    ops_per_cycle=lambda p: float(p.k), ops_unit="MAC",
+    workload=lambda p, rng, n: {"a": random_words(rng, n, p.k * p.a_width),
+                                "b": random_words(rng, n, p.k * p.b_width),
+                                "c": random_words(rng, n, p.acc_width)})
 
 
 def _csa_model(p, x):
@@ -243,5 +264,5 @@ BARREL_SHIFT = UnitSpec(
                                 "amount": rng.integers(0, 1 << p.amount_bits, size=n,
                                                        dtype=np.uint64)})
 
-UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, FUSED_DOT, INT_MUL, CSA_TREE, POPCOUNT, LZC,
+UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, FUSED_DOT, INT_MUL, INT_DOT, CSA_TREE, POPCOUNT, LZC,
          BARREL_SHIFT)

@@ -70,6 +70,44 @@ def test_int_mul_model_matches_python():
         assert g == (sx * y) % 512
 
 
+# -- integer dot product (the DP-4 of the integer datapaths) ------------------------------------
+def _int_dot_python(p, a, b, c):
+    """c + Σ a_k·b_k mod 2^acc from the packed words, with Python ints (independent of the
+    library model's numpy path)."""
+    def lane(x, k, w):
+        v = (int(x) >> (k * w)) & ((1 << w) - 1)
+        return v - (1 << w) if p.signed and v >> (w - 1) else v
+    return (int(c) + sum(lane(a, k, p.a_width) * lane(b, k, p.b_width)
+                         for k in range(p.k))) % (1 << p.acc_width)
+
+
+@pytest.mark.parametrize("params", [
+    dict(k=4, a_width=10, b_width=12, acc_width=24),            # Winograd F(2,3) INT8 EWMM
+    dict(k=4, a_width=8, b_width=8, acc_width=22),              # direct 3x3 INT8, C = 8
+    dict(k=3, a_width=5, b_width=3, acc_width=9, signed=False),
+    dict(k=1, a_width=1, b_width=1, acc_width=2)])
+def test_int_dot_random(params, request):
+    """Random words plus the extremes (most negative / positive lanes, wrapping c) against
+    Python ints; the model is checked against the same Python ints."""
+    p = get_unit("int_dot").params(**params)
+    rng = np.random.default_rng(harness.seed(p.k * 100 + p.a_width))
+    n = 6_000
+    a = random_words(rng, n, p.k * p.a_width)
+    b = random_words(rng, n, p.k * p.b_width)
+    c = random_words(rng, n, p.acc_width)
+    ext = []
+    for va in (0, 1 << (p.a_width - 1), (1 << (p.a_width - 1)) - 1, (1 << p.a_width) - 1):
+        for vb in (1 << (p.b_width - 1), (1 << (p.b_width - 1)) - 1, (1 << p.b_width) - 1):
+            word = lambda v, w: sum(v << (k * w) for k in range(p.k))
+            ext.append((word(va, p.a_width), word(vb, p.b_width), (1 << p.acc_width) - 1))
+    a = np.concatenate([np.array([e[0] for e in ext], dtype=object), a.astype(object)])
+    b = np.concatenate([np.array([e[1] for e in ext], dtype=object), b.astype(object)])
+    c = np.concatenate([np.array([e[2] for e in ext], dtype=object), c.astype(object)])
+    got = get_unit("int_dot").golden(p, a=a, b=b, c=c)["y"]
+    assert [int(v) for v in got] == [_int_dot_python(p, x, y, z) for x, y, z in zip(a, b, c)]
+    _run("int_dot", {"a": a, "b": b, "c": c}, request, **params)
+
+
 # -- popcount, compressor tree, LZC, shifter ---------------------------------------------------
 @pytest.mark.parametrize("n", [1, 2, 5, 8, 11, 16])
 def test_popcount_exhaustive(n, request):

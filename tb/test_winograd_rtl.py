@@ -494,6 +494,9 @@ def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
 
 
 @pytest.mark.parametrize("kw", [{}, {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
+                                {"mode": "int"},
+                                {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 6,
+                                 "data_bits": 5, "weight_bits": 7},
                                 pytest.param({"mode": "fp16acc", "m": 4, "C": 4, "K": 2},
                                              marks=pytest.mark.slow),
                                 pytest.param({"m": 4, "C": 9, "K": 2, "dps": 8},
@@ -520,6 +523,73 @@ def test_conv_specials_and_backpressure():
     _conv_run(p, reqs, "conv_bp", scenario="backpressure", idle=0.3, stall=0.5)
 
 
+@pytest.mark.parametrize("unit", ["wino_conv", "direct_conv3x3"])
+@pytest.mark.parametrize("m", [2, 4])
+def test_int_extremes_no_wrap(unit, m):
+    """Mode int with every input and weight at its most negative or most positive value
+    (INT8 m = 2; INT6 × INT4 at m = 4, C = 16, whose int_widths stages are reached nearly at
+    their bounds), with stalls: bit-exact against the model -- whose winograd path checks
+    every stage against int_widths and divides exactly -- so no node of the RTL wrapped."""
+    from tcgen.units.winograd import family as fam
+    rng = np.random.default_rng(harness.seed(1506 + m))
+    kw = {"mode": "int"} if m == 2 else {"mode": "int", "m": 4, "C": 16, "K": 1,
+                                         "data_bits": 6, "weight_bits": 4}
+    kw["dps"] = {("wino_conv", 2): 4, ("wino_conv", 4): 6, ("direct_conv3x3", 2): 9,
+                 ("direct_conv3x3", 4): 8}[(unit, m)]
+    p = get_unit(unit).params(**kw)
+    make = fam.random_conv_requests if unit == "wino_conv" else fam.random_direct_requests
+    reqs = make(p, rng, 3, extremes=True)
+    run = _conv_run if unit == "wino_conv" else _direct_run
+    run(p, reqs, f"int_ext_{unit}_{m}", scenario="backpressure", idle=0.2, stall=0.4)
+
+
+def test_int_conv_is_exact_direct_convolution():
+    """One INT8 image (C = 8, K = 4, 5×7: crops at the bottom and right) through the models of
+    wino_conv (F(2,3), 2G) and direct_conv3x3, tile by tile as the units take it: both equal
+    the exact direct convolution (model.direct_conv_exact) -- integer Winograd is exact."""
+    from tcgen.units.winograd.family import (conv_model, conv_request, conv_result,
+                                             direct_model, direct_request)
+    from tcgen.units.winograd.params import WinoConvParams, equal_throughput_dps
+    rng = np.random.default_rng(harness.seed(1507))
+    for m in (2, 4):
+        pw = WinoConvParams(mode="int", m=m)
+        pd = equal_throughput_dps(pw)
+        C, K, H, W = pw.C, pw.K, 5, 7
+        I = rng.integers(-128, 128, (C, H, W))
+        F = rng.integers(-128, 128, (K, C, 3, 3))
+        tiles = wm.tile_input(I, m)
+        Th, Tw = tiles.shape[1:3]
+        Fh = wm.ftf(F, m, "int")
+        wreq, dreq = [], []
+        for ti in range(Th):
+            for tj in range(Tw):
+                rows, cols = min(m, H - m * ti), min(m, W - m * tj)
+                wreq.append(conv_request(pw, tiles[:, ti, tj], Fh, rows, cols))
+                dreq.append(direct_request(pd, tiles[:, ti, tj], F, rows, cols))
+
+        def image(p, payloads):
+            y = np.stack([conv_result(p, v)[0] for v in payloads])
+            return wm.untile(np.moveaxis(y.reshape(Th, Tw, K, m, m), 2, 0), H, W)
+
+        ref = wm.direct_conv_exact(I, F)
+        assert np.array_equal(image(pw, conv_model(pw, wreq)["res__payload"]), ref)
+        assert np.array_equal(image(pd, direct_model(pd, dreq)["res__payload"]), ref)
+
+
+def test_exact_div9_identity():
+    """rtl.exact_div_pow2_9's multiplier (1 − 8)(1 + 8²)(1 + 8⁴)… is 9⁻¹ modulo 2^w for every
+    width it is built for, and divides every multiple of 9 whose quotient fits w bits."""
+    from tcgen.units.winograd.rtl import exact_div_pow2_9  # noqa: F401  (the RTL built on it)
+    for w in range(2, 70):
+        inv, k = 1 - 8, 3
+        while 2 * k < w:
+            k *= 2
+            inv *= 1 + (1 << k)
+        assert (9 * inv) % (1 << w) == 1, w
+        for q in (0, 1, -1, (1 << (w - 1)) - 1, -(1 << (w - 1))):
+            assert ((9 * q * inv) % (1 << w)) == q % (1 << w)
+
+
 # -- direct_conv3x3: the direct baseline on the same DP-4s ---------------------------------------
 def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
     from bench_config import run_stream
@@ -532,6 +602,9 @@ def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
 
 @pytest.mark.parametrize("kw", [{}, {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
                                 {"mode": "fp16acc", "m": 4, "C": 3, "K": 2, "dps": 5},
+                                {"mode": "int", "dps": 9},
+                                {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 5,
+                                 "data_bits": 5, "weight_bits": 7},
                                 pytest.param({"m": 4, "C": 9, "K": 2, "dps": 16},
                                              marks=pytest.mark.slow)])
 def test_direct_tiles(kw):

@@ -43,7 +43,7 @@ from amaranth.lib.wiring import In, Out
 from tcgen.hw.dedup import shared
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
                               FPMulParams, add_tree, round_pack, scale_pow2)
-from tcgen.hw.intarith import array_mul, lzc, shift_left, shift_right_sticky, sum_operands
+from tcgen.hw.intarith import int_dot, lzc, shift_left, shift_right_sticky, sum_operands
 from tcgen.hw.layout import flat, width_of
 from tcgen.hw.numeric import get_format
 
@@ -489,14 +489,7 @@ class MacDp(wiring.Component):
         p = self.params
         aw = acc_width(p.acc)
         if is_int(p.acc):
-            ops = []
-            for i in range(p.k):
-                prod = array_mul(m, self.a[i], self.w[i], a_signed=True, b_signed=True,
-                                 name=f"mul{i}")
-                ext = Signal(aw, name=f"p{i}")
-                m.d.comb += ext.eq(prod)                       # sign extension (mod 2^acc)
-                ops.append(ext)
-            m.d.comb += self.y.eq(sum_operands(m, ops + [self.c], aw, name="sum"))
+            m.d.comb += self.y.eq(int_dot(m, self.a, self.w, self.c, aw, name="sum"))
             return m
         terms = []
         for i in range(p.k):

@@ -172,18 +172,38 @@ def conv_request(p, d, w, rows=None, cols=None) -> int:
     transformed filters (transform-format encodings, e.g. :func:`model.ftf`), rows / cols the
     valid output rows / columns (default m)."""
     n = p.lanes
+    dt = object if p.is_int else np.uint64
     return int(pack(layouts.conv_op(p), {
-        "d": np.asarray(d, dtype=np.uint64).reshape(1, p.C, n),
-        "w": np.asarray(w, dtype=np.uint64).reshape(1, p.K, p.C, n),
+        "d": np.asarray(d, dtype=dt).reshape(1, p.C, n),
+        "w": np.asarray(w, dtype=dt).reshape(1, p.K, p.C, n),
         "rows": np.array([p.m if rows is None else rows]),
         "cols": np.array([p.m if cols is None else cols])})[0])
 
 
 def conv_result(p, payload: int):
-    """(y [K, m, m] accumulation-format encodings, keep [m, m] bools) of one result."""
+    """(y [K, m, m] accumulation-format encodings, or the exact integers of mode int, keep
+    [m, m] bools) of one result."""
     f = unpack(layouts.conv_res(p), [int(payload)])
     keep = np.array([(int(f["keep"][0]) >> i) & 1 for i in range(p.m * p.m)], dtype=bool)
-    return f["y"][0].astype(np.uint64).reshape(p.K, p.m, p.m), keep.reshape(p.m, p.m)
+    y = f["y"][0].astype((np.int64 if p.bits("output") <= 62 else object) if p.is_int
+                         else np.uint64)
+    return y.reshape(p.K, p.m, p.m), keep.reshape(p.m, p.m)
+
+
+def _conv_tile(p, d, w):
+    """One tile's K output tiles [K, m·m]: model.itf on d [C, m+2, m+2], model.ewmm with the
+    transformed filters w [K, C, (m+2)²], model.otf per filter; mode int: the s²-scaled OTF
+    result divided exactly (as model.winograd_conv does)."""
+    n, s = p.lanes, p.m + 2
+    ih = model.itf(d, p.m, p.mode).reshape(1, p.C, 1, n)
+    oh = model.ewmm(ih, w, p.mode)
+    y = model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m)
+    if p.is_int:
+        s2 = model.int_scale(p.m) ** 2
+        if np.any(y % s2):
+            raise AssertionError(f"wino_conv model: an OTF result is not a multiple of {s2}")
+        y = y // s2
+    return y
 
 
 def conv_model(p, op__payload):
@@ -191,38 +211,49 @@ def conv_model(p, op__payload):
     transformed filters, model.otf per filter, and the crop mask."""
     f = unpack(layouts.conv_op(p), op__payload)
     n, s = p.lanes, p.m + 2
+    dt = np.int64 if p.is_int else np.uint64
     ys, keeps = [], []
     for i in range(len(op__payload)):
-        d = f["d"][i].astype(np.uint64).reshape(p.C, s, s)
-        ih = model.itf(d, p.m, p.mode).reshape(1, p.C, 1, n)
-        oh = model.ewmm(ih, f["w"][i].astype(np.uint64).reshape(p.K, p.C, n), p.mode)
-        ys.append(model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m))
+        ys.append(_conv_tile(p, f["d"][i].astype(dt).reshape(p.C, s, s),
+                             f["w"][i].astype(dt).reshape(p.K, p.C, n)))
         r, c = int(f["rows"][i]), int(f["cols"][i])
         keeps.append(sum(1 << (a * p.m + b) for a in range(p.m) for b in range(p.m)
                          if a < r and b < c))
-    y = np.stack(ys) if ys else np.zeros((0, p.K, p.m * p.m), dtype=np.uint64)
+    y = np.stack(ys).astype(object) if ys else np.zeros((0, p.K, p.m * p.m), dtype=object)
     return {"res__payload": pack(layouts.conv_res(p), {"y": y, "keep": np.array(keeps, dtype=object)})}
 
 
-def random_conv_data(p, rng, *, specials: bool = False):
+def random_conv_data(p, rng, *, specials: bool = False, extremes: bool = False):
     """One tile's raw operands: (d [C, m+2, m+2] N(0, 1) activations, g [K, C, 3, 3]
-    He-scaled N(0, 2/(9C)) filters, both data-format encodings; rows, cols random crops);
-    ``specials``: two input values +inf."""
-    f = model.formats(p.mode)
+    He-scaled N(0, 2/(9C)) filters, both data-format encodings, or in mode int uniform signed
+    ``data_bits`` / ``weight_bits`` integers (``extremes``: every value the most negative or
+    the most positive, chosen at random); rows, cols random crops); ``specials``: two input
+    values +inf (FP modes)."""
     s = p.m + 2
+    crop = lambda: (int(rng.integers(1, p.m + 1)), int(rng.integers(1, p.m + 1)))  # noqa: E731
+    if p.is_int:
+        def ints(bits, shape):
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            if extremes:
+                return np.where(rng.integers(0, 2, shape) == 1, hi, lo).astype(np.int64)
+            return rng.integers(lo, hi + 1, shape)
+        return (ints(p.data_bits, (p.C, s, s)), ints(p.weight_bits, (p.K, p.C, 3, 3)),
+                *crop())
+    f = model.formats(p.mode)
     d = model.encode_input(rng.normal(0, 1, (p.C, s, s)), p.mode)
     g = model.encode_input(rng.normal(0, np.sqrt(2 / (9 * p.C)), (p.K, p.C, 3, 3)), p.mode)
     if specials:
         d.reshape(-1)[rng.integers(0, d.size, 2)] = {"fp32": 0x7F800000}.get(f["data"], 0x7C00)
-    return d, g, int(rng.integers(1, p.m + 1)), int(rng.integers(1, p.m + 1))
+    return (d, g, *crop())
 
 
-def random_conv_requests(p, rng, count: int, *, specials: bool = False) -> list[int]:
+def random_conv_requests(p, rng, count: int, *, specials: bool = False,
+                         extremes: bool = False) -> list[int]:
     """``count`` tiles (:func:`random_conv_data`), filters transformed by :func:`model.ftf`
-    (the FP F(2,3) network, F(4,3) exact)."""
+    (the FP F(2,3) network, F(4,3) exact; mode int the s·G network)."""
     out = []
     for _ in range(count):
-        d, g, rows, cols = random_conv_data(p, rng, specials=specials)
+        d, g, rows, cols = random_conv_data(p, rng, specials=specials, extremes=extremes)
         out.append(conv_request(p, d, model.ftf(g, p.m, p.mode), rows, cols))
     return out
 
@@ -246,9 +277,10 @@ WINO_CONV = UnitSpec(
 def direct_request(p, d, g, rows=None, cols=None) -> int:
     """Payload of one tile for ``direct_conv3x3``: d [C, m+2, m+2] (as :func:`conv_request`),
     g [K, C, 3, 3] raw filters, both data-format encodings; rows / cols (default m)."""
+    dt = object if p.is_int else np.uint64
     return int(pack(layouts.direct_op(p), {
-        "d": np.asarray(d, dtype=np.uint64).reshape(1, p.C, p.lanes),
-        "g": np.asarray(g, dtype=np.uint64).reshape(1, p.K, p.C, 9),
+        "d": np.asarray(d, dtype=dt).reshape(1, p.C, p.lanes),
+        "g": np.asarray(g, dtype=dt).reshape(1, p.K, p.C, 9),
         "rows": np.array([p.m if rows is None else rows]),
         "cols": np.array([p.m if cols is None else cols])})[0])
 
@@ -258,17 +290,21 @@ def direct_model(p, op__payload):
     wino_conv's, :func:`conv_result` reads it)."""
     f = unpack(layouts.direct_op(p), op__payload)
     N, s = len(op__payload), p.m + 2
-    d = f["d"].astype(np.uint64).reshape(N, p.C, s, s)
-    g = f["g"].astype(np.uint64).reshape(N, p.K, p.C, 3, 3)
-    y = np.stack([model.direct_tile(d[i], g[i], p.m, p.mode).reshape(p.K, p.m * p.m)
-                  for i in range(N)]) if N else np.zeros((0, p.K, p.m * p.m), dtype=np.uint64)
+    dt = np.int64 if p.is_int else np.uint64
+    d = f["d"].astype(dt).reshape(N, p.C, s, s)
+    g = f["g"].astype(dt).reshape(N, p.K, p.C, 3, 3)
+    bits = dict(data_bits=p.data_bits, weight_bits=p.weight_bits) if p.is_int else {}
+    y = np.stack([model.direct_tile(d[i], g[i], p.m, p.mode, **bits).reshape(p.K, p.m * p.m)
+                  for i in range(N)]).astype(object) if N else np.zeros((0, p.K, p.m * p.m),
+                                                                         dtype=object)
     keep = keep_mask(p.m, f["rows"], f["cols"]).astype(object) if N else np.zeros(0, object)
     return {"res__payload": pack(layouts.conv_res(p), {"y": y, "keep": keep})}
 
 
-def random_direct_requests(p, rng, count: int, *, specials: bool = False) -> list[int]:
+def random_direct_requests(p, rng, count: int, *, specials: bool = False,
+                           extremes: bool = False) -> list[int]:
     """``count`` tiles (:func:`random_conv_data`) with their raw filters."""
-    return [direct_request(p, *random_conv_data(p, rng, specials=specials))
+    return [direct_request(p, *random_conv_data(p, rng, specials=specials, extremes=extremes))
             for _ in range(count)]
 
 

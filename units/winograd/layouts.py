@@ -5,29 +5,28 @@ line buffer holds it: the unit reads it while valid and accepts it in the cycle 
 read, so its area holds no copy."""
 from __future__ import annotations
 
+from amaranth import signed
 from amaranth.lib import data
-
-from tcgen.hw.numeric import get_format
-
-from . import model
 
 __all__ = ["conv_op", "direct_op", "conv_res"]
 
 
-def _w(fmt: str) -> int:
-    return get_format(fmt).width
+def _e(p, stage: str):
+    """The element shape of a stage (``params.bits``): FP encodings unsigned, integers
+    signed."""
+    return signed(p.bits(stage)) if p.is_int else p.bits(stage)
 
 
 def conv_op(p) -> data.StructLayout:
     """{d: C input tiles of (m+2)² data-format values (row-major), w: K×C transformed filters
-    of (m+2)² transform-format values, rows, cols: the tile's valid output rows / columns
-    (1..m; the crop of an odd H' / W')}."""
-    f = model.formats(p.mode)
+    of (m+2)² transform-format values (mode int: the s·G-scaled integer filters s²·F̂ of
+    ``model.ftf``), rows, cols: the tile's valid output rows / columns (1..m; the crop of an
+    odd H' / W')}."""
     n = p.lanes
     bits = p.m.bit_length()
     return data.StructLayout({
-        "d": data.ArrayLayout(data.ArrayLayout(_w(f["data"]), n), p.C),
-        "w": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_w(f["transform"]), n), p.C),
+        "d": data.ArrayLayout(data.ArrayLayout(_e(p, "data"), n), p.C),
+        "w": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_e(p, "filter"), n), p.C),
                               p.K),
         "rows": bits, "cols": bits})
 
@@ -36,18 +35,17 @@ def direct_op(p) -> data.StructLayout:
     """The direct baseline's request: {d: as :func:`conv_op`'s (C input tiles of (m+2)²
     data-format values), g: K×C raw 3×3 filters of 9 data-format values (row-major, element
     3r + s is g[r][s]), rows, cols: as :func:`conv_op`'s}."""
-    f = model.formats(p.mode)
     bits = p.m.bit_length()
     return data.StructLayout({
-        "d": data.ArrayLayout(data.ArrayLayout(_w(f["data"]), p.lanes), p.C),
-        "g": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_w(f["data"]), 9), p.C), p.K),
+        "d": data.ArrayLayout(data.ArrayLayout(_e(p, "data"), p.lanes), p.C),
+        "g": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_e(p, "weight"), 9), p.C), p.K),
         "rows": bits, "cols": bits})
 
 
 def conv_res(p) -> data.StructLayout:
     """{y: K output tiles of m² accumulation-format values (row-major), keep: the crop mask
-    (m² bits, bit i·m + j: output (i, j) lies inside the map)}."""
-    f = model.formats(p.mode)
+    (m² bits, bit i·m + j: output (i, j) lies inside the map); mode int: the exact
+    convolution, signed}."""
     return data.StructLayout({
-        "y": data.ArrayLayout(data.ArrayLayout(_w(f["acc"]), p.m * p.m), p.K),
+        "y": data.ArrayLayout(data.ArrayLayout(_e(p, "output"), p.m * p.m), p.K),
         "keep": p.m * p.m})

@@ -166,7 +166,7 @@ from tcgen.hw import numeric as num
 __all__ = ["MODES", "TILES", "FTF_MODES", "matrices", "formats", "encode_input",
            "decode_output", "networks", "tile_input", "untile", "itf", "ftf", "ewmm", "otf",
            "winograd_conv", "winograd_ref64", "direct_conv", "direct_conv_exact", "direct_tile", "error_bound",
-           "path_roundings", "int_widths", "op_counts", "amplification", "rel_rms"]
+           "path_roundings", "int_widths", "int_scale", "op_counts", "amplification", "rel_rms"]
 
 #: the number modes (module docstring)
 MODES = ("fp32", "fp16", "fp16acc", "int")
@@ -792,19 +792,25 @@ def direct_conv(I, F, pad: int = 1) -> np.ndarray:
     return O[0] if single else O
 
 
-def direct_tile(d, g, m: int = 2, mode: str = "fp32") -> np.ndarray:
+def direct_tile(d, g, m: int = 2, mode: str = "fp32", *, data_bits: int = 8,
+                weight_bits: int = 8) -> np.ndarray:
     """Direct 3×3 convolution of one output tile position with the RTL's rounding points
     (module docstring): d [..., C, m+2, m+2] input tiles, g [K, C, 3, 3] filters, both
     encodings of ``mode``'s data format (FP modes) -> [..., K, m, m] accumulation-format
     encodings.  Output (k, i, j): the 9·C terms d[c][i+r][j+s]·g[k][c][r][s] in the order
     c-major, then r, then s, four per DP-4 (:func:`tcgen.hw.numeric.dot4`), chained from −0,
-    the last chunk padded with (−0, +0)."""
+    the last chunk padded with (−0, +0).  Mode "int": d and g signed ``data_bits`` /
+    ``weight_bits`` integers, the exact sums (int64)."""
     who = "direct_tile"
     m = _check_m(m, who)
-    mode = _check_mode(mode, who, fp_only=True)
-    f = _FMT[mode]
-    d = _encodings(d, f["data"], "d", who)
-    g = _encodings(g, f["data"], "g", who)
+    mode = _check_mode(mode, who)
+    if mode == "int":
+        d = _ints(d, _check_width(data_bits, "data_bits", who), "d", who)
+        g = _ints(g, _check_width(weight_bits, "weight_bits", who), "g", who)
+    else:
+        f = _FMT[mode]
+        d = _encodings(d, f["data"], "d", who)
+        g = _encodings(g, f["data"], "g", who)
     n = m + 2
     if d.ndim < 3 or d.shape[-2:] != (n, n):
         raise ValueError(f"{who}: d must be [..., C, {n}, {n}], got shape {d.shape}")
@@ -816,6 +822,11 @@ def direct_tile(d, g, m: int = 2, mode: str = "fp32") -> np.ndarray:
     win = np.lib.stride_tricks.sliding_window_view(d, (3, 3), axis=(-2, -1))  # [.., C, m, m, 3, 3]
     a = np.moveaxis(win, -5, -3).reshape(lead + (m, m, 9 * C))                 # t = 9c + 3r + s
     b = g.reshape(K, 9 * C)
+    if mode == "int":              # exact: int64 while 9C·2^(data_bits + weight_bits - 2) fits
+        if 9 * C << (data_bits + weight_bits - 2) < 1 << 62:
+            return np.einsum("...ijt,kt->...kij", a, b)
+        return np.moveaxis(a.astype(object) @ b.T.astype(object), -1, -3)
+    f = _FMT[mode]
     J = -(-9 * C // _DP)
     extra = J * _DP - 9 * C
     data, acc = num.get_format(f["data"]), num.get_format(f["acc"])
@@ -1021,6 +1032,12 @@ def _linear_ranges(net, lo, hi):
     olo, ohi = rng(out)
     shape = out.shape[1:]
     return tuple(acc["col"]), tuple(acc["row"]), olo.reshape(shape), ohi.reshape(shape)
+
+
+def int_scale(m: int = 2) -> int:
+    """s of the integer filter transform s·G (2 for F(2,3), 24 for F(4,3)): the integer EWMM
+    and OTF carry s²·(true value), divided exactly at the end."""
+    return _SCALE[_check_m(m, "int_scale")]
 
 
 def int_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: int = 1) -> dict:

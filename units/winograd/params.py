@@ -192,14 +192,39 @@ class WinoOtfParams(_Wino, Params):
         return lane_ranges(self.m, self.data_bits, self.weight_bits, self.channels)["acc"]
 
 
-#: number modes of the convolution datapath (the FP ones; the integer path is to come)
-CONV_MODES = ("fp32", "fp16", "fp16acc")
+#: number modes of the convolution datapaths: the model's
+CONV_MODES = MODES
 
 
-class _ConvSchedule:
+class _ConvSchedule(_Wino):
     """What the two tile datapaths (wino_conv, direct_conv3x3) share: ``dots`` dot products
     per request of ``terms`` terms each, ``dps`` DP-4 units at a time (a group), each dot
-    product through ⌈terms/4⌉ chunks (``rtl._dp_schedule``, the one DP-4 schedule)."""
+    product through ⌈terms/4⌉ chunks (``rtl._dp_schedule``, the one DP-4 schedule); the
+    widths of their operands (:meth:`bits`)."""
+
+    @property
+    def channels(self) -> int:
+        return self.C
+
+    def check(self):
+        self.check_int_fields(("data_bits", "weight_bits"))
+
+    def bits(self, stage: str) -> int:
+        """Width of a stage's values: ``data`` (input tiles), ``weight`` (raw filters),
+        ``transform`` (Î), ``filter`` (transformed filters F̂, or s²·F̂ in mode int), ``acc``
+        (the EWMM / dot-product accumulator), ``otf`` (the OTF result: s²·O in mode int),
+        ``output`` (the result).  FP modes: the widths of ``model.formats(mode)``; mode int:
+        :func:`~tcgen.units.winograd.model.int_widths` at C channels (the direct datapath
+        accumulates in the output width: every partial sum of its 9C products lies in the
+        output's range)."""
+        if not self.is_int:
+            f = model.formats(self.mode)
+            fmt = {"data": "data", "weight": "data", "transform": "transform",
+                   "filter": "transform", "acc": "acc", "otf": "acc", "output": "acc"}[stage]
+            return num.get_format(f[fmt]).width
+        key = {"data": "input", "weight": "weight", "transform": "itf", "filter": "ftf",
+               "acc": "acc", "otf": "otf", "output": "output"}[stage]
+        return self.widths[key][2]
 
     @property
     def chunks(self) -> int:
@@ -224,10 +249,16 @@ class WinoConvParams(_ConvSchedule, Params):
     UNIT = "wino_conv"
     m: int = param(2, choices=TILES, doc="output tile m of F(m×m, 3×3)")
     mode: str = param("fp32", choices=CONV_MODES,
-                      doc="number mode (model.formats): data, transform, product, acc formats")
+                      doc="number mode (model.formats): data, transform, product, acc formats; "
+                          "int: exact integers of model.int_widths (2G / 24G filters)")
     C: int = param(8, range=(1, 64), doc="input channels per request (accumulated)")
     K: int = param(4, range=(1, 16), doc="filters (output channels) per request")
     dps: int = param(4, range=(1, 16), doc="DP-4 units of the element-wise stage")
+    data_bits: int = param(8, range=_BITS, doc="signed input width (mode int)",
+                           key_default=False)
+    weight_bits: int = param(8, range=_BITS, doc="signed weight width (mode int; the "
+                             "request carries the s·G-transformed filters, wider)",
+                             key_default=False)
 
     @property
     def lanes(self) -> int:
@@ -270,10 +301,19 @@ class DirectConvParams(_ConvSchedule, Params):
     m: int = param(2, choices=TILES, doc="output tile m (the request's tiles are (m+2)², as "
                                          "wino_conv's)")
     mode: str = param("fp32", choices=CONV_MODES,
-                      doc="number mode (model.formats): data, product, acc formats")
+                      doc="number mode (model.formats): data, product, acc formats; int: "
+                          "exact integers, accumulated in the output's width")
     C: int = param(8, range=(1, 64), doc="input channels per request (accumulated)")
     K: int = param(4, range=(1, 16), doc="filters (output channels) per request")
     dps: int = param(4, range=(1, 16), doc="DP-4 units")
+    data_bits: int = param(8, range=_BITS, doc="signed input width (mode int)",
+                           key_default=False)
+    weight_bits: int = param(8, range=_BITS, doc="signed weight width (mode int)",
+                             key_default=False)
+
+    def bits(self, stage: str) -> int:
+        """As ``_ConvSchedule.bits``; mode int accumulates in the output's width."""
+        return super().bits("output" if self.is_int and stage == "acc" else stage)
 
     @property
     def lanes(self) -> int:
@@ -306,6 +346,8 @@ def equal_throughput_dps(wino: WinoConvParams) -> DirectConvParams:
     operations per cycle: same m, mode, C, K and dps = ⌈dps_w · K·m²·⌈9C/4⌉ /
     (K·(m+2)²·⌈C/4⌉)⌉ (docs/winograd.md: the rule and how close the intervals come).
     ParamError if that exceeds the dps range (1..16)."""
-    d = DirectConvParams(m=wino.m, mode=wino.mode, C=wino.C, K=wino.K, dps=1)
+    same = dict(m=wino.m, mode=wino.mode, C=wino.C, K=wino.K, data_bits=wino.data_bits,
+                weight_bits=wino.weight_bits)
+    d = DirectConvParams(**same, dps=1)
     need = -(-wino.dps * d.dp4_ops // wino.dp4_ops)
-    return DirectConvParams(m=wino.m, mode=wino.mode, C=wino.C, K=wino.K, dps=need)
+    return DirectConvParams(**same, dps=need)

@@ -50,7 +50,7 @@ from . import model
 from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
 
 __all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "WinoConv",
-           "DirectConv", "halve"]
+           "DirectConv", "halve", "exact_div_pow2_9"]
 
 
 def halve(m: Module, fmt, x, name: str):
@@ -284,6 +284,29 @@ class WinoOtf(wiring.Component):
         return m
 
 
+def exact_div_pow2_9(m: Module, x, e: int, nine: bool, width: int, name: str):
+    """x / (2^e · 9^nine) for an x that is an exact multiple of it (the integer Winograd
+    result s²·O: s² = 4 for F(2,3), 576 = 2^6·9 for F(4,3)), as ``width`` bits of the
+    quotient (two's complement; exact when the quotient fits ``width`` bits).  The 2^e is
+    wiring (x's low e bits are zero); the 9 is a multiply by 9⁻¹ modulo 2^width, which for
+    9 = 1 + 8 is (1 − 8)(1 + 8²)(1 + 8⁴)… (the product of (1 + 8)(1 − 8)(1 + 64)… is
+    1 − 8^(2^j) ≡ 1): one shift-and-add per factor, ⌈log2(width/3)⌉ adders."""
+    q = Signal(width, name=f"{name}_q")
+    m.d.comb += q.eq(x[e:e + width])
+    if not nine:
+        return q
+    t, k, stage = q, 3, 0
+    nxt = Signal(width, name=f"{name}_t{stage}")
+    m.d.comb += nxt.eq(t - (t << k))                      # · (1 − 8)
+    t = nxt
+    while 2 * k < width:                                  # · (1 + 8^(2^j))
+        k, stage = 2 * k, stage + 1
+        nxt = Signal(width, name=f"{name}_t{stage}")
+        m.d.comb += nxt.eq(t + (t << k))
+        t = nxt
+    return t
+
+
 def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, neg0_acc):
     """The one DP-4 schedule of the tile datapaths (:class:`WinoConv`'s EWMM,
     :class:`DirectConv`): ``dots`` dot products numbered 0.., ``P = len(units)`` at a time (a
@@ -368,24 +391,37 @@ class WinoConv(wiring.Component):
     def elaborate(self, platform):
         from amaranth import Const, Mux
         from tcgen.hw.dot import Dp4, Dp4Params
+        from tcgen.hw.intarith import IntDot, IntDotParams
         from .params import WinoItfParams, WinoOtfParams
         m = Module()
         p = self.params
-        f = model.formats(p.mode)
-        tw, aw = get_format(f["transform"]).width, get_format(f["acc"]).width
         n, C, K, P, Q, G = p.lanes, p.C, p.K, p.dps, p.chunks, p.groups
         pl = self.op.payload
-        neg0_t = Const(1 << (tw - 1), tw)
-        neg0_a = Const(1 << (aw - 1), aw)
+        if p.is_int:
+            tw, aw = p.bits("transform"), p.bits("acc")
+            neg0_t, neg0_a = Const(0, tw), Const(0, aw)       # padding terms and start: 0
+            bits = dict(data_bits=p.data_bits)
+            itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode="int", **bits)))
+            otf = shared(m, "otf", WinoOtf(WinoOtfParams(
+                m=p.m, mode="int", **bits, weight_bits=p.weight_bits, channels=C)))
+            dp = IntDotParams(k=4, a_width=tw, b_width=p.bits("filter"), acc_width=aw)
+            dps = [shared(m, f"dp{u}", IntDot(dp)) for u in range(P)]
+        else:
+            f = model.formats(p.mode)
+            tw, aw = get_format(f["transform"]).width, get_format(f["acc"]).width
+            neg0_t = Const(1 << (tw - 1), tw)
+            neg0_a = Const(1 << (aw - 1), aw)
 
-        itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode=p.mode)))
-        otf = shared(m, "otf", WinoOtf(WinoOtfParams(m=p.m, mode=p.mode)))
-        dp = Dp4Params(fmt=f["transform"], acc=f["acc"], product=f["product"], rounding="rne")
-        dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
+            itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode=p.mode)))
+            otf = shared(m, "otf", WinoOtf(WinoOtfParams(m=p.m, mode=p.mode)))
+            dp = Dp4Params(fmt=f["transform"], acc=f["acc"], product=f["product"],
+                           rounding="rne")
+            dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
+        yw = p.bits("output")
 
         ihat = Signal(data.ArrayLayout(data.ArrayLayout(tw, n), C), name="ihat")
         ohat = Signal(data.ArrayLayout(data.ArrayLayout(aw, n), K), name="ohat")
-        yreg = Signal(data.ArrayLayout(data.ArrayLayout(aw, p.m * p.m), K), name="y_reg")
+        yreg = Signal(data.ArrayLayout(data.ArrayLayout(yw, p.m * p.m), K), name="y_reg")
         keep = Signal(p.m * p.m, name="keep_reg")
         crop = Signal(2 * p.m.bit_length(), name="crop_reg")
         accr = [Signal(aw, name=f"acc{u}") for u in range(P)]
@@ -437,12 +473,20 @@ class WinoConv(wiring.Component):
         # -- OTF: Ô[ko] -> the result register ---------------------------------------------
         bits = p.m.bit_length()
         m.d.comb += [otf.rows.eq(crop[:bits]), otf.cols.eq(crop[bits:])]
+        y = otf.y
+        if p.is_int:            # s²·O -> O: the exact division of model.winograd_conv
+            ow = p.bits("otf")
+            y = Signal(data.ArrayLayout(yw, p.m * p.m), name="otf_div")
+            for i in range(p.m * p.m):
+                m.d.comb += y[i].eq(exact_div_pow2_9(
+                    m, otf.y.as_value()[i * ow:(i + 1) * ow], 2 if p.m == 2 else 6,
+                    p.m == 4, yw, f"div{i}"))
         with m.Switch(ko):
             for k in range(K):
                 with m.Case(k):
                     m.d.comb += otf.o_hat.eq(ohat[k])
                     with m.If(otf_go):
-                        m.d.sync += yreg[k].eq(otf.y)
+                        m.d.sync += yreg[k].eq(y)
         with m.If(otf_go):
             m.d.sync += [ko.eq(Mux(otf_last, 0, ko + 1)), keep.eq(otf.keep)]
         with m.If(otf_last):
@@ -490,14 +534,22 @@ class DirectConv(wiring.Component):
     def elaborate(self, platform):
         from amaranth import Const
         from tcgen.hw.dot import Dp4, Dp4Params
+        from tcgen.hw.intarith import IntDot, IntDotParams
         m = Module()
         p = self.params
-        f = model.formats(p.mode)
-        dw, aw = get_format(f["data"]).width, get_format(f["acc"]).width
         mm, s, C, K, P, Q, G = p.m, p.m + 2, p.C, p.K, p.dps, p.chunks, p.groups
         pl = self.op.payload
-        dp = Dp4Params(fmt=f["data"], acc=f["acc"], product=f["product"], rounding="rne")
-        dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
+        if p.is_int:
+            dw, aw = p.bits("data"), p.bits("acc")
+            dp = IntDotParams(k=4, a_width=dw, b_width=p.bits("weight"), acc_width=aw)
+            dps = [shared(m, f"dp{u}", IntDot(dp)) for u in range(P)]
+            pad_a, start = Const(0, dw), Const(0, aw)
+        else:
+            f = model.formats(p.mode)
+            dw, aw = get_format(f["data"]).width, get_format(f["acc"]).width
+            dp = Dp4Params(fmt=f["data"], acc=f["acc"], product=f["product"], rounding="rne")
+            dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
+            pad_a, start = Const(1 << (dw - 1), dw), Const(1 << (aw - 1), aw)
 
         bank = Signal(data.ArrayLayout(data.ArrayLayout(aw, mm * mm), K), name="y_bank")
         yreg = Signal(data.ArrayLayout(data.ArrayLayout(aw, mm * mm), K), name="y_reg")
@@ -530,8 +582,7 @@ class DirectConv(wiring.Component):
             k, o = divmod(idx, mm * mm)
             return bank[k][o]
 
-        _dp_schedule(m, dps, accr, K * mm * mm, Q, g, q, go, operands, store,
-                     Const(1 << (dw - 1), dw), Const(1 << (aw - 1), aw))
+        _dp_schedule(m, dps, accr, K * mm * mm, Q, g, q, go, operands, store, pad_a, start)
         with m.If(last):
             m.d.sync += crop.eq(Cat(pl.rows, pl.cols))
 
