@@ -1,5 +1,7 @@
 """The Winograd family's units (target of the ``winograd`` entry point of ``tcgen.families``):
-the transforms ``wino_itf``, ``wino_ftf`` and ``wino_otf`` (issue 15 §2; docs/winograd.md).
+the line buffer ``wino_linebuf`` (units/winograd/linebuf.py), the transforms ``wino_itf``,
+``wino_ftf`` and ``wino_otf``, the tile datapath ``wino_conv`` and its baseline
+``direct_conv3x3`` (issue 15 §2; docs/winograd.md).
 Models adapt the packed ports (``amaranth.lib.data.ArrayLayout``, row-major tiles) to
 :mod:`tcgen.units.winograd.model` and back; workloads are real tiles (N(0, 1) activations,
 N(0, ½) weights, or uniform integers; the OTF sees EWMM results of the model)."""
@@ -16,6 +18,7 @@ from . import model
 from . import layouts
 from .params import (DirectConvParams, WinoConvParams, WinoFtfParams, WinoItfParams,
                      WinoOtfParams)
+from .linebuf import WINO_LINEBUF
 from .rtl import DirectConv, WinoConv, WinoFtf, WinoItf, WinoOtf
 
 __all__ = ["UNITS", "port_layout", "keep_mask", "random_tiles", "random_filters",
@@ -321,4 +324,4 @@ DIRECT_CONV3X3 = UnitSpec(
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
     ops_unit="MAC", workload=_direct_workload)
 
-UNITS = (WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV, DIRECT_CONV3X3)
+UNITS = (WINO_LINEBUF, WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV, DIRECT_CONV3X3)
