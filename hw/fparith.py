@@ -197,15 +197,22 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
 
 def scale_pow2(m: Module, fmt: FloatFormat, x, amount, *, sign=None, mode: str = "rne",
                name: str = "sc"):
-    """x · 2^amount in ``fmt`` (``amount``: an unsigned Value or a non-negative int): the
-    exponent raised by ``amount`` and the result renormalized by :func:`round_pack`, so it is
-    right at ±0 (stays ±0), subnormals (shifted into the normal range, not mis-scaled), overflow
-    (±inf under RNE, ±max under RTZ) and NaN/inf.  ``sign`` overrides the result's sign (a
-    negation folded in for free).  Golden model: :func:`tcgen.hw.numeric.fp_scale_pow2`."""
+    """x · 2^amount in ``fmt`` (``amount``: an unsigned Value or an int of either sign): the
+    exponent moved by ``amount`` and the result renormalized and rounded by
+    :func:`round_pack`, so it is right at ±0 (stays ±0), subnormals (shifted into the normal
+    range, not mis-scaled), overflow (±inf under RNE, ±max under RTZ), underflow (a negative
+    amount: exact unless the result is subnormal with bits lost, then rounded -- FP16
+    ½·2^−24 -> +0 under RNE) and NaN/inf.  ``sign`` overrides the result's sign (a negation
+    folded in for free).  Golden model: :func:`tcgen.hw.numeric.fp_scale_pow2`."""
     u = unpack(m, fmt, x, name)
-    amt = Const(amount, max(1, int(amount).bit_length())) if isinstance(amount, int) else amount
-    et = Signal(signed(fmt.exp_bits + len(amt) + 2), name=f"{name}_et")
-    m.d.comb += et.eq(u.exp + amt)
+    if isinstance(amount, int) and amount < 0:
+        et = Signal(signed(fmt.exp_bits + 2), name=f"{name}_et")
+        m.d.comb += et.eq(u.exp - (-amount))
+    else:
+        amt = (Const(amount, max(1, int(amount).bit_length())) if isinstance(amount, int)
+               else amount)
+        et = Signal(signed(fmt.exp_bits + len(amt) + 2), name=f"{name}_et")
+        m.d.comb += et.eq(u.exp + amt)
     return round_pack(m, fmt, u.sign if sign is None else sign, u.sig, et, mode=mode,
                       is_nan=u.is_nan, is_inf=u.is_inf, name=name)
 

@@ -580,12 +580,12 @@ def fp_mul(a, b, fmt, mode="rne", *, ftz=False):
 
 
 def fp_scale_pow2(bits, j, fmt, mode="rne"):
-    """x · 2^j (j ≥ 0, broadcast), correctly rounded in ``fmt``: exact except where it
-    overflows (±inf under RNE, ±max under RTZ; E4M3: NaN / max); ±0, NaN and ±inf unchanged."""
+    """x · 2^j (j an integer of either sign, broadcast), correctly rounded in ``fmt``: exact
+    except where it overflows (±inf under RNE, ±max under RTZ; E4M3: NaN / max) or, for j < 0,
+    underflows into the subnormals with bits lost (rounded: x · 2^j is an exact real, so
+    this is IEEE multiplication by 2^j); ±0, NaN and ±inf unchanged."""
     fmt = get_format(fmt)
     j = np.asarray(j, dtype=np.int64)
-    if np.any(j < 0):
-        raise ValueError("fp_scale_pow2: j must be >= 0")
     sign, mag, exp, is_nan, is_inf = decode(bits, fmt)
     out = round_exact(sign, mag, exp + j, fmt, mode)
     return _specials_out(fmt, out, is_nan, is_inf, sign)

@@ -254,7 +254,6 @@ class _FPOps:
         self.fmt = fmt
         f = num.get_format(fmt)
         self.sign = np.uint64(f.sign_mask)
-        self.half_c = num.from_float(np.float64(0.5), fmt)
 
     def add(self, a, b):
         return num.fp_add(a, b, self.fmt)
@@ -266,7 +265,7 @@ class _FPOps:
         return num.fp_scale_pow2(a, k, self.fmt)
 
     def half(self, a):
-        return num.fp_mul(a, self.half_c, self.fmt)
+        return num.fp_scale_pow2(a, -1, self.fmt)
 
     def neg(self, a):
         return np.asarray(a, dtype=np.uint64) ^ self.sign

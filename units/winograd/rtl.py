@@ -21,9 +21,9 @@ op          floating point (transform / acc fmt)   integer (mode int)
 a + b       one hw FPAdd, RNE (tcgen.hw.dot.fp_add) exact add
 a − b       the same FPAdd with b's sign flipped    exact subtract
 a·2^k       hw scale_pow2 (exact; ±inf on overflow) a shift (wiring)
-½a          unpack + round_pack with the exponent   --
-            lowered by one: exact unless the
-            result is subnormal, then RNE
+½a          hw scale_pow2 by −1 (the exponent       --
+            lowered by one, round_pack): exact
+            unless the result is subnormal, RNE
 −a          the sign bit flipped                    exact negate
 ==========  =====================================  ==========================================
 
@@ -43,26 +43,14 @@ from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.dot import fp_add
-from tcgen.hw.fparith import round_pack, scale_pow2, unpack
+from tcgen.hw.fparith import scale_pow2
 from tcgen.hw.numeric import get_format
 
 from . import model
 from .params import WinoFtfParams, WinoItfParams, WinoOtfParams
 
 __all__ = ["NetworkParams", "Network", "WinoItf", "WinoFtf", "WinoOtf", "WinoConv",
-           "DirectConv", "halve", "exact_div_pow2_9"]
-
-
-def halve(m: Module, fmt, x, name: str):
-    """½·x in ``fmt``, correctly rounded (RNE): x's exponent lowered by one and the result
-    renormalized by hw's round_pack, so it is exact unless the result is subnormal with a lost
-    last bit (FP16: ½·2^−24 -> +0, ½·3·2^−24 -> 2^−23); ±0, ±inf, NaN (canonical) as IEEE
-    multiplication by 0.5.  Golden model: ``tcgen.hw.numeric.fp_mul(x, 0.5)``."""
-    u = unpack(m, fmt, x, name)
-    et = Signal(signed(fmt.exp_bits + 2), name=f"{name}_et")
-    m.d.comb += et.eq(u.exp - 1)
-    return round_pack(m, fmt, u.sign, u.sig, et, mode="rne", is_nan=u.is_nan,
-                      is_inf=u.is_inf, name=name)
+           "DirectConv", "exact_div_pow2_9"]
 
 
 @dataclass(frozen=True)
@@ -143,7 +131,7 @@ class Network(wiring.Component):
         if kind == "shl":
             return scale_pow2(m, fmt, a, b, mode="rne", name=f"sc_{dst}")
         if kind == "half":
-            return halve(m, fmt, a, f"half_{dst}")
+            return scale_pow2(m, fmt, a, -1, mode="rne", name=f"half_{dst}")
         if kind == "neg":
             return _negated(a)
         raise ValueError(f"Network: unknown op {kind!r}")
