@@ -57,7 +57,7 @@ import numpy as np
 from .liberty import Liberty, locked, write_atomic
 from .tools import FlowInputError, ToolError, run, verilator
 
-__all__ = ["Netlist", "read_netlist", "read_modules", "simulate", "toggle_rates", "net_key",
+__all__ = ["Netlist", "read_netlist", "read_modules", "simulate", "toggle_rates", "net_key", "expr_bits",
            "scalarize_ports", "simulate_verilator", "simulate_levelized", "liberty_models",
            "choose_simulator", "net_activity", "SIMULATORS"]
 
@@ -99,6 +99,53 @@ def net_key(expr: str) -> str:
 
 
 _CONST = re.compile(r"^\d+'[bh]([01])$")
+_SIZED = re.compile(r"^(\d+)'([bhd])([0-9a-fA-FxXzZ_]+)$")
+_SLICE = re.compile(r"^\\?(\S+?)\s*\[\s*(\d+)\s*:\s*(\d+)\s*\]$")
+
+
+def _split_concat(body: str) -> list[str]:
+    """The top-level comma-separated parts of a concatenation's body."""
+    parts, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [x.strip() for x in parts if x.strip()]
+
+
+def expr_bits(expr: str, widths: dict) -> list[str]:
+    """One side of a netlist ``assign`` as bit keys, MSB first: a net bit (``net_key``), a
+    part-select ``n[msb:lsb]``, a whole vector named in ``widths`` (name -> (msb, lsb)), a
+    sized constant (``4'b0110``, ``8'hff``: ``1'b0`` / ``1'b1`` per bit) or a concatenation
+    ``{ a, b, ... }`` of these.  ValueError for anything else."""
+    e = expr.strip()
+    if e.startswith("{") and e.endswith("}"):
+        return [b for part in _split_concat(e[1:-1]) for b in expr_bits(part, widths)]
+    c = _SIZED.match(e)
+    if c:
+        n, base, digits = int(c.group(1)), c.group(2), c.group(3).replace("_", "")
+        if any(ch in "xXzZ" for ch in digits):
+            raise ValueError(f"cannot read constant {expr!r}")
+        v = int(digits, {"b": 2, "h": 16, "d": 10}[base])
+        return [f"1'b{(v >> i) & 1}" for i in range(n - 1, -1, -1)]
+    s = _SLICE.match(e)
+    if s:
+        name, msb, lsb = s.group(1), int(s.group(2)), int(s.group(3))
+        step = -1 if msb >= lsb else 1
+        return [f"{name}[{i}]" for i in range(msb, lsb + step, step)]
+    name = e.lstrip("\\")
+    if name in widths and widths[name][0] is not None:
+        msb, lsb = widths[name]
+        step = -1 if msb >= lsb else 1
+        return [f"{name}[{i}]" for i in range(msb, lsb + step, step)]
+    return [net_key(e)]
 
 
 def read_netlist(path: Path, top: str) -> Netlist:
@@ -155,10 +202,20 @@ def _parse_module(text: str, top: str, strict: bool = True) -> Netlist:
                 except ValueError:
                     conns[pm.group(1)] = expr
         instances[inst.lstrip("\\")] = (cell.lstrip("\\"), conns)
+    widths = {name: (msb, lsb) for name, (_, msb, lsb) in ports.items()}
+    for rng, name in re.findall(r"^\s*wire\s+(\[\s*\d+\s*:\s*\d+\s*\])\s*\\?(\S+?)\s*;",
+                                text, flags=re.M):
+        widths[name] = tuple(int(x) for x in re.findall(r"\d+", rng))
     assigns = []
     for lhs, rhs in re.findall(r"^\s*assign\s+(.+?)\s*=\s*(.+?)\s*;", text, flags=re.M):
         c = _CONST.match(rhs)
-        assigns.append((net_key(lhs), f"1'b{c.group(1)}" if c else net_key(rhs)))
+        if c:                              # the common case: one bit, a 1-bit constant
+            assigns.append((net_key(lhs), f"1'b{c.group(1)}"))
+            continue
+        lb, rb = expr_bits(lhs, widths), expr_bits(rhs, widths)
+        if len(lb) != len(rb):
+            raise ValueError(f"assign {lhs} = {rhs}: {len(lb)} bits from {len(rb)}")
+        assigns.extend(zip(lb, rb))
     return Netlist(top=top, ports=ports, instances=instances, assigns=assigns)
 
 

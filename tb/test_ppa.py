@@ -517,3 +517,32 @@ def test_stimulus_hash_takes_payloads_wider_than_python_decimal_limit():
     small = np.array([3, 1 << 40], dtype=object)
     old = hashlib.sha256(b"p" + ",".join(str(int(v)) for v in small).encode()).hexdigest()
     assert _stimulus_sha({"p": small}) == old
+
+
+def test_netlist_reader_expands_vector_assigns(tmp_path):
+    """Yosys writes multi-bit assigns (``assign y[46:45] = { y[61], y[420] };``, a whole port
+    from a concatenation with a sized constant): the reader expands them bit by bit, MSB
+    first, and refuses a width mismatch with a message naming the assign."""
+    from tcgen.synth import activity as act
+    text = """module t(a, y);
+  input [3:0] a;
+  wire [3:0] a;
+  output [7:0] y;
+  wire [7:0] y;
+  wire [1:0] w;
+  assign y[7:6] = { a[0], y[1] };
+  assign w = 2'b10;
+  assign y[5:2] = { w, a[3:2] };
+  assign y[1] = 1'b1;
+  assign y[0] = a[1];
+endmodule
+"""
+    (tmp_path / "n.v").write_text(text)
+    nl = act.read_netlist(tmp_path / "n.v", "t")
+    assert nl.assigns == [("y[7]", "a[0]"), ("y[6]", "y[1]"), ("w[1]", "1'b1"),
+                          ("w[0]", "1'b0"), ("y[5]", "w[1]"), ("y[4]", "w[0]"),
+                          ("y[3]", "a[3]"), ("y[2]", "a[2]"), ("y[1]", "1'b1"),
+                          ("y[0]", "a[1]")]
+    (tmp_path / "bad.v").write_text(text.replace("{ a[0], y[1] }", "{ a[0] }"))
+    with pytest.raises(ValueError, match=r"assign y\[7:6\] = \{ a\[0\] \}: 2 bits from 1"):
+        act.read_netlist(tmp_path / "bad.v", "t")
