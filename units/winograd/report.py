@@ -19,7 +19,7 @@ from tcgen.hw import numeric as num
 
 from . import layers, model, paper
 
-__all__ = ["figures", "ftf_counts", "numerics", "layer_figures"]
+__all__ = ["figures", "ftf_counts", "numerics", "layer_figures", "storage", "context"]
 
 _FP32_BYTES = 4
 
@@ -260,3 +260,47 @@ def _summary(tab: dict) -> dict:
             "by_layer": {name: {"speedup_vs_ideal": rows[32]["speedup_vs_ideal"],
                                 "winner": rows[32]["winner"]}
                          for name, rows in tab["by"].items()}}
+
+
+def storage(m: int = 2, mode: str = "fp32", C: int = 8, K: int = 4) -> dict:
+    """Bits of what each tile datapath holds or reads per request (``params.bits``): the
+    request's input tiles (the same for both), its filters (Winograd: K·C·(m+2)² transformed
+    words; direct: K·C·9 raw), and the register banks inside ``wino_conv`` (Î: C·(m+2)²,
+    Ô: K·(m+2)²) and ``direct_conv3x3`` (its output bank: K·m²), plus the result register
+    (K·m² output words, both)."""
+    from .params import DirectConvParams, WinoConvParams
+    w = WinoConvParams(m=m, mode=mode, C=C, K=K)
+    d = DirectConvParams(m=m, mode=mode, C=C, K=K)
+    n = (m + 2) ** 2
+    return {"tiles": C * n * w.bits("data"),
+            "wino_filters": K * C * n * w.bits("filter"),
+            "direct_filters": K * C * 9 * d.bits("weight"),
+            "wino_ihat": C * n * w.bits("transform"), "wino_ohat": K * n * w.bits("acc"),
+            "direct_bank": K * m * m * d.bits("acc"), "result": K * m * m * w.bits("output")}
+
+
+def context() -> dict:
+    """Names the study template (studies/winograd_ppa.md.j2) shows beside the sweep's rows:
+    ``fig`` (:func:`figures`), ``cycles`` ((m, design) -> (cycles, interval) per tile at the
+    study's C = 8, K = 4 and dps), ``storage`` ((m, mode) -> :func:`storage`), ``widths``
+    (mode int: m -> model.int_widths at INT8, C = 8), ``layers`` (:func:`layer_figures`),
+    ``k16`` (cycles per tile at K = 16), ``layer_at`` (layer -> design -> cycles of ResNet's
+    layer at N = 32 on the study's units: C 8 / K 4 requests, 4 DP-4s for F(2,3) and F(4,3), 9
+    for direct; the template multiplies them by the measured areas)."""
+    from .params import DirectConvParams, WinoConvParams
+    cyc = {}
+    for m, dw, dd in ((2, 4, 9), (4, 4, 16)):
+        w, d = WinoConvParams(m=m, dps=dw), DirectConvParams(m=m, dps=dd)
+        cyc[(m, "wino")] = (w.cycles, w.interval)
+        cyc[(m, "direct")] = (d.cycles, d.interval)
+    k16 = {"wino": WinoConvParams(K=16).interval, "direct": DirectConvParams(K=16, dps=9).interval}
+    # per layer at N = 32, the study's request block (C 8, K 4) and DP-4 counts (F(2,3) and
+    # F(4,3): 4, direct: 9): cycles per batch for the area x time table of the template
+    at = {ly["name"]: {d: layers.layer_cycles(ly, 32, d, dps=4 if d != "direct" else 9,
+                                               block=(8, 4))
+                       for d in layers.DESIGNS} for ly in layers.LAYERS}
+    return {"fig": figures(), "cycles": cyc, "k16": k16, "layer_at": at,
+            "storage": {(m, mode): storage(m, mode) for m in (2, 4)
+                        for mode in ("fp32", "fp16", "int")},
+            "widths": {m: model.int_widths(m, 8, 8, 8) for m in (2, 4)},
+            "layers": layer_figures()}
