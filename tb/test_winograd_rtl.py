@@ -523,6 +523,23 @@ def test_conv_specials_and_backpressure():
     _conv_run(p, reqs, "conv_bp", scenario="backpressure", idle=0.3, stall=0.5)
 
 
+def _image_requests(pw, pd, I, F, Fh):
+    """One image I [C, H, W] as the two datapaths take it, tile by tile (model.tile_input,
+    row-major, the last row / column cropped): (T_h, T_w, wino_conv requests with the
+    transformed filters Fh, direct_conv3x3 requests with the raw filters F)."""
+    from tcgen.units.winograd.family import conv_request, direct_request
+    m, (H, W) = pw.m, I.shape[1:]
+    tiles = wm.tile_input(I, m)                                   # [C, Th, Tw, m+2, m+2]
+    Th, Tw = tiles.shape[1:3]
+    wreq, dreq = [], []
+    for ti in range(Th):
+        for tj in range(Tw):
+            rows, cols = min(m, H - m * ti), min(m, W - m * tj)
+            wreq.append(conv_request(pw, tiles[:, ti, tj], Fh, rows, cols))
+            dreq.append(direct_request(pd, tiles[:, ti, tj], F, rows, cols))
+    return Th, Tw, wreq, dreq
+
+
 @pytest.mark.parametrize("unit", ["wino_conv", "direct_conv3x3"])
 @pytest.mark.parametrize("m", [2, 4])
 def test_int_extremes_no_wrap(unit, m):
@@ -547,8 +564,7 @@ def test_int_conv_is_exact_direct_convolution():
     """One INT8 image (C = 8, K = 4, 5×7: crops at the bottom and right) through the models of
     wino_conv (F(2,3), 2G) and direct_conv3x3, tile by tile as the units take it: both equal
     the exact direct convolution (model.direct_conv_exact) -- integer Winograd is exact."""
-    from tcgen.units.winograd.family import (conv_model, conv_request, conv_result,
-                                             direct_model, direct_request)
+    from tcgen.units.winograd.family import conv_model, conv_result, direct_model
     from tcgen.units.winograd.params import WinoConvParams, equal_throughput_dps
     rng = np.random.default_rng(harness.seed(1507))
     for m in (2, 4):
@@ -557,15 +573,7 @@ def test_int_conv_is_exact_direct_convolution():
         C, K, H, W = pw.C, pw.K, 5, 7
         I = rng.integers(-128, 128, (C, H, W))
         F = rng.integers(-128, 128, (K, C, 3, 3))
-        tiles = wm.tile_input(I, m)
-        Th, Tw = tiles.shape[1:3]
-        Fh = wm.ftf(F, m, "int")
-        wreq, dreq = [], []
-        for ti in range(Th):
-            for tj in range(Tw):
-                rows, cols = min(m, H - m * ti), min(m, W - m * tj)
-                wreq.append(conv_request(pw, tiles[:, ti, tj], Fh, rows, cols))
-                dreq.append(direct_request(pd, tiles[:, ti, tj], F, rows, cols))
+        Th, Tw, wreq, dreq = _image_requests(pw, pd, I, F, wm.ftf(F, m, "int"))
 
         def image(p, payloads):
             y = np.stack([conv_result(p, v)[0] for v in payloads])
@@ -667,8 +675,7 @@ def test_direct_and_wino_agree_on_one_image():
     both bit-exact against their models with the intervals measured (40 and 36 cycles); the
     tiles reassembled are model.winograd_conv exactly (wino) and within the note's bound of
     model.direct_conv (wino: model.error_bound; direct: γ_k·Σ|d·g|)."""
-    from tcgen.units.winograd.family import (conv_model, conv_request, conv_result,
-                                             direct_model, direct_request)
+    from tcgen.units.winograd.family import conv_model, conv_result, direct_model
     from tcgen.units.winograd.params import WinoConvParams, equal_throughput_dps
     rng = np.random.default_rng(harness.seed(1505))
     pw = WinoConvParams()
@@ -676,15 +683,7 @@ def test_direct_and_wino_agree_on_one_image():
     C, K, H, W, m = pw.C, pw.K, 5, 6, pw.m
     I = wm.encode_input(rng.normal(0, 1, (C, H, W)), "fp32")
     F = wm.encode_input(rng.normal(0, np.sqrt(2 / (9 * C)), (K, C, 3, 3)), "fp32")
-    tiles = wm.tile_input(I, m)                                   # [C, Th, Tw, 4, 4]
-    Th, Tw = tiles.shape[1:3]
-    Fh = wm.ftf(F, m, "fp32")
-    wreq, dreq = [], []
-    for ti in range(Th):
-        for tj in range(Tw):
-            rows, cols = min(m, H - m * ti), min(m, W - m * tj)
-            wreq.append(conv_request(pw, tiles[:, ti, tj], Fh, rows, cols))
-            dreq.append(direct_request(pd, tiles[:, ti, tj], F, rows, cols))
+    Th, Tw, wreq, dreq = _image_requests(pw, pd, I, F, wm.ftf(F, m, "fp32"))
     sw = _conv_run(pw, wreq, "agree_wino")
     sd = _direct_run(pd, dreq, "agree_direct")
     assert sw["back_to_back_issue_intervals"] == [pw.interval] == [40]

@@ -61,7 +61,7 @@ Timing
     After a map's last tile the unit is in band 0 of the next map.
 
 This module holds the params, the RTL, the numpy beat helpers and the UnitSpec pieces (model
-adapter, workload); it imports tcgen.hw and the family's model only.
+adapter, workload); it imports tcgen.hw and the family's model and params only.
 """
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ from tcgen.hw.params import Params, param
 from tcgen.hw.spec import UnitSpec
 
 from . import model
+from .params import _Wino
 
 __all__ = ["WinoLinebufParams", "WinoLinebuf", "WINO_LINEBUF", "col_layout", "tile_layout",
            "linebuf_beats", "linebuf_map", "tiles_after", "linebuf_model", "random_maps",
@@ -89,7 +90,7 @@ _SIDE = (1, 256)
 
 # == params ======================================================================================
 @dataclass(frozen=True)
-class WinoLinebufParams(Params):
+class WinoLinebufParams(_Wino, Params):
     """The line buffer of one H×W map for F(m×m, 3×3) (module docstring).  Derived: the tile
     grid ``Th`` × ``Tw``, the input ``bands`` and ``beats`` per map, ``last_lanes`` (pixel lanes
     of the last band), the ``flush`` band and ``tail`` step flags, ``tiles`` and ``cycles``
@@ -106,18 +107,7 @@ class WinoLinebufParams(Params):
                                        "W values)")
 
     def check(self):
-        if self.mode != "int" and self.data_bits != 8:
-            raise self.error("data_bits", self.data_bits,
-                             "8 (the default) unless mode=int: it sets the integer width only")
-
-    @property
-    def n(self) -> int:
-        """The input tile's side, m + 2."""
-        return self.m + 2
-
-    @property
-    def is_int(self) -> bool:
-        return self.mode == "int"
+        self.check_int_fields(("data_bits",))
 
     @property
     def bits(self) -> int:
