@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow test-sims lint lint-imports clean
+.PHONY: setup run test test-slow test-sims formal lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
@@ -30,6 +30,11 @@ test-slow: setup
 ## -> reports/sim_regression.md
 test-sims: setup
 	$(PY) scripts/sim_regression.py
+
+## make formal: every combinational equivalence proof (make test's and the slow ones)
+## -> reports/formal.md (docs/formal.md)
+formal: setup
+	$(PY) scripts/formal_report.py
 
 lint: setup
 	$(PY) scripts/main_job.py --no-ppa
