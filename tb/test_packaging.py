@@ -251,13 +251,25 @@ def _ppid(pid: str) -> int | None:
         return None
 
 
-def _alive(pid: str) -> bool:
-    """The process exists and is not a zombie (exited, waiting to be reaped)."""
+def _start_time(pid: str) -> str | None:
+    """The process's start time (clock ticks since boot, /proc/<pid>/stat field 22): with the
+    pid, it names one process even after the pid is reused (pid_max is 32768 here, and a
+    regression spawns that many processes in minutes)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(pid: str, start: str | None = None) -> bool:
+    """The process exists, is not a zombie (exited, waiting to be reaped) and, given
+    ``start``, is the same process (not a new one under a reused pid)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[0] != "Z" and (start is None or fields[19] == start)
 
 
 def _descends_from(pid: str, ancestor: int) -> bool:
@@ -292,24 +304,25 @@ def test_ctrl_c_during_synthesis_leaves_nothing_behind():
     synth = ROOT / "build" / "ppa" / "synth"
     before = set(synth.glob("*")) if synth.is_dir() else set()
 
-    ours: dict[str, str] = {}          # tool processes of our command -> their folder (another
+    ours: dict[str, tuple] = {}        # tool processes of our command -> (folder, start time) (another
                                        # flow may be running in build/ppa/synth at the same time)
 
     def yosys_running(pid):
         for line in _processes_in(synth):
             tool, cwd = line.split(maxsplit=1)
             if ".tmp" in cwd and _descends_from(tool, pid):
-                ours[tool] = cwd
+                ours.setdefault(tool, (cwd, _start_time(tool)))
         return bool(ours)
     code, _, err = _interrupt(["ppa", "fp_mul", "-p", "fmt=fp32", "--no-cache"], yosys_running)
     assert code == 130 and err.strip() == "tcgen: interrupted", err
     # the group was SIGKILLed; a grandchild (ABC) is reparented to init, which may take a
     # moment to reap it under load: a zombie is dead, a running process is the failure
     deadline = time.monotonic() + 5
-    while [p for p in ours if _alive(p)] and time.monotonic() < deadline:
+    while [p for p, (_, t) in ours.items() if _alive(p, t)] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not [p for p in ours if _alive(p)], "a tool process outlived the command"
-    tmp_dirs = {synth / Path(cwd).relative_to(synth).parts[0] for cwd in ours.values()}
+    assert not [p for p, (_, t) in ours.items() if _alive(p, t)], \
+        "a tool process outlived the command"
+    tmp_dirs = {synth / Path(cwd).relative_to(synth).parts[0] for cwd, _ in ours.values()}
     assert not [d for d in tmp_dirs if d.exists()], "a temporary synthesis folder remains"
     new = set(synth.glob("*")) - before
     assert all((p / "synth.json").is_file() for p in new), "an incomplete cache entry"
