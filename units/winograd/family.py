@@ -261,9 +261,14 @@ def random_conv_requests(p, rng, count: int, *, specials: bool = False,
     return out
 
 
-def _conv_workload(p, rng, n):
-    return {"op__payload": np.array(random_conv_requests(p, rng, n), dtype=object),
-            "op__valid": np.ones(n, dtype=np.uint64), "res__ready": np.ones(n, dtype=np.uint64)}
+def _requests_workload(make):
+    """A tile datapath's workload (sim power): ``n`` requests of ``make(p, rng, n)`` offered
+    back to back, every result taken."""
+    def workload(p, rng, n):
+        return {"op__payload": np.array(make(p, rng, n), dtype=object),
+                "op__valid": np.ones(n, dtype=np.uint64),
+                "res__ready": np.ones(n, dtype=np.uint64)}
+    return workload
 
 
 WINO_CONV = UnitSpec(
@@ -272,7 +277,7 @@ WINO_CONV = UnitSpec(
             "(accumulating over C) -> OTF + crop, one output tile position per request, streams",
     params=WinoConvParams, build=WinoConv, model=conv_model,
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
-    ops_unit="MAC (direct-equivalent)", workload=_conv_workload)
+    ops_unit="MAC (direct-equivalent)", workload=_requests_workload(random_conv_requests))
 
 
 
@@ -311,17 +316,12 @@ def random_direct_requests(p, rng, count: int, *, specials: bool = False,
             for _ in range(count)]
 
 
-def _direct_workload(p, rng, n):
-    return {"op__payload": np.array(random_direct_requests(p, rng, n), dtype=object),
-            "op__valid": np.ones(n, dtype=np.uint64), "res__ready": np.ones(n, dtype=np.uint64)}
-
-
 DIRECT_CONV3X3 = UnitSpec(
     name="direct_conv3x3", family="winograd",
     summary="direct 3x3 convolution baseline: K*m^2 outputs of one tile position, 9C terms "
             "each on DP-4 units (same request tiles and result as wino_conv), streams",
     params=DirectConvParams, build=DirectConv, model=direct_model,
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
-    ops_unit="MAC", workload=_direct_workload)
+    ops_unit="MAC", workload=_requests_workload(random_direct_requests))
 
 UNITS = (WINO_LINEBUF, WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV, DIRECT_CONV3X3)
