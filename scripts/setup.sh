@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(iverilog yosys opensta verilator perl liblz4-dev zlib1g-dev qflow-tech-osu018 make g++ gzip ccache)
+# z3, boolector: the SMT solvers behind yosys-smtbmc (the stream-protocol proofs, docs/formal.md)
+APT_PACKAGES=(iverilog yosys opensta verilator perl liblz4-dev zlib1g-dev qflow-tech-osu018 make g++ gzip ccache z3 boolector)
 PYTHON=${PYTHON:-python3}
 VENV=.venv
 STAMP=$VENV/.tcgen-setup
