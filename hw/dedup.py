@@ -58,7 +58,7 @@ from amaranth.hdl import ValueCastable
 from amaranth.lib import wiring
 
 __all__ = ["shared", "emission", "Emission", "content_key", "module_name", "current",
-           "check_port_bits", "MAX_INPUT_BITS"]
+           "check_port_bits", "port_bits", "emittable", "MAX_INPUT_BITS"]
 
 #: Amaranth 0.5 numbers a module's input bits 2..65535 (a net is cell << 16 | bit), so a module
 #: takes at most 65534 input bits, and no port can be wider than 65536 bits.
@@ -147,6 +147,21 @@ def module_name(top: str, component, key: tuple) -> str:
     return f"{top}__{cls}_{digest}"
 
 
+def port_bits(component) -> tuple[int, tuple[str, int] | None]:
+    """(input bits of ``component``'s signature, (name, width) of its widest port or None):
+    what :func:`check_port_bits` bounds, read from the signature alone (nothing elaborated)."""
+    ports = _signature_ports(component)
+    widest = max(ports, key=lambda p: p[2], default=None)
+    return (sum(p[2] for p in ports if p[1] == wiring.In),
+            None if widest is None else (widest[0], widest[2]))
+
+
+def emittable(n_in: int, widest: tuple[str, int] | None) -> bool:
+    """Whether Amaranth can emit a module of ``n_in`` input bits (clock and reset added) whose
+    widest port is ``widest``."""
+    return n_in + 2 <= MAX_INPUT_BITS and (widest is None or widest[1] <= MAX_PORT_BITS)
+
+
 def check_port_bits(component, what: str):
     """:class:`~tcgen.hw.params.ParamError` if Amaranth cannot emit ``component`` as a module
     (more than :data:`MAX_INPUT_BITS` input bits, or a port wider than 65536 bits)."""
@@ -154,7 +169,7 @@ def check_port_bits(component, what: str):
     ports = _signature_ports(component)
     n_in = sum(p[2] for p in ports if p[1] == wiring.In)
     widest = max(ports, key=lambda p: p[2], default=None)
-    if n_in + 2 > MAX_INPUT_BITS or (widest is not None and widest[2] > MAX_PORT_BITS):
+    if not emittable(n_in, None if widest is None else (widest[0], widest[2])):
         raise ParamError(f"generate: {what} has {n_in} input bits (widest port {widest[0]}: "
                          f"{widest[2]}); Amaranth can emit at most {MAX_INPUT_BITS} input bits "
                          f"(clock and reset included) and {MAX_PORT_BITS} bits per port in "

@@ -86,7 +86,7 @@ class Params:
         """Cross-field checks; raise :meth:`error` on violation."""
 
     def error(self, field: str, value: Any, allowed: str) -> ParamError:
-        return ParamError(f"{self.UNIT}: {field} must be {allowed}, got {value!r}")
+        return ParamError(f"{self.UNIT}: {field} must be {allowed}, got {_shown(value)}")
 
     def _check_field(self, f, value):
         t = _type_of(f)
@@ -109,15 +109,15 @@ class Params:
         for name, text in values.items():
             if name not in fields:
                 allowed = ", ".join(fields) or "(none)"
-                raise ParamError(f"{cls.UNIT}: unknown parameter {name!r}; parameters are: "
-                                 f"{allowed}")
+                raise ParamError(f"{cls.UNIT}: unknown parameter {_shown(name)}; parameters "
+                                 f"are: {allowed}")
             f = fields[name]
             t = _type_of(f)
             try:
                 kwargs[name] = parse_value(t, text)
             except ValueError:
                 raise ParamError(f"{cls.UNIT}: {name} must be {describe_field(f)}, got "
-                                 f"{text!r}") from None
+                                 f"{_shown(text)}") from None
         return cls(**kwargs)
 
     @classmethod
@@ -148,6 +148,15 @@ class Params:
     @classmethod
     def fields(cls):
         return dataclasses.fields(cls)
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a megabyte of bad input is not echoed)."""
+    try:
+        text = repr(value)
+    except ValueError:                   # an int of more digits than Python will print
+        text = f"<{type(value).__name__} of {value.bit_length()} bits>"
+    return text if len(text) <= limit else text[: limit - 5] + "[...]"
 
 
 _INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*)")

@@ -16,11 +16,51 @@ import numpy as np
 
 from .params import Params
 
-__all__ = ["UnitSpec", "Workload"]
+__all__ = ["UnitSpec", "Workload", "FP_BITS", "fp_add_cells", "fp_mul_cells", "int_add_cells",
+           "int_mul_cells", "reg_cells"]
 
 
 def _one(p) -> float:
     return 1.0
+
+
+# -- size estimates (docs/robustness.md, "Resource bounds") ------------------------------------
+# A family's ``UnitSpec.estimate`` (params -> standard cells after flat synthesis on osu018) is a
+# cheap formula over its parameters, built from the costs of the library blocks below.  The
+# constants are calibrated against `tcgen ppa` / sweep results (reports/*.json, osu018): an
+# FP16 fp_add maps to 724 cells, fp_mul to 1,444, an 8x8 int_mul to 342, a 32-bit register with
+# its enable to ~64.  They are order-of-magnitude figures for refusing absurd configurations
+# before elaboration, not a substitute for measuring.
+
+#: significand bits (hidden bit included) of each FP format name used by the families
+FP_BITS = {"fp32": 24, "fp16": 11, "bf16": 8, "fp8_e4m3": 4, "fp8_e5m2": 3}
+
+
+def fp_add_cells(fmt: str) -> float:
+    """Cells of one FP adder in ``fmt`` (fp16: 724 measured; ~66 per significand bit)."""
+    return 66.0 * FP_BITS.get(fmt, 24)
+
+
+def fp_mul_cells(fmt: str) -> float:
+    """Cells of one FP multiplier in ``fmt`` (fp16: 1,444 measured; ~12 per significand bit
+    squared)."""
+    return 12.0 * FP_BITS.get(fmt, 24) ** 2
+
+
+def int_add_cells(bits: int) -> float:
+    """Cells of one integer adder of ``bits`` bits (~6 per bit)."""
+    return 6.0 * bits
+
+
+def int_mul_cells(a_bits: int, b_bits: int) -> float:
+    """Cells of one structural integer multiplier (8x8: 342 measured; ~5.3 per partial-product
+    bit)."""
+    return 5.3 * a_bits * b_bits
+
+
+def reg_cells(bits: int) -> float:
+    """Cells of a register of ``bits`` bits with its load multiplexer (~2 per bit)."""
+    return 2.0 * bits
 
 
 @dataclass(frozen=True)
@@ -58,6 +98,10 @@ class UnitSpec:
     workload        (params, rng, n) -> {input name: array}: the default stimulus
     workloads       {name: :class:`Workload`}: named operating modes (``tcgen ppa --workload``,
                     a sweep group's ``workload`` axis)
+    estimate        params -> estimated standard cells after flat synthesis (osu018): a cheap
+                    formula, checked by the application layer before elaboration against the
+                    size limit (``tcgen.generate.check_size``; docs/robustness.md); None: the
+                    unit's parameter ranges bound it (the library blocks)
     """
     name: str
     family: str
@@ -69,6 +113,7 @@ class UnitSpec:
     ops_unit: str = "op"
     workload: Callable | None = None
     workloads: dict = field(default_factory=dict)
+    estimate: Callable | None = None
 
     def named_workload(self, name: str, params: Params) -> Workload:
         """The workload ``name`` for ``params`` (``ParamError`` naming the choices if the unit
@@ -96,6 +141,13 @@ class UnitSpec:
         comp = self.component(params)
         comp._MustUse__silence = True
         return comp
+
+    def estimate_cells(self, params: Params) -> int | None:
+        """Estimated standard cells of the unit at ``params`` after flat synthesis (None: no
+        estimate declared)."""
+        if self.estimate is None:
+            return None
+        return int(round(self.estimate(params)))
 
     def golden(self, params: Params, **inputs) -> dict[str, np.ndarray]:
         return self.model(params, **inputs)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,7 +30,9 @@ from tcgen.hw.files import locked, write_atomic  # noqa: F401  (re-exported for 
 from .tools import FlowInputError
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "build" / "ppa"
+#: the flow's cache (netlists, results, liberty copies, locks): ``TCGEN_PPA_CACHE`` if set (a
+#: private cache, e.g. for a test), else ``build/ppa`` of the checkout
+BUILD = Path(os.environ.get("TCGEN_PPA_CACHE") or ROOT / "build" / "ppa").absolute()
 SHARED_LIBERTY = ROOT.parent / "shared" / "liberty"
 OSU018_DIR = Path("/usr/share/qflow/tech/osu018")
 
@@ -197,8 +200,11 @@ def _load(name: str, src: Path, models, dont_use, shown: str | None = None) -> L
     sha = hashlib.sha256(text.encode()).hexdigest()
     library, time_unit, cells, cap_unit_ff = parse(text, shown or src)
     lib_dir = BUILD / "lib" / sha[:16]
-    plain = lib_dir / f"{name}.lib"
-    mapped = lib_dir / f"{name}.map.lib"
+    # The copies are named by tools' scripts (Yosys, OpenSTA's Tcl): a file name the user chose
+    # ("my lib}; exec ...".lib) must not reach them.  The copy's name is made of safe characters.
+    safe = _safe_name(name)
+    plain = lib_dir / f"{safe}.lib"
+    mapped = lib_dir / f"{safe}.map.lib"
     dont = {c for c in cells if any(fnmatchcase(c, pat) for pat in dont_use)}
     with locked(lib_dir / ".lock"):
         if not plain.is_file():
@@ -221,6 +227,12 @@ def _load(name: str, src: Path, models, dont_use, shown: str | None = None) -> L
     return lib
 
 
+def _safe_name(name: str) -> str:
+    """``name`` with every character but ASCII letters, digits, ``.``, ``-`` and ``_`` replaced
+    by ``_`` (a file name a Yosys or Tcl script can hold without quoting)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".-") or "liberty"
+
+
 def _stem_v(p: Path) -> str:
     return p.name[:-3] if p.name.endswith(".gz") else p.name
 
@@ -231,6 +243,7 @@ _HEAD = re.compile(r'^([A-Za-z_]\w*)\s*\((.*)\)$', re.S)
 _ATTR = re.compile(r'^([A-Za-z_]\w*)\s*:\s*(.*)$', re.S)
 _CAP_UNIT = re.compile(r'^capacitive_load_unit\s*\(\s*([0-9.eE+-]+)\s*,\s*"?(\w+)"?\s*\)$')
 _CAP_SCALE = {"ff": 1.0, "pf": 1000.0}
+_TIME_UNIT = re.compile(r"^[0-9]+(\.[0-9]*)?\s*(fs|ps|ns|us)$")
 
 
 def _unquote(v: str) -> str:
@@ -311,19 +324,30 @@ def parse(text: str, src: Path | str = "<liberty>"):
                     if unit not in _CAP_SCALE:
                         raise LibertyError(f"liberty {src}: capacitive_load_unit {unit!r} is not "
                                          "ff or pf")
-                    cap_unit_ff = float(u.group(1)) * _CAP_SCALE[unit]
+                    try:
+                        cap_unit_ff = float(u.group(1)) * _CAP_SCALE[unit]
+                    except ValueError:
+                        cap_unit_ff = math.nan
+                    if not (math.isfinite(cap_unit_ff) and cap_unit_ff > 0):
+                        raise LibertyError(f"liberty {src}: capacitive_load_unit "
+                                           f"{u.group(1)!r} is not a positive number")
                 continue                      # other complex attributes: name (args) ;
             key, val = a.group(1), _unquote(a.group(2))
             depth = len(stack)
             if depth == 1 and key == "time_unit":
+                if not _TIME_UNIT.match(val):
+                    raise LibertyError(f"liberty {src}: time_unit {val!r} is not a time unit "
+                                       "(1ps, 10ps, 100ps, 1ns, ...)")
                 time_unit = val
             elif depth == 2 and cur is not None:
                 if key == "area":
                     try:
                         cur["area"] = float(val)
                     except ValueError:
+                        cur["area"] = math.nan
+                    if not (math.isfinite(cur["area"]) and cur["area"] >= 0):
                         raise LibertyError(f"liberty {src}: area {val!r} of cell {cur['name']} "
-                                         "is not a number") from None
+                                           "is not a non-negative number")
                 elif key == "dont_use":
                     cur["dont_use"] = val.lower() == "true"
             elif depth == 3 and pin is not None:

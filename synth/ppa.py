@@ -13,10 +13,17 @@ hierarchical netlist: minutes instead of hours for an array of identical units; 
 only (the gate-level simulation reads flat netlists).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
 unit into its Verilog, workload and ops per cycle and calls this.  Results are cached under ``build/ppa/``
 keyed by the Verilog hash, the liberty hash, the options and the flow's own source hash, so a
-measured configuration costs nothing the second time; the cache is safe under pytest-xdist
-(file locks, atomic writes).  Synthesis (``build/ppa/synth/``) is keyed by the sources of the
-synthesis stage only (``flow_hash("synth")``: yosys.py, liberty.py, tools.py and the Yosys
-version), so a change to timing, power or simulation code re-runs those steps, not Yosys.
+measured configuration costs nothing the second time.  The cache (``TCGEN_PPA_CACHE`` moves it)
+is safe under concurrent use and crashes: each result key and each synthesis key is computed
+under an exclusive file lock by one process at a time (a process that waited reads the other's
+entry), entries appear whole or not at all (atomic renames; the synthesis folder is filled in a
+temporary folder of its own and ``synth.json`` is written last), an entry that does not parse
+or names another key is treated as absent and measured again, and a process killed at any
+point (``kill -9``: the kernel drops its locks) leaves at most a stale temporary folder that
+the next holder of the lock removes (docs/sweep.md, "Crashes and concurrent use").
+Synthesis (``build/ppa/synth/``) is keyed by the sources of the synthesis stage only
+(``flow_hash("synth")``: yosys.py, liberty.py, tools.py and the Yosys version), so a change to
+timing, power or simulation code re-runs those steps, not Yosys.
 """
 from __future__ import annotations
 
@@ -24,7 +31,9 @@ import hashlib
 import json
 import math
 import numbers
+import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -173,19 +182,17 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     key = _sha({"synth": synth_key, "flow": flow, "clock_ns": clock_ns,
                 "ops": [ops_per_cycle, ops_unit], **opts})[:24]     # per-op figures are stored in the result
     result_file = BUILD / "results" / f"{key}.json"
-    if cache and result_file.is_file():
-        res = json.loads(result_file.read_text())
-        res["cached"] = True
+    res = _cached_result(result_file, key) if cache else None
+    if res is not None:
         return res
     with locked(BUILD / "locks" / f"{key}.lock"):
-        if cache and result_file.is_file():
-            res = json.loads(result_file.read_text())
-            res["cached"] = True
+        res = _cached_result(result_file, key) if cache else None
+        if res is not None:            # another process measured it while we waited
             return res
         try:
             res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
                        synth_key, key, cache, simulator, hierarchical)
-        except KeyboardInterrupt:      # Ctrl-C: no half-written run folder
+        except KeyboardInterrupt:      # Ctrl-C, SIGTERM: no half-written run folder
             shutil.rmtree(BUILD / "runs" / key, ignore_errors=True)
             raise
         res.update({
@@ -211,6 +218,20 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
         return res
 
 
+def _cached_result(path: Path, key: str) -> dict | None:
+    """The cached result of ``key`` at ``path``, or None: absent, unreadable, not a JSON
+    object, or naming another key (a truncated or foreign file is never used)."""
+    try:
+        res = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(res, dict) or res.get("cache_key") != key \
+            or not isinstance(res.get("runtime_s"), dict):
+        return None
+    res["cached"] = True
+    return res
+
+
 def _int_text(v) -> str:
     """A stimulus value as text for the hash: decimal (the form every existing key was made
     with), or hex for a value whose decimal form Python refuses (over sys.int_info's
@@ -233,28 +254,55 @@ def _stimulus_sha(workload: dict) -> str:
 
 def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True
            ) -> tuple[SynthResult, bool]:
+    """The synthesis of ``synth_key``: read from ``synth/<key>/`` or made there, under the
+    key's lock.  Yosys works in a temporary folder of its own (``<key>.tmp-*``: a Yosys left
+    over from a killed process can never write into another's); its files are then moved into
+    the entry one by one (each rename atomic: a reader of the old netlist keeps a whole file)
+    and ``synth.json`` is written last, so an entry without a readable ``synth.json`` is
+    absent.  ``<key>.tmp-*`` folders found under the lock are leftovers of a killed holder."""
     d = BUILD / "synth" / synth_key
     meta = d / "synth.json"
     with locked(BUILD / "locks" / f"synth-{synth_key}.lock"):
-        if cache and meta.is_file() and (d / "netlist.v").is_file():
-            info = json.loads(meta.read_text())
-            info["netlist"] = Path(info["netlist"])
-            return SynthResult(**info), True
-        tmp = d.with_name(d.name + ".tmp")
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        if cache:
+            hit = _cached_synth(d, meta)
+            if hit is not None:
+                return hit, True
+        d.parent.mkdir(parents=True, exist_ok=True)
+        for stale in d.parent.glob(f"{synth_key}.tmp*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{synth_key}.tmp-", dir=d.parent))
         try:
             r = synthesize(verilog_text, top, lib, clock_ns, tmp, flatten=flatten)
-        except KeyboardInterrupt:      # Ctrl-C: the entry stays absent, no .tmp left
+        except KeyboardInterrupt:      # Ctrl-C, SIGTERM: the entry stays as it was, no .tmp
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        if d.exists():
-            shutil.rmtree(d)
-        tmp.rename(d)
-        r.netlist = d / "netlist.v"
-        info = dict(r.__dict__, netlist=str(r.netlist))
-        write_atomic(meta, json.dumps(info, indent=1, sort_keys=True))
+        try:
+            d.mkdir(exist_ok=True)
+            if meta.exists():          # cache=False over an entry: it is absent while replaced
+                meta.unlink()
+            for f in sorted(tmp.iterdir()):
+                if f.is_dir() and (d / f.name).is_dir():
+                    shutil.rmtree(d / f.name)
+                os.replace(f, d / f.name)
+            r.netlist = d / "netlist.v"
+            info = dict(r.__dict__, netlist=str(r.netlist))
+            write_atomic(meta, json.dumps(info, indent=1, sort_keys=True))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         return r, False
+
+
+def _cached_synth(d: Path, meta: Path) -> SynthResult | None:
+    """The synthesis entry in ``d``, or None if ``synth.json`` is missing, does not parse or
+    its netlist is not there.  The netlist is taken from ``d`` (not the path recorded when the
+    entry was made), so a cache that was moved stays usable."""
+    try:
+        info = json.loads(meta.read_text())
+        info["netlist"] = d / Path(info["netlist"]).name
+        r = SynthResult(**info)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return r if r.netlist.is_file() else None
 
 
 def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, synth_key, key,
@@ -265,6 +313,7 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
     runtimes.update({k: (0.0 if hit else v) for k, v in syn.runtime_s.items()})
     runtimes["synth_cached"] = hit
     work = BUILD / "runs" / key
+    shutil.rmtree(work, ignore_errors=True)     # what a killed run may have left
     work.mkdir(parents=True, exist_ok=True)
     if hierarchical:
         modules = act.read_modules(syn.netlist)

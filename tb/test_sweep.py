@@ -604,8 +604,10 @@ def test_report_errors_write_nothing(template, msg, tmp_path):
 @pytest.mark.parametrize("rep,msg", [
     ('template = "missing.j2"\noutput = "r.md"', "no file"),
     ('template = "r.md.j2"\noutput = "../r.md"', "a file name"),
-    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "no.such.module"', "cannot import"),
-    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "json"', "no context"),
+    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "tcgen.units.no_such.module"',
+     "cannot import"),
+    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "tcgen.units.bmma.params"', "no context"),
+    ('template = "r.md.j2"\noutput = "r.md"\ncontext = "json"', "a family's module"),
 ])
 def test_bad_report_entries(rep, msg, tmp_path):
     (tmp_path / "r.md.j2").write_text("x")

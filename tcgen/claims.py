@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
+import math
+import re
+import string
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +38,11 @@ _CLAIM = {"id", "where", "claim", "paper_value", "paper_text", "unit", "kind", "
           "measure", "note", "source", "sweep", "rows", "value", "judge_on", "compare",
           "tolerance", "call", "args", "why", "fmt"}
 KINDS = ("ratio", "absolute", "bound", "accuracy", "exact", "count", "model")
+#: a model claim calls a function of a family (never anything else: a ledger is data)
+_CALL = re.compile(r"tcgen\.units\.[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+:[A-Za-z][A-Za-z0-9_]*")
+_SWEEP_NAME = re.compile(r"[A-Za-z0-9_-]+")
+MAX_FILE_BYTES = 1 << 20
+MAX_EXPR_CHARS = 10_000
 COMPARES = ("within", "at_least", "at_most")
 
 
@@ -83,12 +92,33 @@ def load(folder: str | Path) -> list[Claim]:
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("*.toml")):
         try:
-            raw = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as e:
+            if not path.is_file():                 # a FIFO named x.toml would block
+                raise ClaimError(f"claims: {path} is not a regular file")
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise ClaimError(f"claims: {path} is larger than {MAX_FILE_BYTES:,} bytes; not "
+                                 "a ledger file")
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as e:
+            raise ClaimError(f"claims: {path} is not UTF-8 text (byte {e.start})") from None
+        except ValueError as e:        # TOMLDecodeError, or an integer of > 4300 digits
             raise ClaimError(f"claims: {path}: not valid TOML: {e}") from None
+        except RecursionError:
+            raise ClaimError(f"claims: {path}: nested too deeply") from None
+        except OSError as e:
+            raise ClaimError(f"claims: cannot read {path}: {e.strerror or e}") from None
+        extra = sorted(set(raw) - {"claims", "claim"})
+        if extra:
+            raise ClaimError(f"claims: {path}: unknown key {extra[0]} (known: claims, claim)")
         head = raw.get("claims", {})
+        if not isinstance(head, dict):
+            raise ClaimError(f"claims: {path}: [claims] must be a table")
         family = head.get("family") or path.stem
-        for i, d in enumerate(raw.get("claim", []) or []):
+        if not isinstance(family, str):
+            raise ClaimError(f"claims: {path}: claims.family must be a string")
+        items = raw.get("claim", [])
+        if not isinstance(items, list):
+            raise ClaimError(f"claims: {path}: claim must be an array of tables ([[claim]])")
+        for i, d in enumerate(items):
             c = _claim(d, family, path, i)
             if c.id in seen:
                 raise ClaimError(f"claims: {path}: claim {c.id} also in {seen[c.id]}")
@@ -99,8 +129,8 @@ def load(folder: str | Path) -> list[Claim]:
 
 def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     def err(msg):
-        return ClaimError(f"claims: {path}: claim[{i}]{' ' + d['id'] if 'id' in d else ''}: "
-                          f"{msg}")
+        ident = d.get("id") if isinstance(d, dict) and isinstance(d.get("id"), str) else ""
+        return ClaimError(f"claims: {path}: claim[{i}]{' ' + ident if ident else ''}: {msg}")
     if not isinstance(d, dict):
         raise err("must be a table")
     extra = sorted(set(d) - _CLAIM)
@@ -109,6 +139,7 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     for k in ("id", "where", "claim"):
         if not isinstance(d.get(k), str) or not d[k]:
             raise err(f"{k} missing (a string)")
+    _check_types(d, err)
     c = Claim(family, path.name, **{k: v for k, v in d.items()})
     if c.kind not in KINDS:
         raise err(f"kind {c.kind!r} (one of {', '.join(KINDS)})")
@@ -126,13 +157,22 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     if c.source == "sweep":
         if not c.sweep or not isinstance(c.rows, dict) or not c.rows:
             raise err("source sweep needs sweep = NAME and rows = {name = {column = value}}")
+        if not _SWEEP_NAME.fullmatch(c.sweep):
+            raise err(f"sweep {c.sweep!r}: a sweep name (letters, digits, '-' and '_'), the "
+                      "<name>.json of the results folder")
+        bad = [k for k, v in c.rows.items() if not isinstance(v, dict)]
+        if bad:
+            raise err(f"rows.{bad[0]} must be a table of column = value")
     elif c.source == "model":
-        if ":" not in c.call:
-            raise err("source model needs call = 'module:function'")
+        if not _CALL.fullmatch(c.call):
+            raise err(f"call {c.call!r}: a function of a family, "
+                      "'tcgen.units.<family>.<module>:<function>'")
     else:
         raise err(f"source {c.source!r} (sweep or model)")
     if not c.value:
         raise err("value missing (an expression over the rows or the model's output x)")
+    if len(c.value) > MAX_EXPR_CHARS:
+        raise err(f"value is longer than {MAX_EXPR_CHARS} characters")
     names = _names(c.value, err)
     allowed = set(c.rows) if c.source == "sweep" else {"x"}
     if names - allowed:
@@ -147,11 +187,46 @@ _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, as
 _FUNCS = EXPR_FUNCTIONS
 
 
+_STRINGS = ("where", "claim", "paper_text", "unit", "kind", "status", "measure", "note",
+            "source", "sweep", "value", "call", "why", "fmt")
+_TABLES = ("rows", "judge_on", "args")
+
+
+def _check_types(d: dict, err):
+    """Every key of a claim has its type (strings, tables, numbers); ``fmt`` formats one number
+    with a plain ``{:spec}`` field."""
+    for k in _STRINGS:
+        if k in d and not isinstance(d[k], str):
+            raise err(f"{k} must be a string, got {d[k]!r}")
+    for k in _TABLES:
+        if k in d and not isinstance(d[k], dict):
+            raise err(f"{k} must be a table, got {d[k]!r}")
+    for k in ("paper_value", "tolerance"):
+        v = d.get(k, 0.0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise err(f"{k} must be a finite number, got {v!r}")
+    if d.get("tolerance", 0.0) < 0:
+        raise err(f"tolerance must be >= 0, got {d['tolerance']!r}")
+    fmt = d.get("fmt", "{:.2f}")
+    try:
+        fields = [f for f in string.Formatter().parse(fmt) if f[1] is not None]
+        ok = len(fields) == 1 and fields[0][1] == "" and fields[0][3] is None \
+            and not re.search(r"[{}]|[0-9]{4,}", fields[0][2] or "")
+        if ok:
+            fmt.format(1.5)
+    except (ValueError, TypeError, IndexError, KeyError):
+        ok = False
+    if not ok:
+        raise err(f"fmt {fmt!r} must format one number ('{{:.2f}}', '{{:g}} ops', ...)")
+
+
 def _names(expr: str, err) -> set[str]:
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
         raise err(f"value {expr!r} is not an expression") from None
+    except (RecursionError, ValueError, MemoryError):
+        raise err(f"value {expr!r} is not an expression (nested too deeply)") from None
     names = set()
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
@@ -198,10 +273,14 @@ def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
         if c.source == "model":
             mod, fn = c.call.split(":")
             try:
-                x = getattr(importlib.import_module(mod), fn)(**c.args)
-            except (ImportError, AttributeError) as e:
+                f = getattr(importlib.import_module(mod), fn)
+                if not callable(f):
+                    raise AttributeError(f"{fn} is not a function")
+                inspect.signature(f).bind(**c.args)
+            except (ImportError, AttributeError, TypeError, ValueError) as e:
                 raise ClaimError(f"claims: {c.file}: {c.id}: cannot call {c.call}: {e}") \
                     from None
+            x = f(**c.args)
             v = _eval(c.value, {"x": _plain(x)})
             c.cells = [("model", v, True, v is not None and _ok(c, v))]
             c.command = f"{c.call}({', '.join(f'{k}={v!r}' for k, v in c.args.items())})"
@@ -211,11 +290,25 @@ def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
                 if not path.is_file():
                     raise ClaimError(f"claims: {c.file}: {c.id}: no results {path} (make them "
                                      f"with: tcgen sweep studies/{c.sweep}.toml -o {results})")
-                sweeps[c.sweep] = json.loads(path.read_text())
+                sweeps[c.sweep] = _results(path, c)
             c.cells = _sweep_cells(c, sweeps[c.sweep]["rows"])
-            c.command = sweeps[c.sweep].get("command", "")
+            c.command = str(sweeps[c.sweep].get("command", ""))
         _verdict(c)
     return claims
+
+
+def _results(path: Path, c: Claim) -> dict:
+    """A sweep's ``<name>.json``: {"rows": [{column: value}, ...], "command": ...}."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ClaimError(f"claims: {c.file}: {c.id}: cannot read results {path}: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list) \
+            or not all(isinstance(r, dict) for r in data["rows"]):
+        raise ClaimError(f"claims: {c.file}: {c.id}: {path} is not a sweep's results (no "
+                         "'rows' list; written by tcgen sweep ... -o DIR)")
+    return data
 
 
 def _plain(x):

@@ -10,16 +10,23 @@
     tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
                    [--cache DIR] [--retry-failed] [--no-flow-cache] [--strict]
                                                                   (docs/sweep.md)
+    tcgen claims [--claims DIR] [--results DIR] [-o FILE]         (docs/claims.md)
+
+``generate``, ``ppa`` and ``sweep`` refuse a configuration whose estimated size is over the limit
+before elaborating it (tcgen.generate.check_size); ``--force`` (or ``TCGEN_FORCE=1``) lifts the
+limit (docs/robustness.md).
 
 Errors (tcgen.errors): bad input -- a usage error, a parameter (``ParamError``), a liberty or a
 flow option (``FlowInputError``) -- prints one line on stderr and exits with status 2, writing
 nothing; a failing external tool (``ToolError``) prints one line and exits with 1; Ctrl-C
-prints one line and exits with 130, leaving no temporary file or child process.  Any other
-exception is a bug: it propagates with its traceback.
+prints one line and exits with 130 (SIGTERM, SIGHUP: 128 + the signal, 143 for SIGTERM), leaving
+no temporary file or child process.  Any other exception is a bug: it propagates with its
+traceback.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -32,10 +39,10 @@ from tcgen.hw import files
 from tcgen.hw.generate import check_module_name
 from tcgen.hw.params import ParamError, describe_field, parse_value
 from tcgen.synth.ppa import ACTIVITIES, SIMULATORS
-from tcgen.synth.tools import FlowInputError, ToolError
+from tcgen.synth.tools import FlowInputError, Terminated, ToolError, signals_raise
 
 from .errors import UsageError
-from .generate import verilog
+from .generate import ENV_FORCE, check_size, verilog
 from .measure import measure
 from .registry import all_units, get_unit
 
@@ -44,6 +51,7 @@ __all__ = ["main", "build_parser", "parse_params", "write_atomic", "format_table
 EXIT_USAGE = 2
 EXIT_TOOL = 1
 EXIT_INTERRUPTED = 130
+MAX_JOBS = 1024
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,13 +71,23 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
     return values
 
 
-def write_atomic(path: Path, text: str):
+def write_atomic(path: str | Path, text: str):
     """Write an output file the user named: no partial files; failures are usage errors."""
+    shown = str(path)
+    if shown == "":
+        raise UsageError("an output file name is empty")
+    if shown.endswith(("/", os.sep)):
+        raise UsageError(f"cannot write {shown}: that names a folder; give a file name")
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"cannot write {path}: folder {parent} does not exist")
     try:
+        # an atomic write replaces the name: a device or FIFO (/dev/full, /dev/stdout) would
+        # be replaced by a regular file, so only regular files (or new names) are written
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise UsageError(f"cannot write {path}: not a regular file (a device, FIFO or "
+                             "socket); write to a file, or use '-' for stdout where offered")
         files.write_atomic(path, text, make_parents=False)
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
@@ -116,25 +134,41 @@ def cmd_generate(args) -> int:
         out_dir = Path(args.output)
         if out_dir.exists() and not out_dir.is_dir():
             raise UsageError(f"cannot write {out_dir}: not a folder")
-        texts = {u.name: verilog(u.name, flat=args.flat)         # all first: nothing partial
-                 for u in all_units()}
+        texts = {u.name: verilog(u.name, flat=args.flat, force=args.force)   # all first:
+                 for u in all_units()}                                      # nothing partial
+        made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UsageError(f"cannot create {out_dir}: {e.strerror}") from None
-        for name, text in texts.items():
-            write_atomic(out_dir / f"{name}.v", text)
+        written = []
+        try:
+            for name, text in texts.items():
+                path = out_dir / f"{name}.v"
+                new = not path.exists()
+                write_atomic(path, text)
+                if new:
+                    written.append(path)
+        except UsageError:             # e.g. the disk filled up: take back what this run added
+            for path in written:
+                path.unlink(missing_ok=True)
+            for folder in made:        # innermost first
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
         print(f"wrote {len(texts)} units to {out_dir}")
         return 0
     if not args.unit:
         raise UsageError("generate needs a UNIT (see `tcgen list`) or --all -o DIR")
+    if args.output == "":
+        raise UsageError("generate: -o needs a file name ('-' for stdout)")
     if args.top is not None:
         check_module_name(args.top)       # before any component is built
     unit = get_unit(args.unit)
     params = unit.make_params(parse_params(args.param))
-    text = verilog(unit.name, params, top=args.top, flat=args.flat)
+    text = verilog(unit.name, params, top=args.top, flat=args.flat, force=args.force)
     if args.output and args.output != "-":
-        write_atomic(Path(args.output), text)
+        write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -171,6 +205,7 @@ def _add_ppa_parser(sub):
                         "totals summed over the instances (vectorless only; docs/ppa.md)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
+    _add_force(p)
     p.set_defaults(func=cmd_ppa)
     return p
 
@@ -196,12 +231,15 @@ _int.__name__ = "integer"
 def cmd_ppa(args) -> int:
     unit = get_unit(args.unit)
     params = unit.make_params(parse_params(args.param))
+    check_size(unit, params, force=args.force)      # before the flow's inputs are read
     if args.activity not in ACTIVITIES:
         raise UsageError(f"--activity must be one of {', '.join(ACTIVITIES)}, "
                          f"got {args.activity!r}")
     if args.simulator not in SIMULATORS:
         raise UsageError(f"--simulator must be one of {', '.join(SIMULATORS)}, "
                          f"got {args.simulator!r}")
+    if args.json == "":
+        raise UsageError("ppa: --json needs a file name ('-' for stdout)")
     if args.json and args.json != "-":
         parent = Path(args.json).parent
         if not parent.is_dir():
@@ -216,7 +254,7 @@ def cmd_ppa(args) -> int:
         sys.stdout.write(text)
         return 0
     if args.json:
-        write_atomic(Path(args.json), text)
+        write_atomic(args.json, text)
     sys.stdout.write(format_table(res))
     return 0
 
@@ -226,15 +264,21 @@ def cmd_sweep(args) -> int:
     from .sweep import EXECUTORS, default_cache, load, run, write_outputs
     if args.jobs < 1:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
+    if args.jobs > MAX_JOBS:
+        raise UsageError(f"-j must be at most {MAX_JOBS}, got {args.jobs}")
     if args.executor not in EXECUTORS:
         raise UsageError(f"--executor must be one of {', '.join(EXECUTORS)}, "
                          f"got {args.executor!r}")
     if args.scheduler and args.executor != "dask":
         raise UsageError("--scheduler needs --executor dask")
+    for opt, value in (("-o", args.output), ("--cache", args.cache)):
+        if value == "":
+            raise UsageError(f"sweep: {opt} needs a folder, got ''")
     spec = load(args.spec)
     if args.executor == "dask":                 # the import and the scheduler, before any work
         from .sweep.engine import dask_client
         if args.scheduler:
+            _check_tls(args.scheduler)
             client, _ = dask_client(args.jobs, args.scheduler)
             client.close()
         else:
@@ -261,14 +305,39 @@ def cmd_sweep(args) -> int:
     cmd = f"tcgen sweep {args.spec} -o {args.output}" + (
         f" -j {args.jobs}" if args.jobs != 1 else "") + (
         f" --executor {args.executor}" if args.executor != "local" else "")
-    for path in write_outputs(result, out, cmd):
+    try:
+        paths = write_outputs(result, out, cmd)
+    except OSError as e:               # e.g. the disk filled up: each file is atomic
+        raise UsageError(f"cannot write into {out}: {e.strerror or e}") from None
+    for path in paths:
         print(path)
     return 1 if result.counts.get("failed") and args.strict else 0
+
+
+def _check_tls(scheduler: str):
+    """A ``tls://`` or ``wss://`` scheduler needs Dask's TLS settings (else dask raises a
+    TypeError from deep inside the client)."""
+    if scheduler.split("://", 1)[0].lower() not in ("tls", "wss"):
+        return
+    try:
+        from distributed.security import Security
+    except ImportError:
+        return                                 # dask_client says what is missing
+    sec = Security()
+    if not (sec.tls_ca_file and sec.tls_client_cert):
+        raise UsageError(f"--scheduler {scheduler}: a TLS scheduler needs Dask's TLS settings "
+                         "(distributed.comm.tls.ca-file and client cert/key in the Dask "
+                         "configuration)")
 
 
 # -- claims ---------------------------------------------------------------------------------------
 def cmd_claims(args) -> int:
     from .claims import judge, load, render
+    if args.output == "" or args.output.endswith(("/", os.sep)):
+        raise UsageError(f"claims: -o needs a file name, got {args.output!r}")
+    for opt, value in (("--claims", args.claims), ("--results", args.results)):
+        if value == "":
+            raise UsageError(f"claims: {opt} needs a folder, got ''")
     out = Path(args.output)
     if not out.parent.is_dir():
         raise UsageError(f"cannot write {out}: folder {out.parent} does not exist")
@@ -276,7 +345,7 @@ def cmd_claims(args) -> int:
     cmd = "tcgen claims" + (f" --claims {args.claims}" if args.claims != "claims" else "") + (
         f" --results {args.results}" if args.results != "reports" else "") + (
         f" -o {args.output}" if args.output != "reports/claims.md" else "")
-    write_atomic(out, render(claims, cmd))
+    write_atomic(args.output, render(claims, cmd))
     counts: dict[str, int] = {}
     for c in claims:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
@@ -345,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--flat", action="store_true",
                    help="elaborate every instance of a sub-component in place (default: each "
                         "distinct module once, instantiated)")
+    _add_force(p)
     p.set_defaults(func=cmd_generate)
     _add_ppa_parser(sub)
     p = sub.add_parser("sweep", help="measure a design-space sweep (docs/sweep.md)")
@@ -369,36 +439,76 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-flow-cache", action="store_true",
                    help="measure again instead of reading the flow's results cache (build/ppa)")
     p.add_argument("--strict", action="store_true", help="exit 1 if any point failed")
+    _add_force(p)
     p.set_defaults(func=cmd_sweep)
     return ap
 
 
+def _add_force(p):
+    p.add_argument("--force", action="store_true",
+                   help="build even if the estimated size is over the limit (default 4,000,000 "
+                        "cells, TCGEN_MAX_CELLS; docs/robustness.md)")
+
+
+@contextlib.contextmanager
+def _forcing(force: bool):
+    """``TCGEN_FORCE=1`` while the command runs when ``--force`` is given (so that the sweep's
+    worker processes and the flow's own generation see it), restored afterwards."""
+    if not force:
+        yield
+        return
+    old = os.environ.get(ENV_FORCE)
+    os.environ[ENV_FORCE] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV_FORCE, None)
+        else:
+            os.environ[ENV_FORCE] = old
+
+
 # -- entry point --------------------------------------------------------------------------------
 def main(argv=None) -> int:
+    with signals_raise():       # SIGTERM, SIGHUP: unwound like Ctrl-C, exit status 128 + signal
+        return _main(argv)
+
+
+def _main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise UsageError("tcgen: a command is needed: list, generate, ppa, sweep")
-        return args.func(args)
+            raise UsageError("tcgen: a command is needed: list, generate, ppa, sweep, claims")
+        with _forcing(getattr(args, "force", False)):
+            return args.func(args)
     except (UsageError, ParamError, FlowInputError) as e:
         return _fail(e, EXIT_USAGE)
     except ToolError as e:
         return _fail(e, EXIT_TOOL)
     except BrokenPipeError:
         return 0
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         # Components built before the interrupt were never elaborated: Amaranth would warn about
         # each at exit.  Nothing partial remains (atomic writes, .tmp folders removed, tool
         # process groups killed).
         warnings.filterwarnings("ignore", category=UnusedElaboratable)
-        print("tcgen: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        term = isinstance(e, Terminated)
+        print(f"tcgen: {'terminated' if term else 'interrupted'}", file=sys.stderr)
+        return e.exit_status if term else EXIT_INTERRUPTED
 
 
 def _fail(e: Exception, status: int) -> int:
-    msg = " ".join(str(e).split())
+    msg = " ".join(_printable(str(e)).split())
     print(f"tcgen: error: {msg}" if not msg.startswith("tcgen") else msg, file=sys.stderr)
     return status
+
+
+def _printable(text: str) -> str:
+    """``text`` with control and other non-printable characters (a NUL or an escape sequence
+    in a user's argument) written as escapes, so that the error stays one plain line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in " \t\n" else repr(c)[1:-1] for c in text)
 
 
 if __name__ == "__main__":

@@ -176,7 +176,8 @@ def evaluate_expr(expr: str, env: dict) -> float | None:
         if isinstance(n.op, ast.Div):
             return None if b == 0 else a / b
         return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                ast.Pow: lambda: a ** b}[type(n.op)]()
+                # in floats: 9 ** 9 ** 9 overflows at once instead of building a huge integer
+                ast.Pow: lambda: float(a) ** float(b)}[type(n.op)]()
     try:
         v = ev(ast.parse(expr, mode="eval"))
         if v is None or isinstance(v, (bool, complex, str, dict)):

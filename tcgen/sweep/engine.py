@@ -6,12 +6,21 @@ pool or a Dask cluster, with a progress display; failures are recorded and do no
     result.rows            # one dict per point, in spec order: identity, metrics, derived, status
 
 The worker function :func:`measure_point` is the only thing an executor runs; it takes and
-returns plain data (picklable, JSON-able), and the records are written by the calling process
--- so the cache ends up on the client whichever executor did the work.
+returns plain data (picklable, JSON-able).  The local executor runs it through
+:func:`measure_and_record`: under the point's lock in the store, the record another sweep wrote
+meanwhile, else measure and write the record before the lock is released -- so sweeps sharing
+a cache measure each point once.  With Dask the records are written by the calling process, so
+the cache ends up on the client whichever executor did the work.
+
+Stopping: on any exception in the calling process (Ctrl-C, ``Terminated`` from SIGTERM, a bug)
+the local pool's workers are sent SIGTERM, which stops the point they measure (the tool's
+process group killed, no partial cache entry) and ends them; a worker whose parent dies
+(``kill -9``) gets SIGTERM from the kernel and does the same (:func:`_worker_init`).
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 import traceback
@@ -25,8 +34,8 @@ from .metrics import flatten
 from .spec import Point, Spec, evaluate
 from .store import Store, point_key
 
-__all__ = ["run", "SweepResult", "measure_point", "point_errors", "dask_client", "EXECUTORS",
-           "default_cache"]
+__all__ = ["run", "SweepResult", "measure_point", "measure_and_record", "point_errors",
+           "dask_client", "EXECUTORS", "default_cache"]
 
 EXECUTORS = ("local", "dask")
 
@@ -61,6 +70,74 @@ def measure_point(p: dict) -> dict:
     except point_errors() as e:                    # recorded; the sweep goes on
         return _failed(e, t0)
     return {"status": "ok", "result": r, "seconds": time.time() - t0}
+
+
+def measure_and_record(job: dict) -> tuple[dict, str]:
+    """(record, ``"done"`` or ``"cached"``): under the lock of ``job["key"]`` in the store at
+    ``job["store"]``, the record already there (another sweep measured the point while this
+    one waited; a failed record only unless ``job["retry_failed"]``), else the point measured
+    now and its record written (``key`` and ``point`` added) before the lock is released."""
+    store, key = Store(job["store"]), job["key"]
+    with store.lock(key):
+        rec = store.get(key)
+        if rec is not None and not (job.get("retry_failed") and rec["status"] == "failed"):
+            return rec, "cached"
+        rec = dict(measure_point(job), key=key, point=job["point"])
+        store.put(key, rec)
+        return rec, "done"
+
+
+# -- the local pool's worker processes ----------------------------------------------------------
+_busy = False           # a worker is measuring a point (not waiting for one)
+
+
+def _worker_init(parent: int):
+    """Set up a pool worker: SIGTERM and SIGHUP stop the point it measures (``Terminated``
+    unwinds it: the tool's process group killed, no partial entry) and then end the worker; an
+    idle worker just exits.  The kernel sends it SIGTERM when its parent dies (``kill -9``);
+    Ctrl-C at the terminal is left to the parent, which stops the workers."""
+    from tcgen.synth.tools import TERMINATING_SIGNALS, Terminated, die_with_parent
+
+    def handler(signum, frame):
+        if _busy:
+            raise Terminated(signum)
+        os._exit(128 + signum)
+    for s in TERMINATING_SIGNALS:
+        if signal.getsignal(s) is not signal.SIG_IGN:       # nohup's SIGHUP stays ignored
+            signal.signal(s, handler)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(signal.SIGTERM, parent)
+
+
+def _pool_task(job: dict) -> tuple[dict, str]:
+    """What a pool worker runs: :func:`measure_and_record`; a worker that was told to stop
+    exits once the point has unwound (it never takes another)."""
+    global _busy
+    from tcgen.synth.tools import Terminated
+    _busy = True
+    try:
+        return measure_and_record(job)
+    except Terminated as e:
+        os._exit(e.exit_status)
+    finally:
+        _busy = False
+
+
+def _stop_workers(pool: ProcessPoolExecutor, grace_s: float = 10.0):
+    """Cancel what has not started, send each worker SIGTERM (the points they measure stop
+    and clean up), wait up to ``grace_s`` for them, then SIGKILL what is left."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() drops it
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + grace_s
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
 
 
 def _failed(e: BaseException, t0: float, tb: str | None = None) -> dict:
@@ -142,7 +219,7 @@ def _local(jobs: int) -> Callable:
     def submit_all(items: list[tuple[Point, dict]], done: Callable):
         if jobs <= 1:
             for p, job in items:
-                done(p, measure_point(job))
+                done(p, *measure_and_record(job))
             return
         pending, isolate = list(items), False
         while pending:
@@ -150,26 +227,27 @@ def _local(jobs: int) -> Callable:
             # running point with it; the points left are then run one pool per point, so the
             # one that kills its worker is recorded as failed and the rest go on
             batch, pending = (pending[:1], pending[1:]) if isolate else (pending, [])
-            pool = ProcessPoolExecutor(max_workers=1 if isolate else jobs)
+            pool = ProcessPoolExecutor(max_workers=1 if isolate else jobs,
+                                       initializer=_worker_init, initargs=(os.getpid(),))
             try:
-                futs = {pool.submit(measure_point, job): (p, job) for p, job in batch}
+                futs = {pool.submit(_pool_task, job): (p, job) for p, job in batch}
                 while futs:
                     finished, _ = wait(futs, return_when=FIRST_COMPLETED)
                     broken = False
                     for f in finished:
                         p, job = futs.pop(f)
                         try:
-                            rec = f.result()
+                            rec, kind = f.result()
                         except BrokenProcessPool as e:
                             if not isolate:
                                 pending, broken = [(p, job), *futs.values(), *pending], True
                                 break
-                            rec = _failed(e, time.time(), "its worker process died")
-                        done(p, rec)
+                            rec, kind = _failed(e, time.time(), "its worker process died"), None
+                        done(p, rec, kind)
                     if broken:
                         isolate, futs = True, {}
-            except BaseException:          # Ctrl-C: do not wait for the running points
-                pool.shutdown(wait=False, cancel_futures=True)
+            except BaseException:          # Ctrl-C, SIGTERM, a bug: stop the running points
+                _stop_workers(pool)
                 raise
             pool.shutdown(wait=False, cancel_futures=True)
     return submit_all
@@ -212,7 +290,7 @@ def _dask(jobs: int, scheduler: str | None) -> Callable:
                     if type(e).__name__ != "KilledWorker":     # raised a bug: a bug stops
                         raise                                  # the sweep
                     rec = _failed(e, time.time(), "worker process died")
-                done(futs[f], rec)
+                done(futs[f], rec, None)
         finally:
             client.close()
             if cluster is not None:
@@ -241,13 +319,20 @@ def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | 
                 records[p] = rec
                 prog.update("cached", p, rec)
             else:
-                todo.append((p, _job(p, flow_cache)))
+                job = _job(p, flow_cache)
+                if executor == "local":       # measure_and_record: under the point's lock
+                    job.update(key=keys[p], store=str(store.root), point=_job(p),
+                               retry_failed=retry_failed)
+                todo.append((p, job))
 
-        def done(p: Point, rec: dict):
-            rec = dict(rec, key=keys[p], point=_job(p))
-            store.put(keys[p], rec)
+        def done(p: Point, rec: dict, kind: str | None):
+            """``kind``: done (measured and recorded by the worker), cached (recorded by
+            another sweep meanwhile) or None (to be recorded here)."""
+            if kind is None:
+                rec = dict(rec, key=keys[p], point=_job(p))
+                store.put(keys[p], rec)
             records[p] = rec
-            prog.update("done", p, rec)
+            prog.update(kind or "done", p, rec)
 
         if todo:
             (_local(jobs) if executor == "local" else _dask(jobs, scheduler))(todo, done)

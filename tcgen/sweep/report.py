@@ -90,6 +90,7 @@ def check(rep: Report, err, key: str):
 def render(rep: Report, rows: list[dict], *, header: str, flow_notes) -> str:
     """The report's text (``ReportError`` if the template does not render)."""
     import jinja2
+    import jinja2.sandbox
     table = [Row(r) for r in rows]
 
     def rows_(**where):
@@ -112,9 +113,12 @@ def render(rep: Report, rows: list[dict], *, header: str, flow_notes) -> str:
                               f"{len(hits)} rows (at most one expected)")
         return hits[0].get(col) if hits else None
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(rep.template.parent)),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    # sandboxed: a template comes with a spec (user input); the plain environment lets it reach
+    # Python's internals ({{ cycler.__init__.__globals__.os.popen(...) }}: a shell)
+    env = jinja2.sandbox.SandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(str(rep.template.parent)),
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
+        lstrip_blocks=True, autoescape=False)
     env.filters["fmt"] = fmt
     names = {"header": header, "flow_notes": list(flow_notes), "row": row, "rows": rows_,
              "values": values, "value": value, "spread": lambda v: _spread(v, missing="–"), "fmt": fmt,

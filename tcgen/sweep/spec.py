@@ -41,6 +41,8 @@ import ast
 import itertools
 import json
 import math
+import re
+import string
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,9 +50,11 @@ from typing import Any
 
 from tcgen.errors import UsageError
 from tcgen.hw.params import ParamError
+from tcgen.generate import check_size
 from tcgen.registry import get_unit
 from tcgen.study import EXPR_FUNCTIONS, evaluate_expr
-from tcgen.synth.ppa import ACTIVITIES
+from tcgen.synth.ppa import ACTIVITIES, check_options
+from tcgen.synth.tools import FlowInputError
 
 from .metrics import DEFAULT_METRICS, METRICS
 
@@ -214,19 +218,43 @@ _PLOT = {"name", "kind", "x", "y", "series", "baseline", "where", "title", "logx
          "pareto"}
 PLOT_KINDS = ("scatter", "line")
 _ACTIVITY = {"mode", "toggle_rate", "cycles", "seed", "simulator"}
+#: what a report's ``context`` may name: a family's module (importing runs its code)
+_CONTEXT = re.compile(r"tcgen\.units\.[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+")
+#: a spec file larger than this is refused unread (the largest shipped spec is ~10 kB)
+MAX_SPEC_BYTES = 1 << 20
+#: points one spec may expand to (the largest shipped study has a few hundred); a grid whose
+#: product is larger is refused before it is expanded
+MAX_POINTS = 10_000
+#: a derived expression longer than this is refused (the longest shipped: ~1,200 characters)
+MAX_EXPR_CHARS = 10_000
 
 
 def load(path: str | Path) -> Spec:
     """Read and check the spec at ``path``."""
+    shown = str(path)
+    if not shown:
+        raise SpecError("sweep: the spec's file name is empty")
     path = Path(path)
     try:
-        text = path.read_text()
+        if path.exists() and not path.is_file() and not path.is_dir():   # a FIFO would block
+            raise SpecError(f"sweep: spec {shown} is not a regular file")
+        if path.stat().st_size > MAX_SPEC_BYTES:
+            raise SpecError(f"sweep: spec {shown} is larger than {MAX_SPEC_BYTES:,} bytes; "
+                            "not a sweep spec")
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise SpecError(f"sweep: cannot read spec {path}: {e.strerror or e}") from None
+        raise SpecError(f"sweep: cannot read spec {shown}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"sweep: spec {shown} is not UTF-8 text (byte {e.start}); not a sweep "
+                        "spec") from None
+    except ValueError as e:                      # a NUL in the path
+        raise SpecError(f"sweep: cannot read spec {shown!r}: {e}") from None
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"sweep: {path}: not valid TOML: {e}") from None
+    except ValueError as e:            # TOMLDecodeError, or an integer of > 4300 digits
+        raise SpecError(f"sweep: {shown}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise SpecError(f"sweep: {shown}: nested too deeply; not a sweep spec") from None
     return parse(raw, path)
 
 
@@ -310,16 +338,21 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                               f"{act.tag}, {syn}) also comes from group {seen[p.ident]}")
                 seen[p.ident] = g.name
                 points.append(p)
+                if len(points) > MAX_POINTS:
+                    raise err(f"group {g.name}", f"the spec expands to more than "
+                              f"{MAX_POINTS:,} points (parameters x liberties x clocks x "
+                              "activities x syntheses); split it into several specs")
 
     derived = [_derived(d, i, groups, metrics, err) for i, d in
-               enumerate(raw.get("derived", []) or [])]
+               enumerate(_array(raw, "derived", "derived", err))]
     _check_pieces(derived, err)
     plots = [_plot(d, i, groups, derived, points, err)
-             for i, d in enumerate(raw.get("plot", []) or [])]
+             for i, d in enumerate(_array(raw, "plot", "plot", err))]
     pn = [p.name for p in plots]
     if len(set(pn)) != len(pn):
         raise err("plot.name", "plot names must be unique")
-    reports = [_report(d, i, path, err) for i, d in enumerate(raw.get("report", []) or [])]
+    reports = [_report(d, i, path, err)
+               for i, d in enumerate(_array(raw, "report", "report", err))]
     outs = [r.output for r in reports]
     if len(set(outs)) != len(outs):
         raise err("report.output", "two reports write the same file")
@@ -336,8 +369,9 @@ def _report(d, i, path: Path | None, err):
         raise err(key + ".template", "a template file name (beside the spec)")
     if not isinstance(out, str) or not out or Path(out).name != out:
         raise err(key + ".output", f"{out!r}: a file name (written into the output folder)")
-    if ctx is not None and not isinstance(ctx, str):
-        raise err(key + ".context", "a module name")
+    if ctx is not None and not (isinstance(ctx, str) and _CONTEXT.fullmatch(ctx)):
+        raise err(key + ".context", f"{ctx!r}: a family's module, tcgen.units.<family>.<module> "
+                  "(a spec names no other code)")
     rep = Report((path.parent if path else Path.cwd()) / t, out, ctx)
     check(rep, err, key)
     return rep
@@ -363,6 +397,10 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     params = {k for g in groups for k in _axis_names(get_unit(g.unit))}
     columns = params | {"group", "liberty", "activity", "clock_ns", "unit", "synthesis"}
     x, y = d.get("x"), d.get("y")
+    for k, v in (("x", x), ("y", y), ("series", d.get("series", "group")),
+                 ("title", d.get("title", ""))):
+        if not isinstance(v, str):
+            raise err(f"plot {name}.{k}", f"{v!r} is not a name")
     if y not in values:
         raise err(f"plot {name}.y", f"{y!r} is not a metric or derived column")
     if kind == "scatter" and x not in values:
@@ -405,6 +443,14 @@ def _listify(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
+def _array(d: dict, k: str, key: str, err) -> list:
+    """``d[k]``, an array of tables (``[[k]]``; absent: empty)."""
+    v = d.get(k, [])
+    if not isinstance(v, list) or not all(isinstance(x, dict) for x in v):
+        raise err(key, "must be an array of tables ([[...]] or [{...}, ...])")
+    return v
+
+
 def _libs(v, key, err) -> tuple[str, ...]:
     from tcgen.synth.liberty import LibertyError, resolve
     out = []
@@ -424,8 +470,8 @@ def _libs(v, key, err) -> tuple[str, ...]:
 def _clocks(v, key, err) -> tuple[float, ...]:
     out = []
     for x in _listify(v):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < math.inf:
-            raise err(key, f"{x!r} is not a positive, finite clock period in ns")
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x <= 1e6:
+            raise err(key, f"{x!r} is not a positive, finite clock period in ns (at most 1e6)")
         out.append(float(x))
     if not out:
         raise err(key, "empty")
@@ -470,6 +516,10 @@ def _activities(v, key, err) -> tuple[Activity, ...]:
             raise err(key, f"seed {a.seed!r} is not an integer")
         if a.simulator not in SIMULATORS:
             raise err(key, f"simulator {a.simulator!r} (one of {', '.join(SIMULATORS)})")
+        try:                               # the flow's own bounds (cycles 16..10^6, seed >= 0)
+            check_options(10.0, mode, a.toggle_rate, a.cycles, a.seed)
+        except FlowInputError as e:
+            raise err(key, str(e)) from None
         if mode == "vectorless":           # what does not apply is not part of the point
             a = Activity(mode, toggle_rate=float(a.toggle_rate))
         else:
@@ -503,13 +553,19 @@ def _resolve(unit, values: dict, key: str, err) -> dict:
             if not isinstance(wl, str):
                 raise ParamError(f"workload {wl!r} is not a name")
             unit.named_workload(wl, p)
+        check_size(unit, p, ports=False)  # too large to build: refused here, before any work
     except ParamError as e:
         raise err(key, str(e)) from None
     return {**p.as_dict(), **({"workload": wl} if wl is not None else {})}
 
 
 def _text(v) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    try:
+        return str(v)
+    except ValueError:                   # an int of more digits than Python will print
+        return f"<int of {v.bit_length()} bits>"
 
 
 def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
@@ -528,6 +584,7 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
     key = f"group {name}"
     if not isinstance(g.get("label", ""), str):
         raise err(key + ".label", "must be a string (str.format over the parameters)")
+    _check_label(g.get("label", ""), key + ".label", err)
     fixed = g.get("params", {})
     grid = g.get("grid", {})
     zipped = g.get("zip", {})
@@ -544,6 +601,11 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
     lens = {len(v) for v in zipped.values()}
     if len(lens) > 1:
         raise err(f"{key}.zip", f"axes of unequal length ({sorted(lens)})")
+    n_grid = math.prod(len(v) for v in grid.values()) * (len(next(iter(zipped.values())))
+                                                          if zipped else 1)
+    if n_grid > MAX_POINTS:
+        raise err(f"{key}.grid", f"the grid has {n_grid:,} points; a spec may have at most "
+                  f"{MAX_POINTS:,} (split the study into several specs)")
     combos: list[dict] = []
     if grid or zipped or not g.get("points"):
         gk = list(grid)
@@ -551,7 +613,7 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
         for gv in itertools.product(*(grid[k] for k in gk)):
             for z in zrows:
                 combos.append({**fixed, **dict(zip(gk, gv)), **z})
-    for i, p in enumerate(g.get("points", []) or []):
+    for i, p in enumerate(_array(g, "points", f"{key}.points", err)):
         if not isinstance(p, dict):
             raise err(f"{key}.points[{i}]", "must be a table of parameter = value")
         combos.append({**fixed, **p})
@@ -563,7 +625,7 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
             seen.add(ident)
             resolved.append(r)
     overrides = []
-    for i, ov in enumerate(g.get("override", []) or []):
+    for i, ov in enumerate(_array(g, "override", f"{key}.override", err)):
         k = f"{key}.override[{i}]"
         _keys(ov, _OVERRIDE, k + ".", err)
         w = ov.get("where")
@@ -602,6 +664,24 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
     return grp
 
 
+def _check_label(label: str, key: str, err):
+    """A label is text with ``{param}`` fields and short format specs (``{k:>4}``): no
+    attribute or index reads, no nested fields, no width over 999 (``{m:99999999}`` would build
+    a 100 MB string per point)."""
+    try:
+        pieces = list(string.Formatter().parse(label))
+    except ValueError as e:
+        raise err(key, f"{label!r}: {e}") from None
+    for _, field_name, spec, conv in pieces:
+        if field_name is None:
+            continue
+        if not field_name.isidentifier() or "{" in (spec or "") or \
+                re.search(r"[0-9]{4,}", spec or "") or conv not in (None, "s", "r"):
+            raise err(key, f"{label!r}: fields are {{parameter}} or {{parameter:spec}} with a "
+                      f"short spec (got {{{field_name}{'!' + conv if conv else ''}"
+                      f"{':' + spec if spec else ''}}})")
+
+
 def _label(g: Group, params: dict, err) -> str:
     try:
         return g.label.format(**params)
@@ -636,10 +716,15 @@ def _derived(d, i, groups, metrics, err) -> Derived:
         raise err(key + ".name", f"{name!r} is not a column name (letters, digits, _)")
     if not isinstance(expr, str):
         raise err(key + ".expr", "missing (an arithmetic expression over metric names)")
+    if len(expr) > MAX_EXPR_CHARS:
+        raise err(f"derived {name}.expr", f"longer than {MAX_EXPR_CHARS} characters")
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise err(f"derived {name}.expr", f"{expr!r}: {e.msg}") from None
+    except (RecursionError, ValueError, MemoryError):
+        raise err(f"derived {name}.expr", f"{expr!r}: not an expression (nested too deeply)") \
+            from None
     for node in ast.walk(tree):
         if not isinstance(node, _OPS):
             raise err(f"derived {name}.expr", f"{expr!r}: only numbers, metric names, "
@@ -704,6 +789,8 @@ def _derived(d, i, groups, metrics, err) -> Derived:
     for gname in only:
         if not isinstance(gname, str) or gname not in {g.name for g in groups}:
             raise err(f"derived {name}.groups", f"no group {gname!r}")
+    if not isinstance(d.get("doc", ""), str):
+        raise err(f"derived {name}.doc", "must be a string")
     return Derived(name, expr, rg, rp, d.get("doc", ""), only, rmatch)
 
 

@@ -8,10 +8,17 @@ turn a unit into Verilog and a measurement).  Change any of them and the point i
 again; change none and it is read back.
 
 Each record is written atomically (a temporary file renamed over the final name), so a sweep
-stopped at any moment -- Ctrl-C, ``kill -9`` -- leaves only whole records; the
-next run measures just the points that have none.  A failed point is recorded too (its error
-line), so a rerun does not repeat a failure that would only fail again; ``--retry-failed``
-measures those again.
+stopped at any moment -- Ctrl-C, SIGTERM, ``kill -9`` -- leaves only whole records; the next
+run measures just the points that have none.  A record that does not parse, is not a record
+or names another key counts as none (it is measured again and replaced).  A failed point is
+recorded too (its error line), so a rerun does not repeat a failure that would only fail
+again; ``--retry-failed`` measures those again.
+
+Concurrent sweeps on one cache: :meth:`Store.lock` is an exclusive lock per key
+(``.locks/<key>.lock``, ``flock``: released by the kernel when its holder dies, so a killed
+sweep never leaves a lock that blocks the next).  The local executor measures a point while
+holding its lock and writes the record before releasing it, so each point is measured once
+across every sweep sharing the cache (docs/sweep.md, "Crashes and concurrent use").
 """
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ import importlib
 import json
 from pathlib import Path
 
-from tcgen.hw.files import write_atomic
+from tcgen.hw.files import locked, write_atomic
 from tcgen.registry import get_unit
 from tcgen.synth.liberty import resolve
 from tcgen.synth.ppa import flow_hash
@@ -119,11 +126,24 @@ class Store:
         return self.root / f"{key}.json"
 
     def get(self, key: str) -> dict | None:
-        """The record of ``key``, or None (a record that does not parse counts as none)."""
+        """The record of ``key``, or None: absent, unreadable, not JSON, not a record
+        (``status`` ok with a result, or failed with an error) or a record of another key."""
         try:
-            return json.loads(self.path(key).read_text())
+            rec = json.loads(self.path(key).read_text())
         except (OSError, ValueError):
             return None
+        if not isinstance(rec, dict) or rec.get("key") != key:
+            return None
+        status = rec.get("status")
+        if status == "ok" and isinstance(rec.get("result"), dict):
+            return rec
+        if status == "failed" and isinstance(rec.get("error"), str):
+            return rec
+        return None
+
+    def lock(self, key: str):
+        """An exclusive lock on ``key`` across processes (a context manager)."""
+        return locked(self.root / ".locks" / f"{key}.lock")
 
     def put(self, key: str, record: dict):
         write_atomic(self.path(key), json.dumps(record, sort_keys=True, default=str) + "\n")

@@ -174,6 +174,25 @@ def _stream_workload(unit_name, out_stream):
     return workload
 
 
+# -- size estimates (hw/spec.py; docs/robustness.md): calibrated on osu018 sweep results --------
+def _bmma_cells(p) -> float:
+    """~10.6 cells per bit product per cycle (select, popcount tree) + ~253 per channel
+    (accumulator, C/D registers): m8n8k128 103k (fold 1) / 59.6k (fold 2) / 38.7k (fold 4)."""
+    return 10.6 * p.m * p.n * p.k / p.fold + 8.0 * p.acc_width * p.m * p.n
+
+
+def _int8_mac_cells(p) -> float:
+    """One 8x8 multiplier and its share of the tree (~450 cells) per MAC per cycle, plus the
+    channel's accumulator: m2n2k16 29k, k32 57k."""
+    return 450.0 * p.m * p.n * p.k / p.fold + 8.0 * p.acc_width * p.m * p.n
+
+
+def _epilogue_cells(p) -> float:
+    """~440 cells per channel at the default widths (n=8: 3.5k)."""
+    widths = p.acc_width + p.k_width + p.res_width + p.tau_width
+    return p.n * 440.0 * widths / 112 + 100
+
+
 BMMA_ARRAY = UnitSpec(
     name="bmma_array", family="bmma",
     summary="M×N×K bit tensor-core array: D = C + popc(A xor/and B), fold F, chained s32 "
@@ -181,7 +200,7 @@ BMMA_ARRAY = UnitSpec(
     params=BmmaArrayParams, build=BmmaArray,
     model=_array_model(model.bmma_array_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="bit-op",
-    workload=_stream_workload("bmma_array", "d"))
+    workload=_stream_workload("bmma_array", "d"), estimate=_bmma_cells)
 
 INT8_MAC_ARRAY = UnitSpec(
     name="int8_mac_array", family="bmma",
@@ -190,7 +209,7 @@ INT8_MAC_ARRAY = UnitSpec(
     params=Int8MacArrayParams, build=Int8MacArray,
     model=_array_model(model.int8_mac_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="MAC",
-    workload=_stream_workload("int8_mac_array", "d"))
+    workload=_stream_workload("int8_mac_array", "d"), estimate=_int8_mac_cells)
 
 BNN_EPILOGUE = UnitSpec(
     name="bnn_epilogue", family="bmma",
@@ -199,6 +218,6 @@ BNN_EPILOGUE = UnitSpec(
     params=BnnEpilogueParams, build=BnnEpilogue,
     model=_epilogue_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="result",
-    workload=_stream_workload("bnn_epilogue", "out"))
+    workload=_stream_workload("bnn_epilogue", "out"), estimate=_epilogue_cells)
 
 UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE)

@@ -9,7 +9,8 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
-from tcgen.hw.spec import UnitSpec
+from tcgen.hw.spec import (FP_BITS, UnitSpec, fp_add_cells, int_add_cells, int_mul_cells,
+                           reg_cells)
 
 from . import layouts, model
 from .params import (AddArrayParams, ConvLutArrayParams, LutArrayParams, LutDp4Params,
@@ -27,6 +28,68 @@ def to_signed(v, width: int) -> np.ndarray:
     """Two's-complement ``width``-bit words -> int64."""
     v = np.asarray(v, dtype=np.int64) & ((1 << width) - 1)
     return np.where(v >= 1 << (width - 1), v - (1 << width), v)
+
+
+# -- size estimates (hw/spec.py; docs/robustness.md): cells after flat synthesis, osu018 ------
+# Structural counts from the library-block costs, times a constant fitted to the family's sweep
+# results (reports/lut*.json; the fit and its spread are in docs/robustness.md).
+def _fbits(fmt: str) -> int:
+    return int(fmt[3:]) if fmt.startswith("int") else \
+        {"fp32": 32, "fp16": 16, "fp8_e4m3": 8}[fmt]
+
+
+def _fadd(fmt: str) -> float:
+    return int_add_cells(_fbits(fmt)) if fmt.startswith("int") else fp_add_cells(fmt)
+
+
+def _lut_unit(k: int, entry: str, acc: str) -> float:
+    """One LUT unit: the 2^(k-1):1 table mux, negate, the accumulate adder and register."""
+    ab = _fbits(acc)
+    cells = 2 ** (k - 1) * _fbits(entry) + 2 * _fbits(entry) + _fadd(acc) + reg_cells(ab)
+    return cells * 1.8 if acc.startswith("int") else cells + 4 * ab
+
+
+def _est_lut_array(p) -> float:
+    eb = _fbits(p.entry)
+    row = 2 ** (p.k - 1) * ((_fadd(p.entry) + reg_cells(eb)) if p.table == "internal" else eb)
+    return 0.92 * (p.m * p.n * _lut_unit(p.k, p.entry, p.acc) + p.m * row
+                   + p.n * reg_cells(p.w_bits * p.k))
+
+
+def _est_lut_dp4(p) -> float:
+    return 0.95 * _lut_unit(p.k, p.entry, p.acc)
+
+
+def _est_lut_precompute(p) -> float:
+    entries = 2 ** (p.k - 1) if p.table == "half" else 2 ** p.k
+    return 0.85 * entries * ((p.k - 1) if p.network == "naive" else 1) * _fadd(p.act)
+
+
+def _est_lut_precompute_int8(p) -> float:
+    return 2 ** (p.k - 1) * (_fadd(p.act) + 3 * _fbits(p.act))
+
+
+def _est_mac_dp4_array(p) -> float:
+    """k multipliers (act x dequantized weight: w_bits wide in the array, full width when
+    dequantized outside) and adds per unit, m x n units."""
+    fp = not p.act.startswith("int")
+    ab = FP_BITS[p.act] if fp else _fbits(p.act)
+    wb = ab if p.dequant == "outside" else p.w_bits
+    mul = int_mul_cells(ab, wb) + (40 * ab if fp else 0)
+    return 0.85 * p.m * p.n * (p.k * (mul + _fadd(p.acc)) + reg_cells(_fbits(p.acc)))
+
+
+def _est_add_dp4_array(p) -> float:
+    return 0.84 * p.m * p.n * ((p.k + 1) * _fadd(p.acc) + reg_cells(_fbits(p.acc)))
+
+
+def _est_conv_lut_array(p) -> float:
+    entries = 2 ** p.k if p.variant == "unpu" else 2 ** (p.k - 1)
+    unit = entries * _fbits(p.act) + _fadd(p.acc) + reg_cells(_fbits(p.acc))
+    if p.acc.startswith("int"):
+        unit *= 1.8                          # as lut_array's INT units
+    tables = {"row": p.m, "unit": p.m * p.n, "hoisted": 0}[p.placement]
+    return 0.81 * (p.m * p.n * unit + tables * entries * _fadd(p.act) * 0.3)
 
 
 def _lut_dp4_model(p, lut, sign, idx, plane, c):
@@ -87,6 +150,7 @@ def _lut_dp4_ops(p):
 
 
 LUT_DP4 = UnitSpec(
+    estimate=_est_lut_dp4,
     name="lut_dp4", family="lut",
     summary="LUT DP-4 plane step: 2^(k-1):1 mux of a symmetric table, negate, x2^plane, "
             "accumulate (INT or FP; scale correct or the released RTL's)",
@@ -183,6 +247,7 @@ def _stream_workload(requests):
 
 
 LUT_ARRAY = UnitSpec(
+    estimate=_est_lut_array,
     name="lut_array", family="lut",
     summary="LUT Tensor Core M×N×K array (default M2N64K4): tables and weight planes in "
             "registers, M·N LUT units, bit-serial W_BIT planes, chained accumulators, streams",
@@ -230,6 +295,7 @@ def random_mac_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[int
 
 
 MAC_ARRAY = UnitSpec(
+    estimate=_est_mac_dp4_array,
     name="mac_dp4_array", family="lut",
     summary="MAC baseline of the LUT Tensor Core at the same M×N×K: weights dequantized to the "
             "activation format, K multiplies + adder tree per output, one op per cycle",
@@ -267,6 +333,7 @@ def precompute_inputs(p, rng, n) -> dict:
 
 
 LUT_PRECOMPUTE = UnitSpec(
+    estimate=_est_lut_precompute,
     name="lut_precompute", family="lut",
     summary="LUT table precompute: K activations -> 2^(K-1) symmetric-table entries (or UNPU's "
             "2^K {0,1} table); Gray-code or naive adder network; INT exact, FP rounded per add",
@@ -344,6 +411,7 @@ def random_serial_requests(p, rng, count: int, chain_rate: float = 0.5) -> list[
 
 
 CONV_LUT_ARRAY = UnitSpec(
+    estimate=_est_conv_lut_array,
     name="conv_lut_array", family="lut",
     summary="conventional-LUT baseline (UNPU-style) at the same M×N×K: tables precomputed in "
             "the array per row or per unit, or hoisted out of it, variant unpu / reinterpret / "
@@ -353,6 +421,7 @@ CONV_LUT_ARRAY = UnitSpec(
     workload=_stream_workload(random_serial_requests))
 
 ADD_ARRAY = UnitSpec(
+    estimate=_est_add_dp4_array,
     name="add_dp4_array", family="lut",
     summary="ADD baseline (Stripes-style bit-serial) at the same M×N×K: per plane each weight "
             "bit gates its activation into K adds per output, x2^plane, accumulate",
@@ -381,6 +450,7 @@ def _precompute_int8_inputs(p, rng, n) -> dict:
 
 
 LUT_PRECOMPUTE_INT8 = UnitSpec(
+    estimate=_est_lut_precompute_int8,
     name="lut_precompute_int8", family="lut",
     summary="INT precompute + INT8 table quantization in hardware (power-of-two scale: shift = "
             "bitlen(sum|a|) - 7, RNE, clamp +-127)",

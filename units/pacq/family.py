@@ -12,7 +12,7 @@ import numpy as np
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
 from tcgen.hw.params import ParamError
-from tcgen.hw.spec import UnitSpec, Workload
+from tcgen.hw.spec import UnitSpec, Workload, fp_add_cells, fp_mul_cells
 
 from . import layouts, model
 from .model import activations
@@ -31,6 +31,37 @@ def _int2_input(p, int2, n):
     return np.full(n, 1 if p.wbits == "2" else 0, np.int64)
 
 
+# -- size estimates (hw/spec.py; docs/robustness.md): cells after flat synthesis, osu018 ------
+# Every pacq unit has a fixed size but for its formats and D: a few FP16 multipliers and adders
+# (fp16_mul 1,444 cells, dp4_pacq D=2 18.4k; reports/pacq.json).
+def _acc_add(acc: str) -> float:
+    return fp_add_cells(acc)
+
+
+def _est_fp16_mul(p) -> float:
+    return fp_mul_cells("fp16")
+
+
+def _est_int_dequant(p) -> float:
+    return 25.0
+
+
+def _est_dequant_mul(p) -> float:
+    return 0.7 * fp_add_cells("fp16")
+
+
+def _est_pacq_mul(p) -> float:
+    return fp_mul_cells("fp16")
+
+
+def _est_dp4_baseline(p) -> float:
+    return 4 * fp_mul_cells("fp16") + 4 * _acc_add(p.acc)
+
+
+def _est_dp4_pacq(p) -> float:
+    return 6 * fp_mul_cells("fp16") + (p.D + (1 if p.sum_a else 0)) * 4 * _acc_add(p.acc)
+
+
 def _rand_int2(p, rng, n):
     return {"int2": rng.integers(0, 2, n, dtype=np.uint64)} if p.wbits == "both" else {}
 
@@ -45,6 +76,7 @@ def _dequantized_weights(rng, n):
 
 
 FP16_MUL = UnitSpec(
+    estimate=_est_fp16_mul,
     name="fp16_mul", family="pacq",
     summary="baseline FP16 multiplier (hw FPMul at FP16: structural 11x11 array), RNE/RTZ",
     params=Fp16MulParams, build=Fp16Mul,
@@ -60,6 +92,7 @@ def _dequant_model(p, code, int2=None):
 
 
 INT_DEQUANT = UnitSpec(
+    estimate=_est_int_dequant,
     name="int_dequant", family="pacq",
     summary="INT4/INT2 -> FP16 through the 0x6400|y magic number and one FP16 subtraction",
     params=IntDequantParams, build=IntDequant, model=_dequant_model,
@@ -73,6 +106,7 @@ def _dequant_mul_model(p, a, code, int2=None):
 
 
 DEQUANT_MUL = UnitSpec(
+    estimate=_est_dequant_mul,
     name="dequant_mul", family="pacq",
     summary="standard flow per weight: int_dequant then FP16 multiply (1 product/cycle)",
     params=DequantMulParams, build=DequantMul, model=_dequant_mul_model,
@@ -125,6 +159,7 @@ def _mul_stream(width):
 
 
 PACQ_MUL = UnitSpec(
+    estimate=_est_pacq_mul,
     name="pacq_mul", family="pacq",
     summary="parallel FP-INT multiplier: FP16 x packed INT4x4/INT2x8 word per cycle "
             "(modes paper/exact/offset8/literal)",
@@ -156,6 +191,7 @@ def _dp4_baseline_workload(p, rng, n):
 
 
 DP4_BASELINE = UnitSpec(
+    estimate=_est_dp4_baseline,
     name="dp4_baseline", family="pacq",
     summary="baseline FP16 DP-4: 4 FP16 multipliers, ((p0+p1)+(p2+p3))+c tree, FP16/FP32 "
             "accumulation (stream)",
@@ -228,6 +264,7 @@ def _dp4_stream(width):
 
 
 DP4_PACQ = UnitSpec(
+    estimate=_est_dp4_pacq,
     name="dp4_pacq", family="pacq",
     summary="PacQ DP-4: 4 pacq_mul, D in {1,2,4} duplicated adder trees, ΣA accumulator, "
             "FP16/FP32 accumulation (stream)",

@@ -9,7 +9,7 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
-from tcgen.hw.spec import UnitSpec, Workload
+from tcgen.hw.spec import UnitSpec, Workload, fp_add_cells, fp_mul_cells
 
 from . import layouts, model
 from .params import (OctetDenseParams, OctetSparseBSParams, OctetSparseParams, WarpMmaParams,
@@ -23,6 +23,40 @@ __all__ = ["UNITS", "dense_request", "sparse_request", "dense_result", "sparse_r
 
 def _u64(x) -> np.ndarray:
     return np.asarray(x, dtype=object).astype(np.uint64)
+
+
+# -- size estimates (hw/spec.py; docs/robustness.md): cells after flat synthesis, osu018 ------
+# An octet is 8 DP-4s (FP16 products, FP32 adds; Hopper's fused block ~0.6 of it) and its
+# operand buffers; the warp wrappers are 4 octets (fitted to reports/sparse.json: octet_dense
+# 95.7k, octet_sparse 100.6k, octet_sparse_bs 123.8k cells).
+def _dp4_cells(numerics: str) -> float:
+    cells = 4 * fp_mul_cells("fp16") + 4 * fp_add_cells("fp32")
+    return 0.6 * cells if numerics == "fused_sm90" else cells
+
+
+def _est_octet_dense(p) -> float:
+    buffers = 16 * 16 * 16 * 2 * (2 if p.pingpong else 1) + 8 * 4 * 32 * 2
+    return 0.93 * (8 * _dp4_cells(p.numerics) + buffers)
+
+
+def _est_octet_sparse(p) -> float:
+    buffers = p.K * 16 * 16 * 2 * (2 if p.pingpong else 1) + 8 * 8 * 32 * 2 + p.L * 16 * 2
+    return 1.02 * (8 * _dp4_cells(p.numerics) * (1.2 if p.split else 1.0) + buffers
+                   + 8 * p.K * 16 * 16 / 4)
+
+
+def _est_octet_sparse_bs(p) -> float:
+    buffers = p.L * 16 * 16 * 2 + 8 * 8 * 32 * 2
+    return 1.09 * (8 * _dp4_cells(p.numerics) * (1.2 if p.split else 1.0) + buffers
+                   + 8 * p.K * 16 * p.L / 2)
+
+
+def _est_warp_mma(p) -> float:
+    return 4 * _est_octet_dense(p)
+
+
+def _est_warp_smma(p) -> float:
+    return 4 * _est_octet_sparse(p)
 
 
 # -- octet_dense ---------------------------------------------------------------------------------
@@ -86,6 +120,7 @@ DENSE_WORKLOADS = {"sparse50": _pruned_workload(8), "sparse75": _pruned_workload
                    "sparse875": _pruned_workload(2)}
 
 OCTET_DENSE = UnitSpec(
+    estimate=_est_octet_dense,
     name="octet_dense", family="sparse",
     summary="dense Volta-style octet (baseline): 8 DP-4s, A/B/C buffers, STEP0-3 sets, "
             "16x16x16 WMMA share in 40 cycles (34 ping-pong), streams",
@@ -206,6 +241,7 @@ def _k_workloads(requests, ops) -> dict:
 
 
 OCTET_SPARSE = UnitSpec(
+    estimate=_est_octet_sparse,
     name="octet_sparse", family="sparse",
     summary="vector-wise sparse octet: offset register (FETCHIDX), decode, K-row B buffer x2 "
             "(ping-pong), A broadcast, EXEC; L in {4,8,16,32}, K 1..L; 26/20 cycles at L16 K4",
@@ -215,6 +251,7 @@ OCTET_SPARSE = UnitSpec(
 
 # -- the warp wrapper: 4 octets, one full 16×16×16 (S)WMMA ---------------------------------------
 WARP_MMA = UnitSpec(
+    estimate=_est_warp_mma,
     name="warp_mma", family="sparse",
     summary="warp wrapper, dense: 4 octets (2 TCs), worktuple i = octet i -> one 8x8 D tile; "
             "a full 16x16x16 WMMA in 40 cycles (34 ping-pong)",
@@ -224,6 +261,7 @@ WARP_MMA = UnitSpec(
     workloads=DENSE_WORKLOADS)
 
 WARP_SMMA = UnitSpec(
+    estimate=_est_warp_smma,
     name="warp_smma", family="sparse",
     summary="warp wrapper, vector-wise sparse: 4 octets, octet i -> D rows 4i..4i+3; a full "
             "16xLx16 SWMMA in 20 cycles (26 without ping-pong) at L16 K4",
@@ -300,6 +338,7 @@ def _bstat_workload(reuse: int) -> Workload:
 
 
 OCTET_SPARSE_BS = UnitSpec(
+    estimate=_est_octet_sparse_bs,
     name="octet_sparse_bs", family="sparse",
     summary="B-stationary sparse octet (beyond the paper): L x 16 B tile held, K local L:1 row "
             "selects, reused across A row-tiles; 10 cycles per SWMMA on a held tile (24 with "

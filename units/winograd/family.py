@@ -7,12 +7,15 @@ Models adapt the packed ports (``amaranth.lib.data.ArrayLayout``, row-major tile
 N(0, ½) weights, or uniform integers; the OTF sees EWMM results of the model)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from amaranth import signed
 from amaranth.lib import data
 
 from tcgen.hw.layout import pack, unpack
-from tcgen.hw.spec import UnitSpec
+from tcgen.hw.spec import (UnitSpec, fp_add_cells, fp_mul_cells, int_add_cells, int_mul_cells,
+                           reg_cells)
 
 from . import model
 from . import layouts
@@ -35,6 +38,68 @@ def port_layout(p, port: str) -> data.ArrayLayout:
         port, p.m * p.m if isinstance(p, WinoOtfParams) else p.n * p.n)
     bits = p.out_bits if port == "y" else p.in_bits
     return data.ArrayLayout(signed(bits) if p.is_int else bits, count)
+
+
+# -- size estimates (hw/spec.py; docs/robustness.md): cells after flat synthesis, osu018 ------
+# Add/sub networks of the transforms and DP-4s of the element-wise stage in the mode's formats,
+# times a constant fitted to reports/winograd.json (wino_itf 41.7k, wino_otf 36.1k, wino_conv
+# 242k, direct_conv3x3 dps=9 269k cells at fp32).
+def _tf_add(mode: str, int_bits: int) -> float:
+    return {"fp32": fp_add_cells("fp32"), "fp16": fp_add_cells("fp16"),
+            "fp16acc": fp_add_cells("fp16")}.get(mode) or int_add_cells(int_bits)
+
+
+def _itf_cells(m: int, mode: str, data_bits: int) -> float:
+    t = m + 2
+    return 0.39 * 2 * t * t * (2 if m == 2 else 5) * _tf_add(mode, data_bits + 4)
+
+
+def _otf_cells(m: int, mode: str, data_bits: int, weight_bits: int, channels: int) -> float:
+    adds = 2 * (m + 2) * m * (3 if m == 2 else 6)
+    acc = {"fp32": "fp32", "fp16": "fp32", "fp16acc": "fp16"}.get(mode)
+    add = fp_add_cells(acc) if acc else int_add_cells(
+        data_bits + weight_bits + 8 + max(1, channels - 1).bit_length())
+    return 0.4 * adds * add
+
+
+def _dp4_cells(mode: str, data_bits: int, weight_bits: int) -> float:
+    if mode == "int":
+        return 4 * int_mul_cells(data_bits, weight_bits) + 4 * int_add_cells(40)
+    mul = "fp32" if mode == "fp32" else "fp16"
+    return 4 * fp_mul_cells(mul) + 4 * fp_add_cells("fp16" if mode == "fp16acc" else "fp32")
+
+
+def _est_wino_itf(p) -> float:
+    return _itf_cells(p.m, p.mode, p.data_bits)
+
+
+def _est_wino_ftf(p) -> float:
+    t = p.m + 2
+    return 0.17 * 2 * t * t * 3 * _tf_add(p.mode, p.weight_bits + 6)   # default: 26.4k measured
+
+
+def _est_wino_otf(p) -> float:
+    return _otf_cells(p.m, p.mode, p.data_bits, p.weight_bits, p.channels)
+
+
+def _est_wino_linebuf(p) -> float:
+    bits = 32 if p.mode == "fp32" else (16 if p.mode.startswith("fp16") else p.data_bits)
+    return 2 * (reg_cells(bits) * (2 * p.W + (p.m + 2) ** 2) + 500)   # default: 5.2k measured
+
+
+def _est_wino_conv(p) -> float:
+    t = p.m + 2
+    # integer mode: the transformed operands and the lanes widen with m (s²-scaled filters)
+    wide = (3.0 if p.m == 4 else 2.0) if p.mode == "int" else 1.0
+    return 1.17 * (wide * p.dps * _dp4_cells(p.mode, p.data_bits + 2, p.weight_bits + 6)
+                   + _itf_cells(p.m, p.mode, p.data_bits)
+                   + p.K * _otf_cells(p.m, p.mode, p.data_bits, p.weight_bits, p.C) / 4
+                   + p.K * t * t * reg_cells(32))
+
+
+def _est_direct_conv3x3(p) -> float:
+    return 1.22 * (p.dps * _dp4_cells(p.mode, p.data_bits, p.weight_bits)
+                   + p.K * p.m * p.m * reg_cells(32))
 
 
 def _tiles(p, port, payloads, side):
@@ -148,6 +213,7 @@ def _transform_ops(kind):
 
 
 WINO_ITF = UnitSpec(
+    estimate=_est_wino_itf,
     name="wino_itf", family="winograd",
     summary="Winograd input transform Bᵀ d B, F(2x2,3x3) / F(4x4,3x3): separable add/sub "
             "network, FP32/FP16 (RNE) or exact integer, combinational",
@@ -155,6 +221,7 @@ WINO_ITF = UnitSpec(
     ops_per_cycle=_transform_ops("itf"), ops_unit="add", workload=_itf_workload)
 
 WINO_FTF = UnitSpec(
+    estimate=_est_wino_ftf,
     name="wino_ftf", family="winograd",
     summary="Winograd filter transform G g Gᵀ on chip: F(2,3) FP ×½ network or integer 2G / "
             "24G (s²-scaled), combinational",
@@ -162,6 +229,7 @@ WINO_FTF = UnitSpec(
     ops_per_cycle=_transform_ops("ftf"), ops_unit="add", workload=_ftf_workload)
 
 WINO_OTF = UnitSpec(
+    estimate=_est_wino_otf,
     name="wino_otf", family="winograd",
     summary="Winograd output transform Aᵀ Ô A in the accumulation format (FP32/FP16 RNE or "
             "exact s²-scaled integer) + crop mask, combinational",
@@ -272,6 +340,7 @@ def _requests_workload(make):
 
 
 WINO_CONV = UnitSpec(
+    estimate=_est_wino_conv,
     name="wino_conv", family="winograd",
     summary="Winograd tile datapath: ITF -> (m+2)^2 element-wise lanes on DP-4 units "
             "(accumulating over C) -> OTF + crop, one output tile position per request, streams",
@@ -317,6 +386,7 @@ def random_direct_requests(p, rng, count: int, *, specials: bool = False,
 
 
 DIRECT_CONV3X3 = UnitSpec(
+    estimate=_est_direct_conv3x3,
     name="direct_conv3x3", family="winograd",
     summary="direct 3x3 convolution baseline: K*m^2 outputs of one tile position, 9C terms "
             "each on DP-4 units (same request tiles and result as wino_conv), streams",
@@ -324,4 +394,6 @@ DIRECT_CONV3X3 = UnitSpec(
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
     ops_unit="MAC", workload=_requests_workload(random_direct_requests))
 
-UNITS = (WINO_LINEBUF, WINO_ITF, WINO_FTF, WINO_OTF, WINO_CONV, DIRECT_CONV3X3)
+# the line buffer is declared in .linebuf; its size estimate is the family's, added here
+UNITS = (dataclasses.replace(WINO_LINEBUF, estimate=_est_wino_linebuf), WINO_ITF, WINO_FTF,
+         WINO_OTF, WINO_CONV, DIRECT_CONV3X3)
