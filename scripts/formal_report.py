@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Every formal equivalence proof (``make test`` and ``slow``) -> reports/formal.md
+"""Every formal proof (``make test`` and ``slow``) -> reports/formal.md
 (``make formal``; docs/formal.md).
 
-Runs ``pytest tb/test_formal.py`` with both selections (``-m "slow or not slow"``) and
+Runs ``pytest tb/test_formal.py tb/test_formal_seq.py`` with both selections (``-m "slow or not slow"``) and
 ``TCGEN_FORMAL_OUT`` set, so that each proof writes its result (verdict, time, cells, the SAT
 problem's size, a counterexample) as JSON; the other tests of the file (the FP references
 against the model's exhaustive table, the mechanism's own contract) are reported from pytest's
@@ -61,6 +61,78 @@ def _cex(r: dict) -> str:
     return f"{ins} → {outs}"
 
 
+SECTION_TEXT = {
+    "generation": (
+        "Generation equivalence: deduplicated == flat Verilog",
+        "`tcgen generate` emits each distinct sub-component once and instantiates it "
+        "(deduplicated, the default) or elaborates every instance in place (`--flat`). Each "
+        "row proves the two texts of one configuration give the same outputs in every cycle, "
+        "for every input sequence, from reset (`prove_same_structure`): by register "
+        "correspondence — every flip-flop everted into a Q input and a D output, the miter of "
+        "outputs and next states structurally hashed (`opt_merge -share_all`) and proved by "
+        "SAT, plus equal initial values — or, where the two modes name the registers "
+        "differently, by k-induction on the hashed miter (column *method*)."),
+    "pipeline": (
+        "Pipelined == combinational, delayed",
+        "Every unit with a `pipeline` parameter: `pipeline=L` outputs the `pipeline=0` "
+        "function of the inputs L cycles earlier, from reset and after any reset "
+        "(`prove_pipelined`: a miter with an L-stage delay line on the combinational side; "
+        "`sat -tempinduct`, k-induction; depth = the induction length that closed it)."),
+    "protocol": (
+        "Stream-protocol properties (bounded model checking)",
+        "Every sequencing unit, wrapped in `stream_properties` (assumptions: starts in reset; "
+        "a stalled input holds valid and payload; where a request field decides whether a "
+        "result is emitted, it is set). Control properties by yosys-smtbmc (z3): `stable` (a "
+        "stalled output stays valid), `no_spurious` (one-to-one units: never more results "
+        "taken than requests; others: no result before a request was offered), `reset_idle` "
+        "(no valid output the cycle after reset), `completes` (an accepted request presents a "
+        "result within *bound* cycles, the unit's `latency`). The payload's stability under a "
+        "stall (`stable_payload`) reads the whole datapath and is checked by Yosys's `sat` "
+        "(MiniSat), which handles the arithmetic far faster than z3. Bounded: no violation "
+        "within *depth* cycles of reset."),
+}
+
+
+def _sequential_sections(recs: list) -> list[str]:
+    L = []
+    for section, (title, text) in SECTION_TEXT.items():
+        rows = [pr for pr in recs if pr.get("section") == section]
+        if not rows:
+            continue
+        rows.sort(key=lambda pr: (pr["expect"] not in ("proved", "passed"), pr["slow"],
+                                  pr["kind"]))
+        L += ["", f"## {title}", "", text, ""]
+        if section == "protocol":
+            L += ["| unit | configuration | properties | engine | depth | result | time, s | "
+                  "model cells | where |", "|---|---|---|---|---|---|---|---|---|"]
+            for pr in rows:
+                r = pr["result"]
+                res = r["status"] + (f" at step {r['step']}: {', '.join(r['failed_assertions'])}"
+                                     if r["status"] == "failed" else "")
+                if pr["expect"] not in ("proved", "passed"):
+                    res += " — negative control: " + _cell(pr.get("doc") or "")
+                L.append(f"| {pr['kind']} | {_config(pr['config'])} | "
+                         f"{', '.join(r['properties'])} | {r['solver']} | {r['depth']} | "
+                         f"{res} | {r['seconds']:.2f} | {r['cells']} | "
+                         f"{'slow' if pr['slow'] else 'make test'} |")
+        else:
+            L += ["| unit | configuration | method | result | depth | time, s | cells gold / "
+                  "gate | where |", "|---|---|---|---|---|---|---|---|"]
+            for pr in rows:
+                r = pr["result"]
+                method = ("register correspondence" if "correspondence" in r["method"] else
+                          "delay-line miter, k-induction" if section == "pipeline" else
+                          "k-induction")
+                res = r["status"]
+                if pr["expect"] not in ("proved", "passed"):
+                    res += " — negative control: " + _cell(pr.get("doc") or "")
+                L.append(f"| {pr['kind']} | {_config(pr['config'])} | {method} | {res} | "
+                         f"{r.get('depth') or ''} | {r['seconds']:.2f} | "
+                         f"{r['cells'].get('gold')} / {r['cells'].get('gate')} | "
+                         f"{'slow' if pr['slow'] else 'make test'} |")
+    return L
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", default="1", help="pytest -n (default 1)")
@@ -73,7 +145,8 @@ def main() -> int:
         out.mkdir()
         xml = Path(tmp) / "junit.xml"
         cmd = [sys.executable, "-m", "pytest", "-q", "-n", args.jobs, "-p", "no:cacheprovider",
-               "-m", "slow or not slow", f"--junitxml={xml}", "tb/test_formal.py"]
+               "-m", "slow or not slow", f"--junitxml={xml}", "tb/test_formal.py",
+               "tb/test_formal_seq.py"]
         if args.k:
             cmd += ["-k", args.k]
         p = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "TCGEN_FORMAL_OUT": str(out)},
@@ -91,18 +164,25 @@ def main() -> int:
     outcome = {t["name"]: t["outcome"] for t in tests}
     for pr in proofs:
         pr["outcome"] = outcome.get(pr["test"].split("::")[-1], "unknown")
+    sequential = [pr for pr in proofs if pr.get("section", "combinational") != "combinational"]
+    proofs = [pr for pr in proofs if pr.get("section", "combinational") == "combinational"]
     proofs.sort(key=lambda pr: (list(KIND_TEXT).index(pr["kind"]) if pr["kind"] in KIND_TEXT
                                 else 99, pr["expect"] != "proved", pr["slow"],
                                 pr["result"]["seconds"]))
     positive = [pr for pr in proofs if pr["expect"] == "proved"]
     negative = [pr for pr in proofs if pr["expect"] != "proved"]
     others = [t for t in tests if not any(pr["test"].endswith("::" + t["name"])
-                                          for pr in proofs)]
+                                          for pr in proofs + sequential)]
     failed = [t for t in tests if t["outcome"] == "failed"]
     n_proved = sum(pr["result"]["status"] == "proved" for pr in positive)
     n_refuted = sum(pr["result"]["status"] == "counterexample" for pr in negative)
 
-    L = ["# Formal equivalence proofs", "",
+    seq_pos = [pr for pr in sequential if pr["expect"] in ("proved", "passed")]
+    seq_ok = sum(pr["result"]["status"] in ("proved", "passed") for pr in seq_pos)
+    seq_neg = [pr for pr in sequential if pr["expect"] not in ("proved", "passed")]
+    seq_caught = sum(pr["result"]["status"] not in ("proved", "passed", "timeout")
+                     for pr in seq_neg)
+    L = ["# Formal proofs", "",
          report_header("python scripts/formal_report.py" + (f" -j {args.jobs}"
                                                            if args.jobs != "1" else "")
                        + (f" -k '{args.k}'" if args.k else ""), wall_s=wall,
@@ -114,7 +194,7 @@ def main() -> int:
          "designs are elaborated by Yosys (`proc; flatten; memory`; undriven nets and `x` "
          f"constants become free variables), joined in a miter ({METHOD}) and the miter's "
          f"assertion is proved by {SOLVER}: no input makes any output differ. Every unit is "
-         "combinational (pipeline 0); sequential equivalence is not covered here.", "",
+         "combinational (pipeline 0); the sequential proofs follow in their own sections.", "",
          "The references (`tb/formal_refs/`) are plain behavioural Verilog written from each "
          "unit's specification, none of tcgen's RTL or model: Yosys's own multiplier (`*`), "
          "ripple chains of `+`, naive sums of products. The FP8 references compute the exact "
@@ -122,9 +202,12 @@ def main() -> int:
          "and `tcgen.hw.numeric`, and are checked against the model's exhaustive table (all "
          "2^16 operand pairs, every configuration, as Yosys reads them for the proofs and as "
          "Icarus reads them), so the FP8 proofs tie the RTL to the model on every pair.", "",
-         f"Result: **{n_proved} of {len(positive)} proofs proved**; {n_refuted} of "
-         f"{len(negative)} negative controls refuted with a counterexample; "
-         f"{len(failed)} test(s) failed; pytest exit code {p.returncode}.", ""]
+         f"Result: **{n_proved} of {len(positive)} combinational proofs proved**; "
+         f"{n_refuted} of {len(negative)} negative controls refuted with a counterexample. "
+         f"Sequential (generation equivalence, pipelining, stream protocol; sections below): "
+         f"**{seq_ok} of {len(seq_pos)} proved or passed**, {seq_caught} of {len(seq_neg)} "
+         f"negative controls caught. {len(failed)} test(s) failed; pytest exit code "
+         f"{p.returncode}.", ""]
     if failed:
         L += ["**Failures:** " + ", ".join(f"`{t['name']}`" for t in failed), "",
               "```", (p.stdout + p.stderr)[-3000:], "```", ""]
@@ -165,7 +248,8 @@ def main() -> int:
         control = (pr.get("doc") or pr["test"].split("::")[-1]).removeprefix("Negative control: ")
         L.append(f"| {pr['kind']} | {_config(pr['config'])} | {_cell(control)} | {r['status']} "
                  f"| {_cex(r)} | {r['seconds']:.2f} |")
-    L += ["", "## Other tests of tb/test_formal.py", "",
+    L += _sequential_sections(sequential)
+    L += ["", "## Other tests of tb/test_formal.py and tb/test_formal_seq.py", "",
           "| test | outcome | time, s |", "|---|---|---|"]
     for t in others:
         L.append(f"| `{t['name']}` | {t['outcome']} | {t['time_s']:.1f} |")

@@ -43,6 +43,7 @@ runs past its process limit.  A solver that runs past ``timeout`` is a verdict:
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import time
@@ -53,12 +54,30 @@ from typing import Mapping, Sequence, Union
 from .tools import FlowInputError, ToolError, run, versions
 from .yosys import module_names
 
-__all__ = ["Design", "EquivResult", "prove_equivalent", "SOLVER", "METHOD"]
+__all__ = ["Design", "EquivResult", "prove_equivalent", "prove_same_structure",
+           "prove_pipelined", "check_properties", "PropertyResult", "SOLVER", "METHOD",
+           "METHOD_STRUCTURAL", "METHOD_INDUCTION", "METHOD_PIPELINE", "METHOD_BMC", "BMC_SOLVER"]
 
 #: the SAT solver behind Yosys's ``sat`` command (compiled into Yosys; nothing to install)
 SOLVER = "MiniSat (Yosys built-in sat)"
 #: how a combinational proof is made
 METHOD = "miter -equiv, sat -prove-asserts (combinational)"
+
+#: sequential equivalence of two designs with the same state (deduplicated vs flat generation)
+METHOD_STRUCTURAL = ("register correspondence: flip-flops everted (expose -evert-dff), miter -equiv "
+                     "of outputs and next states, opt_merge -share_all (structural hashing), sat "
+                     "-prove-asserts; equal initial values")
+#: the same, when the registers do not correspond by name
+METHOD_INDUCTION = ("miter -equiv -flatten, opt_merge -share_all (structural hashing), sat "
+                    "-tempinduct (k-induction from the initial state)")
+#: a pipelined design vs its combinational original
+METHOD_PIPELINE = ("miter: the combinational side's outputs delayed L cycles; opt_merge "
+                   "-share_all; sat -tempinduct (k-induction) from the initial state, under any "
+                   "reset")
+#: the bounded model checker of stream-protocol properties
+METHOD_BMC = "yosys-smtbmc: bounded model check of the $assert cells under the $assume cells"
+#: the solver yosys-smtbmc drives (Debian's z3; Debian's boolector 1.5 is too old for it)
+BMC_SOLVER = "z3"
 
 #: cell types that hold state (after proc/memory): a combinational proof refuses them
 _STATE_CELLS = ("$*ff*", "$*dlatch*", "$sr", "$mem*", "$_*DFF*", "$_*LATCH*", "$_SR*")
@@ -113,8 +132,12 @@ class EquivResult:
     """The verdict of :func:`prove_equivalent`.
 
     ``status``: ``proved`` (equal outputs for every input), ``counterexample`` (``inputs``
-    drive the two designs to different outputs: ``gold_outputs`` vs ``gate_outputs``) or
-    ``timeout`` (the solver gave up after ``timeout_s``: nothing is known).  ``cells``: Yosys's
+    drive the two designs to different outputs: ``gold_outputs`` vs ``gate_outputs``; for the
+    sequential proofs the trace is not decoded -- it is in the log -- and these are None),
+    ``unproven`` (a sequential proof found no difference but its induction did not close within
+    ``depth`` steps) or ``timeout`` (the solver gave up after ``timeout_s``: nothing is known).
+    ``depth``: the sequential proofs' induction length; ``unproven``: cells of the miter left
+    after structural hashing (:func:`prove_same_structure`; 1: the designs merged entirely).  ``cells``: Yosys's
     word-level cells of each side after flattening; ``variables``, ``clauses``: the size of the
     SAT problem; ``seconds``: wall time of the whole Yosys run.
     """
@@ -134,6 +157,8 @@ class EquivResult:
     solver: str = SOLVER
     method: str = METHOD
     log: str | None = None
+    depth: int | None = None
+    unproven: int | None = None
 
     @property
     def proved(self) -> bool:
@@ -150,8 +175,10 @@ class EquivResult:
     def describe(self) -> str:
         """One line: the verdict, and the counterexample if there is one."""
         head = f"{self.gold_top} vs {self.gate_top}: {self.status} in {self.seconds:.2f} s"
-        if self.status != "counterexample":
-            return head
+        if self.status == "unproven":
+            return f"{head}: no difference found, induction not closed in {self.depth} steps"
+        if self.status != "counterexample" or self.inputs is None:
+            return head + (f" (depth {self.depth})" if self.depth else "")
         ins = ", ".join(f"{k}={v:#x}" for k, v in sorted(self.inputs.items()))
         outs = ", ".join(f"{k}: gold {self.gold_outputs[k]:#x} gate {self.gate_outputs[k]:#x}"
                          for k in self.mismatched)
@@ -212,27 +239,34 @@ def _check_params(side: str, params: Mapping):
             raise FlowInputError(f"formal: {side} parameter {k} must be an integer, got {v!r}")
 
 
-def _side_script(side: str, files: list[Path], top: str, params: Mapping) -> list[str]:
+def _side_script(side: str, files: list[Path], top: str, params: Mapping,
+                 combinational: bool = True, evert: bool = False) -> list[str]:
     lines = ["read_verilog " + " ".join(f.name for f in files)]
     if params:
         sets = " ".join(f"-set {k} {int(v)}" for k, v in params.items())
         lines.append(f"chparam {sets} {top}")
     lines += [f"hierarchy -check -top {top}", "proc", "flatten", "memory",
               f"hierarchy -top {top}",               # drops the flattened submodules
-              "opt_clean",
+              "opt_clean"]
+    if evert:            # every flip-flop: its Q an input port, its D an output port
+        lines += ["dffunmap", f"tee -q -o {side}_init.txt dump w:* a:init %i",
+                  "expose -evert-dff t:$dff", "opt_clean"]
+    lines += [
               # undriven nets and x constants: free variables (else the solver reads them as
               # whatever makes the proof go through)
               "setundef -undriven -anyseq", "setundef -anyseq"]
     if top != side:
         lines.append(f"rename {top} {side}")
     lines += [f"tee -q -o {side}_ports.txt portlist {side}",
-              f"tee -q -o {side}_stat.txt stat {side}",
-              "select -assert-none " + " ".join(f"{side}/t:{t}" for t in _STATE_CELLS),
-              f"design -stash {side}"]
+              f"tee -q -o {side}_stat.txt stat {side}"]
+    if combinational:
+        lines.append("select -assert-none " + " ".join(f"{side}/t:{t}" for t in _STATE_CELLS))
+    lines.append(f"design -stash {side}")
     return lines
 
 
-def _prove(sides, texts, tops, timeout, work: Path, keep_log: bool) -> EquivResult:
+def _prove(sides, texts, tops, timeout, work: Path, keep_log: bool,
+           evert: bool = False) -> EquivResult:
     script = []
     for side in ("gold", "gate"):
         files = []
@@ -242,13 +276,16 @@ def _prove(sides, texts, tops, timeout, work: Path, keep_log: bool) -> EquivResu
             files.append(f)
         (work / f"{side}_ports.txt").unlink(missing_ok=True)
         (work / f"{side}_stat.txt").unlink(missing_ok=True)
-        script += _side_script(side, files, tops[side], sides[side].params)
+        script += _side_script(side, files, tops[side], sides[side].params, evert=evert)
     solver_s = max(1, int(round(timeout)))
     script += ["design -copy-from gold -as gold gold",
                "design -copy-from gate -as gate gate",
                "miter -equiv -flatten -make_assert -make_outputs gold gate miter",
-               "hierarchy -top miter",
-               f"sat -prove-asserts -show-inputs -show-outputs -timeout {solver_s} miter"]
+               "hierarchy -top miter"]
+    if evert:            # structural hashing: the logic both sides share merges into one
+        script += ["opt -fast", "opt_merge -share_all", "opt -fast",
+                   "tee -q -o miter_stat.txt stat miter"]
+    script += [f"sat -prove-asserts -show-inputs -show-outputs -timeout {solver_s} miter"]
     (work / "miter.ys").write_text("\n".join(script) + "\n")
     log = work / "yosys.log"
     t0 = time.monotonic()
@@ -378,3 +415,524 @@ def _counterexample(text: str, ports: tuple):
     if set(ins) != want_in or not gold or set(gold) != set(gate) or not names:
         raise ToolError("formal: could not read the counterexample from Yosys's output")
     return ins, gold, gate
+
+
+# -- sequential proofs ----------------------------------------------------------------------------
+def _prepare(sides: Mapping[str, Design], timeout, workdir):
+    """Checked texts and tops of each side, the solver's seconds, and a work folder context."""
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise FlowInputError(f"formal: timeout must be a positive number of seconds, got "
+                             f"{timeout!r}")
+    texts = {side: d.texts(side) for side, d in sides.items()}
+    tops = {side: _top(side, d, texts[side]) for side, d in sides.items()}
+    for side, d in sides.items():
+        _check_params(side, d.params)
+    return texts, tops, max(1, int(round(timeout)))
+
+
+def _workdir(workdir):
+    if workdir is None:
+        return tempfile.TemporaryDirectory(prefix="tcgen-formal-"), False
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    return _Keep(work), True
+
+
+class _Keep:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        return str(self.path)
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _write_sides(work: Path, sides, texts, tops, combinational: bool) -> list[str]:
+    script = []
+    for side in sides:
+        files = []
+        for i, text in enumerate(texts[side]):
+            f = work / f"{side}_{i}.v"
+            f.write_text(text)
+            files.append(f)
+        (work / f"{side}_ports.txt").unlink(missing_ok=True)
+        (work / f"{side}_stat.txt").unlink(missing_ok=True)
+        script += _side_script(side, files, tops[side], sides[side].params, combinational)
+    return script
+
+
+def _yosys(script: list[str], work: Path, name: str, seconds: float, what: str,
+           keep_log: bool) -> tuple[str | None, float]:
+    """Run a Yosys script; (log text, wall seconds); log None if the process ran out of time."""
+    (work / f"{name}.ys").write_text("\n".join(script) + "\n")
+    log = work / f"{name}.log"
+    t0 = time.monotonic()
+    try:
+        run("yosys", ["-q", "-l", log.name, f"{name}.ys"], cwd=work, log=None, timeout=seconds,
+            what=what)
+    except ToolError as e:
+        if "timed out" in str(e):
+            return None, time.monotonic() - t0
+        raise ToolError(f"{e}" + (f" (log: {log})" if keep_log else "")) from None
+    return log.read_text(errors="replace"), time.monotonic() - t0
+
+
+def prove_same_structure(gold: Design, gate: Design, *, depth: int | None = 8,
+                         timeout: float = 600.0,
+                         workdir: str | Path | None = None) -> EquivResult:
+    """Prove that two designs whose registers correspond by name -- the deduplicated and the
+    flat Verilog of one array -- give the same outputs in every cycle, for every input
+    sequence, from their initial state.
+
+    Register correspondence (van Eijk): each design's flip-flops are everted (``dffunmap;
+    expose -evert-dff``: a register's Q becomes an input port ``<name>.q``, its D an output
+    ``<name>.d``), so that the registers of equal names are driven by one free variable in the
+    miter, and the combinational proof of :func:`prove_equivalent` shows that every output *and
+    every next state* agrees for every input and every (common) state; the miter is first
+    structurally hashed (``opt_merge -share_all``: logic the two designs share merges, so two
+    copies of one structure leave nothing for the solver).  With equal initial values (checked
+    register by register from the ``init`` attributes), induction over the cycles gives the
+    claim.  Registers that do not correspond by name (different port lists after everting) or
+    differ in their initial value are a :class:`FlowInputError` naming them: the method does
+    not apply -- unless ``depth`` is given (default 8): then registers that do not correspond
+    are handled by k-induction instead (the miter of the two designs, structurally hashed,
+    ``sat -tempinduct`` from the initial state with at most ``depth`` steps; ``method`` says
+    which way the proof went, ``unproven`` status if the induction does not close).
+    ``status``: as :func:`prove_equivalent` (a counterexample of the correspondence proof is
+    one cycle: inputs and register values, ``<name>.q``, that make an output or a next state
+    differ)."""
+    sides = {"gold": gold, "gate": gate}
+    texts, tops, _ = _prepare(sides, timeout, workdir)
+    tmp, keep = _workdir(workdir)
+    with tmp as w:
+        work = Path(w)
+        try:
+            r = _prove(sides, texts, tops, timeout, work, keep_log=keep, evert=True)
+        except FlowInputError as e:
+            if "ports of" not in str(e) or depth is None:
+                raise
+            # the registers do not correspond by name (e.g. four 32-bit registers on one side,
+            # one 128-bit register on the other): k-induction on the hashed miter instead
+            return _prove_by_induction(sides, texts, tops, depth, _prepare(sides, timeout,
+                                                                           None)[2], work, keep)
+        inits = {side: _read_inits(work / f"{side}_init.txt") for side in ("gold", "gate")}
+        diff = sorted(n for n in set(inits["gold"]) | set(inits["gate"])
+                      if inits["gold"].get(n) != inits["gate"].get(n))
+        if diff:
+            raise FlowInputError(f"formal: the initial values of {tops['gold']} (gold) and "
+                                 f"{tops['gate']} (gate) differ: " + "; ".join(
+                                     f"{n}: {inits['gold'].get(n)} vs {inits['gate'].get(n)}"
+                                     for n in diff[:8]))
+        return dataclasses.replace(r, method=METHOD_STRUCTURAL, depth=1,
+                                   unproven=_cell_count(work / "miter_stat.txt"))
+
+
+def _prove_by_induction(sides, texts, tops, depth, solver_s, work, keep) -> EquivResult:
+    """:func:`prove_same_structure` without register correspondence: k-induction on the
+    hashed miter."""
+    script = _write_sides(work, sides, texts, tops, combinational=False)
+    script += ["design -copy-from gold -as gold gold",
+               "design -copy-from gate -as gate gate",
+               "miter -equiv -flatten -make_assert gold gate miter",
+               "hierarchy -top miter", "opt_clean", "opt -fast", "opt_merge -share_all",
+               "opt -fast", "tee -q -o miter_stat.txt stat miter", "async2sync",
+               f"sat -tempinduct -prove-asserts -set-init-zero -maxsteps {depth} "
+               f"-timeout {solver_s} miter"]
+    text, seconds = _yosys(script, work, "induction", solver_s + ELABORATION_S,
+                           f"proving {tops['gold']} == {tops['gate']} (k-induction)", keep)
+    ports = _check_ports(work, tops)
+    cells = {side: _cell_count(work / f"{side}_stat.txt") for side in ("gold", "gate")}
+    common = dict(gold_top=tops["gold"], gate_top=tops["gate"], ports=ports, cells=cells,
+                  seconds=round(seconds, 3), timeout_s=float(solver_s),
+                  tool=versions().get("yosys", ""), method=METHOD_INDUCTION,
+                  unproven=_cell_count(work / "miter_stat.txt"),
+                  log=str(work / "induction.log") if keep else None)
+    return _induction_verdict(text, common, f"{tops['gold']} == {tops['gate']}")
+
+
+def _read_inits(path: Path) -> dict[str, str]:
+    """``dump``'s wires with an ``init`` attribute: {wire name: init constant}."""
+    out, init = {}, None
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        m = re.match(r"attribute \\init (\S+)$", line)
+        if m:
+            init = m.group(1)
+            continue
+        m = re.match(r"wire .*?\\?(\S+)$", line)
+        if m and init is not None:
+            out[m.group(1)] = init
+            init = None
+        elif not line.startswith("attribute"):
+            init = None
+    return out
+
+
+def _induction_verdict(text: str | None, common: dict, what: str) -> EquivResult:
+    """The verdict of a ``sat -tempinduct`` run's log (None: the process ran out of time)."""
+    if text is None or "Interrupted SAT solver: TIMEOUT!" in text:
+        return EquivResult(status="timeout", **common)
+    steps = re.findall(r"Trying induction with length (\d+)", text)
+    common["depth"] = int(steps[-1]) if steps else None
+    m = re.findall(r"Solving problem with (\d+) variables and (\d+) clauses", text)
+    if m:
+        common.update(variables=int(m[-1][0]), clauses=int(m[-1][1]))
+    if "Induction step proven: SUCCESS!" in text:
+        return EquivResult(status="proved", **common)
+    if "model found for base case: FAIL!" in text:
+        return EquivResult(status="counterexample", **common)
+    if "Reached maximum number of time steps" in text:
+        return EquivResult(status="unproven", **common)
+    raise ToolError(f"yosys gave no verdict proving {what}")
+
+
+def prove_pipelined(comb: Design, piped: Design, latency: int, *, clock: str = "clk",
+                    reset: str | None = "rst", timeout: float = 600.0,
+                    workdir: str | Path | None = None) -> EquivResult:
+    """Prove that ``piped`` computes ``comb``'s function ``latency`` cycles later, for every
+    input sequence, from its initial state and after any reset.
+
+    ``comb``: the combinational design; ``piped``: the same ports plus ``clock`` (and
+    ``reset``, if given: a synchronous reset it may apply at any cycle).  The miter delays
+    ``comb``'s outputs by ``latency`` registers and asserts ``piped``'s outputs equal to them
+    once ``latency`` cycles have passed since the start or the last reset (the pipeline's
+    earlier outputs are its reset values).  ``sat -tempinduct`` proves the assertion by
+    k-induction (a feed-forward pipeline closes at k = latency: its outputs are then a function
+    of the last ``latency`` inputs alone), with ``latency + 2`` steps at most: ``unproven`` past
+    that.  ``counterexample``: the base case failed (the designs differ on some input
+    sequence; the trace is in the log)."""
+    if not isinstance(latency, int) or isinstance(latency, bool) or not 1 <= latency <= 64:
+        raise FlowInputError(f"formal: latency must be an integer in 1..64, got {latency!r}")
+    for what, name in (("clock", clock), ("reset", reset)):
+        if name is not None and (not isinstance(name, str) or not _IDENT.fullmatch(name)):
+            raise FlowInputError(f"formal: the {what} must be a port name, got {name!r}")
+    sides = {"gold": comb, "gate": piped}
+    texts, tops, solver_s = _prepare(sides, timeout, workdir)
+    tmp, keep = _workdir(workdir)
+    with tmp as w:
+        work = Path(w)
+        # phase 1: the port lists (the wrapper is written from them)
+        script = _write_sides(work, sides, texts, tops, combinational=False)
+        text, _ = _yosys(script, work, "ports", ELABORATION_S,
+                         f"reading {tops['gold']} and {tops['gate']}", keep)
+        if text is None:
+            raise ToolError(f"yosys timed out reading {tops['gold']} and {tops['gate']}")
+        gold, gate = (_read_ports(work / f"{s}_ports.txt") for s in ("gold", "gate"))
+        extra = [n for n in (clock, reset) if n is not None]
+        for n in extra:
+            if gate.get(n) != ("input", 1):
+                raise FlowInputError(f"formal: {tops['gate']} has no 1-bit input {n!r}")
+            if n in gold:
+                raise FlowInputError(f"formal: the combinational {tops['gold']} has a port "
+                                     f"{n!r}")
+        diff = _port_diff(gold, {k: v for k, v in gate.items() if k not in extra})
+        if diff:
+            raise FlowInputError(f"formal: the ports of {tops['gold']} (combinational) and "
+                                 f"{tops['gate']} (pipelined) differ: {'; '.join(diff)}")
+        if not any(d == "output" for d, _ in gold.values()):
+            raise FlowInputError(f"formal: {tops['gold']} has no outputs: nothing to prove")
+        (work / "pipe_miter.v").write_text(_pipe_miter(gold, latency, clock, reset))
+        script = _write_sides(work, sides, texts, tops, combinational=False)
+        script += ["design -copy-from gold -as gold gold",
+                   "design -copy-from gate -as gate gate",
+                   "read_verilog -formal pipe_miter.v",
+                   "hierarchy -top tcgen_pipe_miter", "proc", "flatten", "opt_clean",
+                   "opt -fast", "opt_merge -share_all", "opt -fast", "async2sync",
+                   f"sat -tempinduct -prove-asserts -set-init-zero -maxsteps {latency + 2} "
+                   f"-timeout {solver_s} tcgen_pipe_miter"]
+        text, seconds = _yosys(script, work, "pipelined", solver_s + ELABORATION_S,
+                               f"proving {tops['gate']} == {tops['gold']} delayed {latency}",
+                               keep)
+        cells = {side: _cell_count(work / f"{side}_stat.txt") for side in ("gold", "gate")}
+        ports = tuple(sorted((d, n, w) for n, (d, w) in gate.items()))
+        common = dict(gold_top=tops["gold"], gate_top=tops["gate"], ports=ports, cells=cells,
+                      seconds=round(seconds, 3), timeout_s=float(solver_s),
+                      tool=versions().get("yosys", ""), method=METHOD_PIPELINE,
+                      log=str(work / "pipelined.log") if keep else None)
+        return _induction_verdict(text, common, f"{tops['gate']} == {tops['gold']} delayed "
+                                                 f"{latency}")
+
+
+def _decl(width: int) -> str:
+    return f"[{width - 1}:0] " if width > 1 else ""
+
+
+def _pipe_miter(ports: dict, latency: int, clock: str, reset: str | None) -> str:
+    """The miter of :func:`prove_pipelined`: gold (combinational) delayed ``latency`` cycles
+    against gate, asserted once ``latency`` cycles have passed since the start / a reset."""
+    ins = sorted(n for n, (d, _) in ports.items() if d == "input")
+    outs = sorted(n for n, (d, _) in ports.items() if d == "output")
+    head = [f"input {clock}"] + ([f"input {reset}"] if reset else [])
+    head += [f"input {_decl(ports[n][1])}{n}" for n in ins]
+    cw = latency.bit_length()
+    lines = ["// the miter of tcgen.synth.formal.prove_pipelined (generated)",
+             "module tcgen_pipe_miter(" + ", ".join(head) + ");"]
+    for n in outs:
+        w = ports[n][1]
+        lines.append(f"  wire {_decl(w)}gold__{n}, gate__{n};")
+        for k in range(1, latency + 1):
+            lines.append(f"  reg {_decl(w)}gold__{n}__d{k} = 0;")
+    lines.append(f"  reg [{cw - 1}:0] warm = 0;")
+    conn = [f".{n}({n})" for n in ins]
+    lines.append("  gold g(" + ", ".join(conn + [f".{n}(gold__{n})" for n in outs]) + ");")
+    conn_gate = [f".{clock}({clock})"] + ([f".{reset}({reset})"] if reset else [])
+    lines.append("  gate p(" + ", ".join(conn_gate + conn + [f".{n}(gate__{n})" for n in outs])
+                 + ");")
+    lines.append(f"  always @(posedge {clock}) begin")
+    for n in outs:
+        lines.append(f"    gold__{n}__d1 <= gold__{n};")
+        for k in range(2, latency + 1):
+            lines.append(f"    gold__{n}__d{k} <= gold__{n}__d{k - 1};")
+    rst = f"if ({reset}) warm <= 0; else " if reset else ""
+    lines.append(f"    {rst}if (warm != {latency}) warm <= warm + 1;")
+    lines.append("  end")
+    lines.append(f"  always @* if (warm == {latency}) begin")
+    for n in outs:
+        lines.append(f"    assert (gate__{n} == gold__{n}__d{latency});")
+    lines += ["  end", "endmodule", ""]
+    return "\n".join(lines)
+
+
+# -- bounded model checking of stream-protocol properties ---------------------------------------
+@dataclass(frozen=True)
+class PropertyResult:
+    """The verdict of :func:`check_properties`.
+
+    ``status``: ``passed`` (no assertion fails in ``depth`` steps from the initial state under
+    the assumptions -- BMC -- or, with ``induction``, in any step at all), ``failed`` (an
+    assertion fails at ``step``; ``failed_assertions`` names them, the trace is in the log) or
+    ``timeout``.  ``properties``: the assertions checked (their labels); ``seconds``: wall time
+    of Yosys and the model checker."""
+    status: str
+    top: str
+    depth: int
+    induction: bool
+    properties: tuple
+    seconds: float
+    timeout_s: float
+    step: int | None = None
+    failed_assertions: tuple = ()
+    cells: int | None = None
+    tool: str = ""
+    solver: str = BMC_SOLVER
+    method: str = METHOD_BMC
+    log: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def describe(self) -> str:
+        kind = "induction" if self.induction else f"BMC depth {self.depth}"
+        head = f"{self.top}: {self.status} ({kind}) in {self.seconds:.2f} s"
+        if self.status == "failed":
+            head += f" at step {self.step}: {', '.join(self.failed_assertions) or '?'}"
+        return head
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+_LABEL = re.compile(r"^\s*(\w+)\s*:\s*assert\s*\(", re.M)
+
+
+def check_properties(design: Design, properties: str, *, top: str, depth: int,
+                     induction: bool = False, engine: str = "smtbmc", timeout: float = 600.0,
+                     workdir: str | Path | None = None) -> PropertyResult:
+    """Check the ``assert`` statements of a property wrapper around ``design`` with yosys-smtbmc.
+
+    ``properties``: Verilog read with ``read_verilog -formal``: a module ``top`` that
+    instantiates the design's top and states ``assume`` (the environment) and labelled
+    ``assert`` statements (``name: assert (...)``) in ``always @*`` blocks; see
+    :func:`stream_properties`.  Yosys prepares the model (``prep``, ``flatten``, then
+    ``opt_clean``: only the logic the properties can observe is kept -- a datapath whose values
+    no assertion reads drops out), writes SMT-LIB2 (``write_smt2``) and ``yosys-smtbmc -s z3``
+    checks it: a bounded model check of ``depth`` steps from the initial state, or with
+    ``induction`` a ``depth``-step induction (``-i``; a proof for every step once the BMC of the
+    same depth has passed).  ``engine="sat"``: the same bounded check by Yosys's built-in
+    ``sat -seq depth -set-assumes -prove-asserts`` (MiniSat on the bit-level model) instead --
+    for properties that read a wide arithmetic datapath, where it is much faster than z3."""
+    if engine not in ("smtbmc", "sat"):
+        raise FlowInputError(f"formal: engine must be smtbmc or sat, got {engine!r}")
+    if engine == "sat" and induction:
+        raise FlowInputError("formal: induction is run by the smtbmc engine only")
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 1000:
+        raise FlowInputError(f"formal: depth must be an integer in 1..1000, got {depth!r}")
+    if not isinstance(top, str) or not _IDENT.fullmatch(top):
+        raise FlowInputError(f"formal: the property module must be an identifier, got {top!r}")
+    if not isinstance(properties, str) or top not in module_names(properties):
+        raise FlowInputError(f"formal: the properties have no module {top!r}")
+    sides = {"dut": design}
+    texts, tops, solver_s = _prepare(sides, timeout, workdir)
+    labels = tuple(_LABEL.findall(properties))
+    tmp, keep = _workdir(workdir)
+    with tmp as w:
+        work = Path(w)
+        files = []
+        for i, text in enumerate(texts["dut"]):
+            f = work / f"dut_{i}.v"
+            f.write_text(text)
+            files.append(f.name)
+        (work / "props.sv").write_text(properties)
+        params = design.params
+        script = ["read_verilog " + " ".join(files)]
+        if params:
+            script.append("chparam " + " ".join(f"-set {k} {int(v)}" for k, v in params.items())
+                          + f" {tops['dut']}")
+        script += ["read_verilog -formal props.sv", f"prep -top {top}", "flatten",
+                   "memory", "opt_clean", "async2sync", "dffunmap",
+                   f"tee -q -o model_stat.txt stat {top}"]
+        t0 = time.monotonic()
+        if engine == "sat":
+            return _check_with_sat(script, work, top, depth, labels, solver_s, t0, keep)
+        script.append("write_smt2 -wires model.smt2")
+        text, _ = _yosys(script, work, "model", ELABORATION_S, f"modelling {top}", keep)
+        if text is None:
+            raise ToolError(f"yosys timed out modelling {top}")
+        args = ["-s", BMC_SOLVER, "--presat", "-t", str(depth)]
+        if induction:
+            args.insert(0, "-i")
+        log = work / ("induction.log" if induction else "bmc.log")
+        log.unlink(missing_ok=True)
+        timed_out = False
+        try:
+            run("yosys-smtbmc", [*args, "model.smt2"], cwd=work, log=log, timeout=solver_s,
+                what=f"checking {top}")
+        except ToolError as e:            # a failed check exits 1: its output is in the log
+            timed_out = "timed out" in str(e)
+        seconds = time.monotonic() - t0
+        common = dict(top=top, depth=depth, induction=induction, properties=labels,
+                      seconds=round(seconds, 3), timeout_s=float(solver_s),
+                      cells=_cell_count(work / "model_stat.txt"),
+                      tool=versions().get("yosys", ""), log=str(log) if keep else None)
+        if timed_out:
+            return PropertyResult(status="timeout", **common)
+        out = log.read_text(errors="replace") if log.exists() else ""
+        if "Status: PASSED" in out:
+            return PropertyResult(status="passed", **common)
+        if "Status: FAILED" in out:
+            steps = re.findall(r"(?:Checking assertions in|Trying induction in) step (\d+)",
+                               out[:out.find("failed")])
+            failed = tuple(sorted(set(re.findall(r"Assert failed in \S+: .*?(\w+)\s*\)?\s*$",
+                                                 out, re.M))))
+            return PropertyResult(status="failed", step=int(steps[-1]) if steps else None,
+                                  failed_assertions=failed, **common)
+        raise ToolError(f"yosys-smtbmc gave no verdict checking {top}: "
+                        f"{out.strip().splitlines()[-1] if out.strip() else 'no output'}")
+
+
+#: the labels of :func:`stream_properties`'s assertions, and what each states
+STREAM_PROPERTIES = {
+    "stable": "an output stalled (valid, not ready) stays valid until taken",
+    "stable_payload": "an output stalled (valid, not ready) keeps its payload until taken",
+    "no_spurious": "one_to_one: never more outputs taken than inputs; else no output is "
+                   "valid before an input was offered since the last reset (a unit may "
+                   "consume a held request before it acknowledges it)",
+    "reset_idle": "the cycle after a reset, no output is valid",
+    "completes": "an accepted operation presents its output within `bound` cycles",
+}
+
+
+def stream_properties(dut: str, source: tuple[str, int], sink: tuple[str, int], *,
+                      bound: int | None = None, one_to_one: bool = True,
+                      assume_payload: str | None = None, checks=None, clock: str = "clk",
+                      reset: str = "rst", top: str = "tcgen_stream_props") -> str:
+    """A property wrapper (for :func:`check_properties`) of a unit with one input stream and
+    one output stream named in the ``<name>__valid`` / ``__ready`` / ``__payload`` convention.
+
+    ``source``, ``sink``: (stream name, payload bits).  The environment (``assume``) starts
+    in reset and obeys the stream protocol on the input: a stalled input keeps its valid and
+    payload; the output's ready and the input's payload are free.  The assertions are
+    :data:`STREAM_PROPERTIES`: ``stable``, ``no_spurious``, ``reset_idle`` and, with
+    ``bound``, ``completes`` (``one_to_one``: one output per input, counted in flight; else
+    an input only has to be followed by some output).  ``assume_payload``: a Verilog
+    expression over ``i_payload`` the environment keeps true while the input is valid (e.g.
+    ``i_payload[42]`` for a request field that makes every operation emit a result); it
+    narrows every property to those inputs.  ``checks``: the labels of
+    :data:`STREAM_PROPERTIES` to assert (default: all that apply).  ``stable`` is the output's
+    valid, ``stable_payload`` its payload: apart, the control properties see no datapath (the
+    model keeps only the logic an assertion reads)."""
+    checks = set(STREAM_PROPERTIES if checks is None else checks)
+    unknown = checks - set(STREAM_PROPERTIES)
+    if unknown:
+        raise FlowInputError(f"formal: unknown stream properties {sorted(unknown)} (known: "
+                             f"{', '.join(STREAM_PROPERTIES)})")
+    if bound is None:
+        checks.discard("completes")
+    for what, v in (("dut", dut), ("clock", clock), ("reset", reset), ("top", top),
+                    ("source", source[0]), ("sink", sink[0])):
+        if not isinstance(v, str) or not _IDENT.fullmatch(v):
+            raise FlowInputError(f"formal: the {what} must be an identifier, got {v!r}")
+    (i, iw), (o, ow) = source, sink
+    if bound is not None and (not isinstance(bound, int) or bound < 1):
+        raise FlowInputError(f"formal: bound must be a positive integer, got {bound!r}")
+    bw = max(1, (bound or 1).bit_length() + 1)
+    L = ["// stream-protocol properties: tcgen.synth.formal.stream_properties (generated)",
+         f"module {top}(input {clock}, input {reset}, input i_valid, "
+         f"input {_decl(iw)}i_payload, input o_ready);",
+         f"  wire i_ready, o_valid;", f"  wire {_decl(ow)}o_payload;",
+         f"  {dut} dut(.{clock}({clock}), .{reset}({reset}), .{i}__valid(i_valid), "
+         f".{i}__payload(i_payload), .{i}__ready(i_ready), .{o}__valid(o_valid), "
+         f".{o}__payload(o_payload), .{o}__ready(o_ready));",
+         "  reg init = 1, past_rst = 0, past_i_stall = 0, past_o_stall = 0, seen_in = 0;",
+         f"  reg {_decl(iw)}past_i_payload = 0;", f"  reg {_decl(ow)}past_o_payload = 0;",
+         "  reg [7:0] inflight = 0;", f"  reg [{bw - 1}:0] waiting = 0;",
+         "  wire i_take = i_valid && i_ready, o_take = o_valid && o_ready;",
+         f"  always @(posedge {clock}) begin",
+         "    init <= 0;", f"    past_rst <= {reset};",
+         "    past_i_stall <= i_valid && !i_ready;", "    past_i_payload <= i_payload;",
+         "    past_o_stall <= o_valid && !o_ready;", "    past_o_payload <= o_payload;",
+         f"    if ({reset}) begin seen_in <= 0; inflight <= 0; waiting <= 0; end",
+         "    else begin",
+         "      if (i_take) seen_in <= 1;" if one_to_one else
+         "      if (i_valid) seen_in <= 1;",
+         "      inflight <= inflight + i_take - o_take;" if one_to_one else
+         "      inflight <= o_take ? i_take : (inflight | i_take);",
+         "      waiting <= (o_valid || (inflight == 0 && !i_take)) ? 0 : waiting + 1;",
+         "    end", "  end",
+         "  always @* begin",
+         f"    if (init) assume ({reset});",
+         f"    if (!init && !past_rst && past_i_stall) begin",
+         "      assume (i_valid);", "      assume (i_payload == past_i_payload);", "    end",
+         f"    if (i_valid) assume ({assume_payload});" if assume_payload else "",
+         "  end",
+         "  always @* if (!init && !past_rst && past_o_stall) begin",
+         "    stable: assert (o_valid);" if "stable" in checks else "",
+         "    stable_payload: assert (o_payload == past_o_payload);"
+         if "stable_payload" in checks else "",
+         "  end",
+         f"  always @* if (!init && !{reset}) begin",
+         ("    no_spurious: assert (!o_valid || seen_in);" if not one_to_one else
+          "    no_spurious: assert (!o_take || inflight != 0);")
+         if "no_spurious" in checks else "",
+         "  end",
+         "  always @* if (!init && past_rst) begin",
+         "    reset_idle: assert (!o_valid);" if "reset_idle" in checks else "", "  end"]
+    if "completes" in checks:
+        L += [f"  always @* if (!init && !{reset}) begin",
+              f"    completes: assert (waiting <= {bound});", "  end"]
+    L += ["endmodule", ""]
+    return "\n".join(line for line in L if line) + "\n"
+
+
+def _check_with_sat(script, work: Path, top: str, depth: int, labels, solver_s, t0,
+                    keep) -> PropertyResult:
+    script = script + [f"sat -seq {depth} -set-assumes -prove-asserts -set-init-zero "
+                       f"-timeout {solver_s} {top}"]
+    text, _ = _yosys(script, work, "sat_bmc", solver_s + ELABORATION_S, f"checking {top}", keep)
+    common = dict(top=top, depth=depth, induction=False, properties=labels,
+                  seconds=round(time.monotonic() - t0, 3), timeout_s=float(solver_s),
+                  cells=_cell_count(work / "model_stat.txt"), tool=versions().get("yosys", ""),
+                  solver=SOLVER, method="Yosys sat -seq N -set-assumes -prove-asserts (BMC)",
+                  log=str(work / "sat_bmc.log") if keep else None)
+    if text is None or "Interrupted SAT solver: TIMEOUT!" in text:
+        return PropertyResult(status="timeout", **common)
+    if "SAT proof finished - no model found: SUCCESS!" in text:
+        return PropertyResult(status="passed", **common)
+    if "SAT proof finished - model found: FAIL!" in text:
+        return PropertyResult(status="failed", **common)
+    raise ToolError(f"yosys gave no verdict checking {top}")

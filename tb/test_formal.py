@@ -16,8 +16,6 @@ Proofs that take seconds run in ``make test``; the larger configurations are ``s
 """
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 
@@ -33,6 +31,8 @@ from tcgen.synth.formal import Design, EquivResult, prove_equivalent
 from tcgen.synth.tools import FlowInputError
 from tcgen.units.bmma.rtl import BmmaChannel, ChannelParams, Int8MacChannel, _Block
 from tcgen.units.lut.rtl import plane_bits
+
+from formal_record import record
 
 REFS = Path(__file__).parent / "formal_refs"
 #: solver limit of every proof; the quick ones finish in seconds, the slow ones in minutes
@@ -62,17 +62,8 @@ def prove(request):
             timeout: float = TIMEOUT) -> EquivResult:
         r = prove_equivalent(Design(REFS / ref_file, top=ref_top, params=ref_params),
                              Design(rtl_text, top="dut"), timeout=timeout)
-        out = os.environ.get("TCGEN_FORMAL_OUT")
-        if out:
-            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
-            rec = {"test": request.node.nodeid, "kind": kind, "config": config,
-                   "reference": reference or f"tb/formal_refs/{ref_file}: {ref_top} "
-                                             f"{ref_params}",
-                   "rtl": rtl, "expect": expect,
-                   "slow": request.node.get_closest_marker("slow") is not None,
-                   "doc": (request.function.__doc__ or "").strip().split("\n")[0],
-                   "result": r.to_dict()}
-            Path(out, f"{name}.json").write_text(json.dumps(rec, indent=1, default=str))
+        record(request, kind, config, r, expect=expect, rtl=rtl,
+               reference=reference or f"tb/formal_refs/{ref_file}: {ref_top} {ref_params}")
         assert r.status == expect, r.describe()
         if expect == "counterexample":
             assert r.mismatched, r.describe()

@@ -1,0 +1,309 @@
+"""Sequential proofs (issue 16 §1; docs/formal.md): the generator's two output modes agree,
+every pipelined configuration computes its combinational original, and every sequencing
+unit keeps the stream protocol.
+
+* **Generation equivalence** (:func:`tcgen.synth.formal.prove_same_structure`): the
+  deduplicated Verilog of a unit (each distinct sub-component emitted once, instantiated) and
+  its flat Verilog (``--flat``: every instance elaborated in place) give the same outputs in
+  every cycle for every input sequence -- by register correspondence (registers everted, the
+  miter structurally hashed, one SAT call), or by k-induction where the registers are named
+  differently in the two modes.
+* **Pipelining** (:func:`tcgen.synth.formal.prove_pipelined`): ``pipeline=L`` outputs the
+  ``pipeline=0`` function of the inputs L cycles earlier, from reset and after any reset
+  (k-induction on a miter with a delay line).
+* **Stream protocol** (:func:`tcgen.synth.formal.check_properties` on
+  :func:`~tcgen.synth.formal.stream_properties`): a bounded model check by yosys-smtbmc (z3)
+  of the control properties -- a stalled output stays valid, no output without an input
+  (one_to_one units: never more outputs than inputs), reset returns to idle, an accepted
+  operation presents its result within ``bound`` cycles -- and of the payload's stability
+  under a stall (Yosys's ``sat``, which handles the datapath's arithmetic far faster).
+
+Each kind has negative controls that must fail.  Small configurations run in ``make test``;
+the larger ones are ``slow`` (``make formal`` writes them all to reports/formal.md).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from batch import shape_of
+from formal_record import record
+from tcgen.generate import verilog
+from tcgen.registry import all_units, get_unit
+from tcgen.synth.formal import (Design, check_properties, prove_pipelined,
+                                prove_same_structure, stream_properties)
+
+slow = pytest.mark.slow
+TIMEOUT = 900
+
+
+def _cfg(params: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+
+
+# -- generation equivalence: deduplicated == flat -------------------------------------------------
+#: (unit, small configuration); every unit whose datapath instantiates shared sub-components
+GEN_QUICK = [
+    ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16")),
+    ("bmma_array", dict(m=2, n=2, k=32, fold=2)),
+    ("bnn_epilogue", dict(n=2, acc_width=8, k_width=4, res_width=4, tau_width=8)),
+    ("lut_array", dict(m=1, n=2, k=2, entry="int8", acc="int24", w_bits=2)),
+    ("conv_lut_array", dict(m=1, n=2, k=2, act="int8", acc="int24", w_bits=2)),
+    ("add_dp4_array", dict(m=1, n=2, k=2, act="int8", acc="int24", w_bits=2)),
+    ("mac_dp4_array", dict(m=1, n=2, k=2, act="int8", acc="int24", w_bits=2)),
+    ("wino_linebuf", dict(mode="int", data_bits=4, H=4, W=4)),
+]
+GEN_SLOW = [
+    ("dp4", dict(fmt="fp16", acc="fp32")),
+    ("int8_mac_array", dict(m=1, n=1, k=1, fold=1, acc_width=16)),
+    ("dp4_baseline", dict()),
+    ("dp4_pacq", dict(D=1)),
+    ("wino_conv", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3)),
+    ("direct_conv3x3", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3)),
+    ("octet_sparse", dict(L=4, K=1)),
+    ("octet_sparse_bs", dict(L=4, K=1)),
+    ("octet_dense", dict()),
+]
+
+
+def _gen(request, unit, params, *, gate_text=None, expect="proved"):
+    u = get_unit(unit)
+    p = u.params(**params)
+    flat = verilog(unit, p, top="dut", flat=True)
+    dedup = gate_text if gate_text is not None else verilog(unit, p, top="dut")
+    r = prove_same_structure(Design(flat, top="dut"), Design(dedup, top="dut"),
+                             timeout=TIMEOUT)
+    record(request, unit, params, r, expect=expect, section="generation",
+           reference=f"{unit} --flat", rtl=f"{unit} (deduplicated)")
+    return r, dedup
+
+
+@pytest.mark.parametrize("unit,params", GEN_QUICK, ids=[u for u, _ in GEN_QUICK])
+def test_dedup_equals_flat(request, unit, params):
+    r, dedup = _gen(request, unit, params)
+    assert dedup.count("\nmodule ") >= 1, "the configuration shares no sub-component"
+    assert r.status == "proved", r.describe()
+
+
+@slow
+@pytest.mark.parametrize("unit,params", GEN_SLOW, ids=[u for u, _ in GEN_SLOW])
+def test_dedup_equals_flat_slow(request, unit, params):
+    r, _ = _gen(request, unit, params)
+    assert r.status == "proved", r.describe()
+
+
+def test_generation_cases_cover_every_shared_datapath():
+    """Every unit whose Verilog at its smallest configuration has more than one module (it
+    instantiates shared sub-components) has a generation-equivalence case -- warp_mma and
+    warp_smma excepted: four octets each, covered by their octets' cases."""
+    covered = {u for u, _ in GEN_QUICK + GEN_SLOW}
+    shared_units = {"fused_dot", "dp4", "bmma_array", "int8_mac_array", "bnn_epilogue",
+                    "lut_array", "conv_lut_array", "add_dp4_array", "mac_dp4_array",
+                    "dp4_baseline", "dp4_pacq", "wino_conv", "direct_conv3x3", "wino_linebuf",
+                    "octet_dense", "octet_sparse", "octet_sparse_bs"}
+    assert shared_units <= covered
+    # and the registry has no other clocked (stream) unit than those and the two warps
+    stream_units = {u.name for u in all_units() if shape_of(u.interface(u.params())).streams}
+    assert stream_units - covered == {"warp_mma", "warp_smma"}
+
+
+def test_dedup_mutant_is_caught(request):
+    """Negative control: one XOR of the deduplicated BMMA channel module made an OR."""
+    u = get_unit("bmma_array")
+    dedup = verilog("bmma_array", u.params(m=2, n=2, k=32, fold=2), top="dut")
+    i = dedup.index(" ^ ", dedup.index("\nmodule ", 1))
+    r, _ = _gen(request, "bmma_array", dict(m=2, n=2, k=32, fold=2),
+                gate_text=dedup[:i] + " | " + dedup[i + 3:], expect="not proved")
+    assert r.status in ("counterexample", "unproven"), r.describe()
+
+
+# -- pipelined == combinational, delayed ----------------------------------------------------------
+#: (unit, params, pipeline depths): every unit with a `pipeline` parameter
+PIPE_QUICK = [
+    ("fp_add", dict(fmt="fp8_e4m3"), (1, 2)),
+    ("fp_mul", dict(fmt="fp8_e4m3"), (1, 2)),
+    ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), (1,)),
+    ("fp_product", dict(fmt="fp8_e5m2", dst="bf16"), (1, 2)),
+]
+PIPE_SLOW = [
+    ("fp_add", dict(fmt="fp16"), (1, 2)),
+    ("fp_mul", dict(fmt="fp16"), (1, 2)),
+    ("fp_add", dict(fmt="fp32"), (1, 2)),
+    ("fp_convert", dict(src="fp32", dst="fp16"), (1,)),
+    ("fp_product", dict(fmt="fp16", dst="fp32"), (1, 2)),
+    ("fp16_mul", dict(), (1, 2)),
+    ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"), (1, 2)),
+    ("pacq_mul", dict(), (1, 2)),
+]
+
+
+def _expand(cases):
+    return [(u, p, L) for u, p, Ls in cases for L in Ls]
+
+
+def _pipe(request, unit, params, L, *, latency=None, expect="proved"):
+    u = get_unit(unit)
+    comb = verilog(unit, u.params(**params), top="dut")
+    piped = verilog(unit, u.params(**params, pipeline=L), top="dut")
+    assert u.interface(u.params(**params, pipeline=L)).latency == L
+    r = prove_pipelined(Design(comb, top="dut"), Design(piped, top="dut"),
+                        latency if latency is not None else L, timeout=TIMEOUT)
+    record(request, unit, {**params, "pipeline": L}, r, expect=expect, section="pipeline",
+           reference=f"{unit} pipeline=0, outputs delayed {latency or L}",
+           rtl=f"{unit} pipeline={L}")
+    return r
+
+
+@pytest.mark.parametrize("unit,params,L", _expand(PIPE_QUICK),
+                         ids=[f"{u}-{_cfg(p)}-p{L}" for u, p, L in _expand(PIPE_QUICK)])
+def test_pipelined_equals_combinational(request, unit, params, L):
+    r = _pipe(request, unit, params, L)
+    assert r.status == "proved", r.describe()
+
+
+@slow
+@pytest.mark.parametrize("unit,params,L", _expand(PIPE_SLOW),
+                         ids=[f"{u}-{_cfg(p)}-p{L}" for u, p, L in _expand(PIPE_SLOW)])
+def test_pipelined_equals_combinational_slow(request, unit, params, L):
+    r = _pipe(request, unit, params, L)
+    assert r.status == "proved", r.describe()
+
+
+def test_pipeline_cases_cover_every_pipelined_unit():
+    units = {u.name for u in all_units() if "pipeline" in u.params.__dataclass_fields__}
+    assert units == {u for u, _, _ in PIPE_QUICK + PIPE_SLOW}
+
+
+def test_pipeline_wrong_latency_is_caught(request):
+    """Negative control: pipeline=2 claimed to have latency 1."""
+    r = _pipe(request, "fp_add", dict(fmt="fp8_e4m3"), 2, latency=1, expect="counterexample")
+    assert r.status == "counterexample", r.describe()
+
+
+# -- stream protocol: bounded model checks -------------------------------------------------------
+#: (unit, params, BMC depth, one_to_one, completion bound or None)
+PROTO_QUICK = [
+    ("bmma_array", dict(m=2, n=2, k=32, fold=2), 10, True, "latency"),
+    ("int8_mac_array", dict(m=1, n=1, k=2, fold=2, acc_width=18), 10, True, "latency"),
+    ("bnn_epilogue", dict(n=2, acc_width=8, k_width=4, res_width=4, tau_width=8), 10, False,
+     None),
+    ("lut_array", dict(m=1, n=2, k=2, entry="int8", acc="int24", w_bits=2), 10, True,
+     "latency"),
+    ("conv_lut_array", dict(m=1, n=2, k=2, act="int8", acc="int24", w_bits=2), 10, True,
+     "latency"),
+    ("add_dp4_array", dict(m=1, n=2, k=2, act="int8", acc="int24", w_bits=2), 10, True,
+     "latency"),
+    ("mac_dp4_array", dict(m=1, n=2, k=2, act="int8", acc="int24", w_bits=2), 10, True,
+     "latency"),
+    ("dp4_baseline", dict(), 8, True, "latency"),
+    # INT2 words: two results per request (not one-to-one)
+    ("dp4_pacq", dict(D=1), 8, False, "latency"),
+    ("wino_linebuf", dict(mode="int", data_bits=4, H=4, W=4), 14, False, None),
+]
+PROTO_SLOW = [
+    ("wino_conv", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3), 20, True,
+     "latency"),
+    ("direct_conv3x3", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3), 20,
+     True, "latency"),
+    ("octet_sparse", dict(L=4, K=1), 30, True, "latency"),
+    ("octet_sparse_bs", dict(L=4, K=1), 30, True, "latency"),
+    ("octet_dense", dict(), 48, True, "latency"),
+    ("warp_mma", dict(), 48, True, "latency"),
+    ("warp_smma", dict(L=4, K=1), 30, True, "latency"),
+]
+CONTROL = ("stable", "no_spurious", "reset_idle", "completes")
+
+
+def _streams(comp):
+    sh = shape_of(comp)
+    src = [s for s in sh.streams if s.flow == "In"]
+    snk = [s for s in sh.streams if s.flow == "Out"]
+    assert len(src) == 1 and len(snk) == 1, "one input and one output stream"
+    return src[0], snk[0]
+
+
+def _emit_assumption(comp) -> str | None:
+    """Requests that accumulate without a result (``emit = 0``) are not one-to-one: the
+    completion property is checked on requests that emit."""
+    layout = getattr(comp, "req_layout", None)
+    if layout is not None and "emit" in [n for n, _ in layout]:
+        return f"i_payload[{layout['emit'].offset}]"
+    return None
+
+
+def _proto(request, unit, params, depth, one, bound, *, payload=False, text=None,
+           expect="passed"):
+    u = get_unit(unit)
+    p = u.params(**params)
+    comp = u.interface(p)
+    src, snk = _streams(comp)
+    b = comp.latency if bound == "latency" else bound
+    checks = ("stable_payload",) if payload else CONTROL
+    props = stream_properties("dut", (src.name, src.width), (snk.name, snk.width),
+                              bound=None if payload else b, one_to_one=one,
+                              assume_payload=_emit_assumption(comp) if one else None,
+                              checks=checks)
+    r = check_properties(Design(text or verilog(unit, p, top="dut"), top="dut"), props,
+                         top="tcgen_stream_props", depth=depth,
+                         engine="sat" if payload else "smtbmc", timeout=TIMEOUT)
+    record(request, unit, {**params, "bound": b if not payload else None,
+                           "one_to_one": one}, r, expect=expect, section="protocol",
+           reference=", ".join(r.properties), rtl=unit)
+    return r
+
+
+def _ids(cases):
+    return [f"{c[0]}-{_cfg(c[1])}" for c in cases]
+
+
+@pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_QUICK, ids=_ids(PROTO_QUICK))
+def test_stream_control(request, unit, params, depth, one, bound):
+    r = _proto(request, unit, params, depth, one, bound)
+    assert r.status == "passed", r.describe()
+
+
+@pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_QUICK, ids=_ids(PROTO_QUICK))
+def test_stream_payload_stable(request, unit, params, depth, one, bound):
+    r = _proto(request, unit, params, min(depth, 6), one, bound, payload=True)
+    assert r.status == "passed", r.describe()
+
+
+@slow
+@pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_SLOW, ids=_ids(PROTO_SLOW))
+def test_stream_control_slow(request, unit, params, depth, one, bound):
+    r = _proto(request, unit, params, depth, one, bound)
+    assert r.status == "passed", r.describe()
+
+
+@slow
+@pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_SLOW, ids=_ids(PROTO_SLOW))
+def test_stream_payload_stable_slow(request, unit, params, depth, one, bound):
+    r = _proto(request, unit, params, min(depth, 8), one, bound, payload=True)
+    assert r.status == "passed", r.describe()
+
+
+def test_protocol_cases_cover_every_stream_unit():
+    covered = {c[0] for c in PROTO_QUICK + PROTO_SLOW}
+    assert covered == {u.name for u in all_units()
+                       if shape_of(u.interface(u.params())).streams}
+
+
+def test_completion_bound_below_latency_is_caught(request):
+    """Negative control: dp4_baseline (3 pipeline stages) claimed to complete within 2
+    cycles."""
+    r = _proto(request, "dp4_baseline", dict(), 8, True, 2, expect="failed")
+    assert r.status == "failed" and "completes" in r.failed_assertions, r.describe()
+
+
+def test_protocol_violation_is_caught(request):
+    """Negative control: the line buffer's reset sets its output valid instead of clearing
+    it (a mutant): reset no longer returns it to idle."""
+    u = get_unit("wino_linebuf")
+    params = dict(mode="int", data_bits=4, H=4, W=4)
+    text = verilog("wino_linebuf", u.params(**params), top="dut")
+    reg = re.search(r"d__valid <= (\\\$\d+) ;", text).group(1)
+    mutant, n = re.subn(rf"(if \(rst\) begin\s*{re.escape(reg)}\s*= )1'h0;", r"\g<1>1'h1;", text)
+    assert n == 1
+    r = _proto(request, "wino_linebuf", params, 14, False, None, text=mutant, expect="failed")
+    assert r.status == "failed" and "reset_idle" in r.failed_assertions, r.describe()
