@@ -2,11 +2,11 @@
 """Every formal proof (``make test`` and ``slow``) -> reports/formal.md
 (``make formal``; docs/formal.md).
 
-Runs ``pytest tb/test_formal.py tb/test_formal_seq.py`` with both selections (``-m "slow or not slow"``) and
-``TCGEN_FORMAL_OUT`` set, so that each proof writes its result (verdict, time, cells, the SAT
-problem's size, a counterexample) as JSON; the other tests of the file (the FP references
-against the model's exhaustive table, the mechanism's own contract) are reported from pytest's
-JUnit XML.
+Runs ``pytest tb/test_formal.py tb/test_formal_seq.py`` with both selections (``-m "slow or not
+slow"``) and ``TCGEN_FORMAL_OUT`` set, so that each proof writes its result (verdict, time,
+cells, the SAT problem's size, a counterexample) as JSON; the other tests of the file (the FP
+references against the model's exhaustive table, the mechanism's own contract) are reported from
+pytest's JUnit XML.
 
     .venv/bin/python scripts/formal_report.py [-j 2] [-k EXPR]
 """
@@ -61,6 +61,9 @@ def _cex(r: dict) -> str:
     return f"{ins} → {outs}"
 
 
+#: expected verdicts of the sequential proofs that are not negative controls ("unproven": a
+#: bounded result -- no difference within the depth -- where the induction does not close)
+POSITIVE = ("proved", "passed", "unproven")
 SECTION_TEXT = {
     "generation": (
         "Generation equivalence: deduplicated == flat Verilog",
@@ -93,13 +96,25 @@ SECTION_TEXT = {
 }
 
 
+def _verdict(pr: dict) -> str:
+    """The result cell of a sequential proof (a failed check's step and assertions; what a
+    negative control is)."""
+    r = pr["result"]
+    res = r["status"]
+    if r["status"] == "failed" and r.get("failed_assertions") is not None:
+        res += f" at step {r.get('step')}: {', '.join(r['failed_assertions'])}"
+    if pr["expect"] not in POSITIVE:
+        res += " — negative control: " + _cell(pr.get("doc") or "")
+    return res
+
+
 def _sequential_sections(recs: list) -> list[str]:
     L = []
     for section, (title, text) in SECTION_TEXT.items():
         rows = [pr for pr in recs if pr.get("section") == section]
         if not rows:
             continue
-        rows.sort(key=lambda pr: (pr["expect"] not in ("proved", "passed"), pr["slow"],
+        rows.sort(key=lambda pr: (pr["expect"] not in POSITIVE, pr["slow"],
                                   pr["kind"]))
         L += ["", f"## {title}", "", text, ""]
         if section == "protocol":
@@ -107,13 +122,9 @@ def _sequential_sections(recs: list) -> list[str]:
                   "model cells | where |", "|---|---|---|---|---|---|---|---|---|"]
             for pr in rows:
                 r = pr["result"]
-                res = r["status"] + (f" at step {r['step']}: {', '.join(r['failed_assertions'])}"
-                                     if r["status"] == "failed" else "")
-                if pr["expect"] not in ("proved", "passed"):
-                    res += " — negative control: " + _cell(pr.get("doc") or "")
                 L.append(f"| {pr['kind']} | {_config(pr['config'])} | "
                          f"{', '.join(r['properties'])} | {r['solver']} | {r['depth']} | "
-                         f"{res} | {r['seconds']:.2f} | {r['cells']} | "
+                         f"{_verdict(pr)} | {r['seconds']:.2f} | {r['cells']} | "
                          f"{'slow' if pr['slow'] else 'make test'} |")
         else:
             L += ["| unit | configuration | method | result | depth | time, s | cells gold / "
@@ -123,10 +134,7 @@ def _sequential_sections(recs: list) -> list[str]:
                 method = ("register correspondence" if "correspondence" in r["method"] else
                           "delay-line miter, k-induction" if section == "pipeline" else
                           "k-induction")
-                res = r["status"]
-                if pr["expect"] not in ("proved", "passed"):
-                    res += " — negative control: " + _cell(pr.get("doc") or "")
-                L.append(f"| {pr['kind']} | {_config(pr['config'])} | {method} | {res} | "
+                L.append(f"| {pr['kind']} | {_config(pr['config'])} | {method} | {_verdict(pr)} | "
                          f"{r.get('depth') or ''} | {r['seconds']:.2f} | "
                          f"{r['cells'].get('gold')} / {r['cells'].get('gate')} | "
                          f"{'slow' if pr['slow'] else 'make test'} |")
@@ -177,9 +185,10 @@ def main() -> int:
     n_proved = sum(pr["result"]["status"] == "proved" for pr in positive)
     n_refuted = sum(pr["result"]["status"] == "counterexample" for pr in negative)
 
-    seq_pos = [pr for pr in sequential if pr["expect"] in ("proved", "passed")]
+    seq_pos = [pr for pr in sequential if pr["expect"] in POSITIVE]
     seq_ok = sum(pr["result"]["status"] in ("proved", "passed") for pr in seq_pos)
-    seq_neg = [pr for pr in sequential if pr["expect"] not in ("proved", "passed")]
+    seq_bounded = sum(pr["result"]["status"] == "unproven" for pr in seq_pos)
+    seq_neg = [pr for pr in sequential if pr["expect"] not in POSITIVE]
     seq_caught = sum(pr["result"]["status"] not in ("proved", "passed", "timeout")
                      for pr in seq_neg)
     L = ["# Formal proofs", "",
@@ -205,7 +214,8 @@ def main() -> int:
          f"Result: **{n_proved} of {len(positive)} combinational proofs proved**; "
          f"{n_refuted} of {len(negative)} negative controls refuted with a counterexample. "
          f"Sequential (generation equivalence, pipelining, stream protocol; sections below): "
-         f"**{seq_ok} of {len(seq_pos)} proved or passed**, {seq_caught} of {len(seq_neg)} "
+         f"**{seq_ok} of {len(seq_pos)} proved or passed**, {seq_bounded} bounded only (no "
+         f"difference within the depth, induction not closed), {seq_caught} of {len(seq_neg)} "
          f"negative controls caught. {len(failed)} test(s) failed; pytest exit code "
          f"{p.returncode}.", ""]
     if failed:

@@ -64,9 +64,9 @@ SOLVER = "MiniSat (Yosys built-in sat)"
 METHOD = "miter -equiv, sat -prove-asserts (combinational)"
 
 #: sequential equivalence of two designs with the same state (deduplicated vs flat generation)
-METHOD_STRUCTURAL = ("register correspondence: flip-flops everted (expose -evert-dff), miter -equiv "
-                     "of outputs and next states, opt_merge -share_all (structural hashing), sat "
-                     "-prove-asserts; equal initial values")
+METHOD_STRUCTURAL = ("register correspondence: flip-flops everted (expose -evert-dff), miter "
+                     "-equiv of outputs and next states, opt_merge -share_all (structural "
+                     "hashing), sat -prove-asserts; equal initial values")
 #: the same, when the registers do not correspond by name
 METHOD_INDUCTION = ("miter -equiv -flatten, opt_merge -share_all (structural hashing), sat "
                     "-tempinduct (k-induction from the initial state)")
@@ -137,9 +137,9 @@ class EquivResult:
     ``unproven`` (a sequential proof found no difference but its induction did not close within
     ``depth`` steps) or ``timeout`` (the solver gave up after ``timeout_s``: nothing is known).
     ``depth``: the sequential proofs' induction length; ``unproven``: cells of the miter left
-    after structural hashing (:func:`prove_same_structure`; 1: the designs merged entirely).  ``cells``: Yosys's
-    word-level cells of each side after flattening; ``variables``, ``clauses``: the size of the
-    SAT problem; ``seconds``: wall time of the whole Yosys run.
+    after structural hashing (:func:`prove_same_structure`; 1: the designs merged entirely).
+    ``cells``: Yosys's word-level cells of each side after flattening; ``variables``,
+    ``clauses``: the size of the SAT problem; ``seconds``: wall time of the whole Yosys run.
     """
     status: str
     gold_top: str
@@ -240,7 +240,8 @@ def _check_params(side: str, params: Mapping):
 
 
 def _side_script(side: str, files: list[Path], top: str, params: Mapping,
-                 combinational: bool = True, evert: bool = False) -> list[str]:
+                 combinational: bool = True, evert: bool = False,
+                 renames: Mapping[str, str] | None = None) -> list[str]:
     lines = ["read_verilog " + " ".join(f.name for f in files)]
     if params:
         sets = " ".join(f"-set {k} {int(v)}" for k, v in params.items())
@@ -249,6 +250,7 @@ def _side_script(side: str, files: list[Path], top: str, params: Mapping,
               f"hierarchy -top {top}",               # drops the flattened submodules
               "opt_clean"]
     if evert:            # every flip-flop: its Q an input port, its D an output port
+        lines += [f"rename \\{a} \\{b}" for a, b in sorted((renames or {}).items())]
         lines += ["dffunmap", f"tee -q -o {side}_init.txt dump w:* a:init %i",
                   "expose -evert-dff t:$dff", "opt_clean"]
     lines += [
@@ -266,17 +268,9 @@ def _side_script(side: str, files: list[Path], top: str, params: Mapping,
 
 
 def _prove(sides, texts, tops, timeout, work: Path, keep_log: bool,
-           evert: bool = False) -> EquivResult:
-    script = []
-    for side in ("gold", "gate"):
-        files = []
-        for i, text in enumerate(texts[side]):
-            f = work / f"{side}_{i}.v"
-            f.write_text(text)
-            files.append(f)
-        (work / f"{side}_ports.txt").unlink(missing_ok=True)
-        (work / f"{side}_stat.txt").unlink(missing_ok=True)
-        script += _side_script(side, files, tops[side], sides[side].params, evert=evert)
+           evert: bool = False, renames: Mapping[str, str] | None = None) -> EquivResult:
+    script = _write_sides(work, sides, texts, tops, combinational=True, evert=evert,
+                          renames=renames)
     solver_s = max(1, int(round(timeout)))
     script += ["design -copy-from gold -as gold gold",
                "design -copy-from gate -as gate gate",
@@ -449,7 +443,10 @@ class _Keep:
         return False
 
 
-def _write_sides(work: Path, sides, texts, tops, combinational: bool) -> list[str]:
+def _write_sides(work: Path, sides, texts, tops, combinational: bool, evert: bool = False,
+                 renames: Mapping[str, str] | None = None) -> list[str]:
+    """Each side's sources written to ``work`` and its part of the Yosys script (``renames``:
+    of the gate side's registers, see :func:`_pair_registers`)."""
     script = []
     for side in sides:
         files = []
@@ -459,7 +456,8 @@ def _write_sides(work: Path, sides, texts, tops, combinational: bool) -> list[st
             files.append(f)
         (work / f"{side}_ports.txt").unlink(missing_ok=True)
         (work / f"{side}_stat.txt").unlink(missing_ok=True)
-        script += _side_script(side, files, tops[side], sides[side].params, combinational)
+        script += _side_script(side, files, tops[side], sides[side].params, combinational,
+                               evert=evert, renames=renames if side == "gate" else None)
     return script
 
 
@@ -509,7 +507,16 @@ def prove_same_structure(gold: Design, gate: Design, *, depth: int | None = 8,
     with tmp as w:
         work = Path(w)
         try:
-            r = _prove(sides, texts, tops, timeout, work, keep_log=keep, evert=True)
+            try:
+                r = _prove(sides, texts, tops, timeout, work, keep_log=keep, evert=True)
+            except FlowInputError as e:
+                renames = _pair_registers(work) if "ports of" in str(e) else None
+                if not renames:
+                    raise
+                # registers named apart only by Amaranth's numbering ($12 vs $1136): paired
+                # in order (any pairing is sound: a wrong one can only fail the proof)
+                r = _prove(sides, texts, tops, timeout, work, keep_log=keep, evert=True,
+                           renames=renames)
         except FlowInputError as e:
             if "ports of" not in str(e) or depth is None:
                 raise
@@ -527,6 +534,32 @@ def prove_same_structure(gold: Design, gate: Design, *, depth: int | None = 8,
                                      for n in diff[:8]))
         return dataclasses.replace(r, method=METHOD_STRUCTURAL, depth=1,
                                    unproven=_cell_count(work / "miter_stat.txt"))
+
+
+def _pair_registers(work: Path) -> dict[str, str] | None:
+    """After a correspondence attempt whose everted port lists differ: {gate register: gold
+    register} pairing the unmatched registers whose names differ only in ``$<number>`` parts
+    (same width, taken in name order), or None if some unmatched register has no partner."""
+    ports = {s: _read_ports(work / f"{s}_ports.txt") for s in ("gold", "gate")}
+    if ports["gold"] is None or ports["gate"] is None:
+        return None
+    regs = {s: {n[:-2]: w for n, (d, w) in ports[s].items() if d == "input" and
+                n.endswith(".q")} for s in ports}
+    only = {s: sorted(set(regs[s]) - set(regs[o])) for s, o in (("gold", "gate"),
+                                                               ("gate", "gold"))}
+    if not only["gold"] and not only["gate"]:
+        return None
+    groups: dict[tuple, dict[str, list[str]]] = {}
+    for side in ("gold", "gate"):
+        for n in only[side]:
+            key = (re.sub(r"\$\d+", "$", n), regs[side][n])
+            groups.setdefault(key, {"gold": [], "gate": []})[side].append(n)
+    renames = {}
+    for g in groups.values():
+        if len(g["gold"]) != len(g["gate"]):
+            return None
+        renames.update(zip(g["gate"], g["gold"]))
+    return renames
 
 
 def _prove_by_induction(sides, texts, tops, depth, solver_s, work, keep) -> EquivResult:
