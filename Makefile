@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow test-sims formal lint lint-imports clean
+.PHONY: setup run test test-slow test-sims formal coverage mutation lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
@@ -31,10 +31,22 @@ test-slow: setup
 test-sims: setup
 	$(PY) scripts/sim_regression.py
 
-## make formal: every combinational equivalence proof (make test's and the slow ones)
+## make formal: every formal proof (make test's and the slow ones: equivalence, dedup == flat, pipelining, stream protocol)
 ## -> reports/formal.md (docs/formal.md)
 formal: setup
 	$(PY) scripts/formal_report.py
+
+## make coverage: the coverage-bearing cocotb tests (make test's), then every run's functional
+## coverage merged -> reports/coverage.md (docs/coverage.md); fails listing any unhit bin
+coverage: setup
+	JOBS=$(JOBS) $(PY) scripts/coverage_report.py --command "make coverage" --run
+
+## make mutation: mutants of every family's RTL (Yosys mutate) judged by the family's tests
+## -> reports/mutation.md (docs/mutation.md; ~1 h, MUTATION_JOBS=1 workers, log build/mutation.log)
+MUTATION_JOBS ?= 1
+mutation: setup
+	@mkdir -p build
+	set -o pipefail; $(PY) scripts/mutation_report.py -j $(MUTATION_JOBS) 2>&1 | tee build/mutation.log
 
 lint: setup
 	$(PY) scripts/main_job.py --no-ppa

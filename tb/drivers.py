@@ -337,6 +337,7 @@ class StreamMonitor:
         self.clk = clk
         self.transfers: list[tuple[int, int]] = []
         self.offers: list[int] = []
+        self.states: list[int] = []      # per cycle: 2·valid + ready (coverage of stalls)
         self.cycle = 0
 
     @property
@@ -357,10 +358,39 @@ class StreamMonitor:
             ready = int(self.ready.value) == 1 if self.ready.value.is_resolvable else False
             if valid and not pending:
                 self.offers.append(self.cycle)
+            self.states.append(2 * valid + ready)
             if valid and ready:
                 self.transfers.append((self.cycle, _read(self.payload)))
             pending = valid and not ready
             self.cycle += 1
+
+
+class SignalProbe:
+    """Passive: samples a few internal signals of the DUT once per cycle (after the falling
+    edge, settled), for coverage of internal states (``values``: {path: [int per cycle]}, -1
+    for X/Z).  A path is dotted through the hierarchy (``"step"``, ``"octet0.wbuf"``); a signal
+    the simulator does not expose is left out (``missing``)."""
+
+    def __init__(self, dut, paths, clk):
+        self.clk = clk
+        self.handles, self.missing = {}, []
+        for path in paths:
+            h = dut
+            try:
+                for part in path.split("."):
+                    h = getattr(h, part)
+                self.handles[path] = h
+            except AttributeError:
+                self.missing.append(path)
+        self.values = {p: [] for p in self.handles}
+
+    async def run(self):
+        fall = FallingEdge(self.clk)
+        while True:
+            await fall
+            await ReadOnly()
+            for p, h in self.handles.items():
+                self.values[p].append(_read(h))
 
 
 async def start_clock_and_reset(dut, ins=(), outs=(), cycles: int = 2, period_ns: int = 10):

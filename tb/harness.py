@@ -10,6 +10,13 @@
    handing it the unit name, params, stimulus file and seed through the environment;
 4. reads the results file and fails the calling pytest test if any cocotb test failed.
 
+Mutation testing (tb/mutation.py, docs/mutation.md): ``TCGEN_MUTANT=<file.v>`` makes the
+harness simulate that mutant in place of the generated Verilog of the one configuration named in
+its sidecar ``<file>.json`` (``{"unit", "params"}``); it is built under ``<file>-sim/`` (apart
+from the build cache) and each use is appended to ``<file>.used``.  Every other configuration,
+and every run without the variable, is untouched.  ``TCGEN_MUTATION_RECORD=<file>`` appends
+the unit and params of every configuration the run generates (one JSON line each).
+
 ``WAVES=1`` dumps waveforms (``dump.fst`` for Icarus, ``dump.vcd``/``.fst`` for Verilator) in
 the run directory, which is printed.  ``TCGEN_SEED`` overrides the random seed of every test.
 """
@@ -75,21 +82,46 @@ def source_hash() -> str:
     return h.hexdigest()[:16]
 
 
+def _mutant(unit_name: str, params) -> Path | None:
+    """The mutant standing in for this configuration (``TCGEN_MUTANT``), if any."""
+    path = os.environ.get("TCGEN_MUTANT")
+    if not path:
+        return None
+    meta = json.loads(Path(path).with_suffix(".json").read_text())
+    same = json.dumps(meta["params"], sort_keys=True) == json.dumps(params.as_dict(),
+                                                                     sort_keys=True)
+    if meta["unit"] != unit_name or not same:
+        return None
+    return Path(path)
+
+
 def _config_dir(unit_name: str, params, sim: str) -> Path:
+    mutant = _mutant(unit_name, params)
     key = json.dumps({"unit": unit_name, "params": params.as_dict(), "sim": sim,
                       "src": source_hash()}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     short = params.key()
     if len(short) > 60:
         short = short[:60]
+    if mutant is not None:                    # beside the mutant, never in the shared cache
+        return mutant.parent / f"{mutant.stem}-sim" / f"{short}-{sim}"
     return BUILD / unit_name / f"{short}-{digest}"
 
 
 def verilog_file(unit_name: str, params, top: str | None = None, directory: Path | None = None):
     """Write (once) and return the path of the unit's Verilog in the build cache."""
     from tcgen.generate import verilog
-    d = directory or _config_dir(unit_name, params, "rtl")
     top = top or unit_name
+    record = os.environ.get("TCGEN_MUTATION_RECORD")
+    if record:
+        with open(record, "a") as f:
+            f.write(json.dumps({"unit": unit_name, "params": params.as_dict()}) + "\n")
+    mutant = _mutant(unit_name, params) if top == unit_name and directory is None else None
+    if mutant is not None:
+        with open(mutant.with_suffix(".used"), "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return mutant
+    d = directory or _config_dir(unit_name, params, "rtl")
     path = d / f"{top}.v"
     with locked(d / ".lock"):
         if not path.exists():

@@ -9,7 +9,7 @@ import numpy as np
 from tcgen.hw import numeric as num
 
 __all__ = ["specials", "edge_values", "cross", "random_fp_pairs", "tie_pairs", "concat_pairs",
-           "dot_lanes"]
+           "dot_lanes", "result_corners", "convert_corners"]
 
 
 def specials(fmt) -> list[int]:
@@ -126,3 +126,52 @@ def dot_lanes(fmt, rng, n, lanes: int = 4, special_rate: float = 0.02) -> np.nda
     if lanes > 1:
         x[cancel, 1] = x[cancel, 0] ^ np.uint64(1 << (num.get_format(fmt).width - 1))
     return x
+
+
+# -- result-class corners (functional coverage, docs/coverage.md) --------------------------------
+def result_corners(fmt, acc, lanes: int, out=None):
+    """``(a [k, lanes], b [k, lanes], c [k])`` dot-product rows whose result ``c + Σ a·b`` (in
+    ``out``, default ``acc``) lands in every result class: products zero (a = +0) and c = 0,
+    the smallest subnormal, 1, the largest finite of ``out`` (as an ``acc`` value), ±inf, NaN;
+    and every lane at the largest finite ``fmt`` value with c at the largest finite ``acc``
+    value, both signs (overflow, where the formats allow it)."""
+    f, a_f = num.get_format(fmt), num.get_format(acc)
+    o = num.get_format(out or acc)
+    one = num.from_float(np.array([1.0]), fmt)[0]
+    cs = [0, 1 << 0, a_f.bias << a_f.man_bits, a_f.nan]
+    cs[1] = int(num.from_float(np.array([2.0 ** (o.emin - o.man_bits)]), acc)[0])  # min sub
+    cs.append(int(num.from_float(np.array([float(o.max_value())]), acc, saturate=True)[0]))
+    if a_f.ieee:
+        cs += [a_f.inf, a_f.inf | a_f.sign_mask]
+    rows_a, rows_b, rows_c = [], [], []
+    for c in cs:
+        rows_a.append([0] * lanes)
+        rows_b.append([one] * lanes)
+        rows_c.append(c)
+    for sign in (0, 1):
+        rows_a.append([f.max_finite | (sign * f.sign_mask)] * lanes)
+        rows_b.append([f.max_finite] * lanes)
+        rows_c.append(a_f.max_finite | (sign * a_f.sign_mask))
+    return (np.array(rows_a, np.uint64), np.array(rows_b, np.uint64),
+            np.array(rows_c, np.uint64))
+
+
+def convert_corners(src, dst, rng, n: int = 200) -> np.ndarray:
+    """``src`` encodings exactly halfway between two neighbours of ``dst`` (normal and
+    subnormal range, both signs), a few ulps of ``src`` around them, and the values around
+    ``dst``'s overflow threshold -- where a narrowing conversion rounds."""
+    d = num.get_format(dst)
+    e = rng.integers(1, d.max_exp_field + 1, n)
+    m = rng.integers(0, 1 << d.man_bits, n)
+    lo = np.ldexp(1.0 + m / 2.0 ** d.man_bits, e - d.bias)
+    lo = np.where(e == 0, 0.0, lo)
+    mid = lo + np.ldexp(1.0, e - d.bias - d.man_bits - 1)              # normal ties
+    sub = np.ldexp(rng.integers(0, 1 << d.man_bits, n) + 0.5, d.emin - d.man_bits)  # subnormal
+    top = float(d.max_value())
+    over = np.array([top, top + 2.0 ** (d.emax - d.man_bits - 1), 2 * top])
+    x = np.concatenate([mid, sub, over])
+    x = np.concatenate([x, -x])
+    x = x[np.abs(x) < float(num.get_format(src).max_value())]
+    bits = num.from_float(x, src)
+    near = np.concatenate([bits, bits + np.uint64(1), bits - np.uint64(1)])
+    return near[np.isfinite(num.to_float(near, src))]

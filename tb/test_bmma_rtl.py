@@ -388,3 +388,24 @@ def test_slow_layer_resnet18_conv_full_border_and_pools():
 @pytest.mark.slow
 def test_slow_layer_mnist_fc_full():
     fc_slice(128, seed(610))
+
+
+# -- directed tests from mutation testing (docs/mutation.md, reports/mutation.md) -----------------
+def test_bnn_epilogue_full_range_ties():
+    """Accumulators over the whole signed range and τ at v − 1, v, v + 1: every bit of
+    v = K_eff − 2·acc then decides an output bit.  The random workload's accumulators are small
+    (|acc| ≤ K), so faults in the upper bits of the subtractor went unnoticed (mutants
+    bnn_epilogue-b76bab, -ef3c92, -789332, ... of reports/mutation.md)."""
+    p = BnnEpilogueParams(n=5, res_width=0, sense=False)
+    rng = np.random.default_rng(seed(571))
+    reqs = []
+    for i in range(48):
+        top = 1 << (2 + i % 28)                       # magnitudes 2^2 .. 2^29
+        acc = rng.integers(-top, top, p.n)
+        k = int(rng.integers(0, 1 << p.k_width))
+        v = k - 2 * acc
+        for delta in (-1, 0, 1):                      # τ just above, at and below v
+            reqs.append(bf.epilogue_request(p, acc, k, v + delta, np.full(p.n, SENSE_GE)))
+    out = golden(p, reqs)
+    assert 0 < sum(bin(int(x)).count("1") for x in out) < len(out) * p.n   # not constant
+    simulate("bnn_epilogue", p, reqs, "epilogue_full_range", idle=0.1, stall=0.2)

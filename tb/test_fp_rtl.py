@@ -14,8 +14,8 @@ import pytest
 import harness
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
-from stimulus import (concat_pairs, cross, dot_lanes, edge_values, random_fp_pairs, specials,
-                      tie_pairs)
+from stimulus import (concat_pairs, convert_corners, cross, dot_lanes, edge_values,
+                      random_fp_pairs, result_corners, specials, tie_pairs)
 
 MODES = num.MODES
 
@@ -146,7 +146,8 @@ def test_convert_from_fp32_random(dst, mode, request):
                         random_fp_pairs("fp32", rng, 10_000)[0],
                         # values across the destination's range and its edges
                         num.from_float(rng.standard_normal(5_000) *
-                                       np.exp2(rng.integers(-30, 18, 5_000)), "fp32")])
+                                       np.exp2(rng.integers(-30, 18, 5_000)), "fp32"),
+                       convert_corners("fp32", dst, rng)])      # ties, overflow edge
     p = get_unit("fp_convert").params(src="fp32", dst=dst, rounding=mode)
     _run("fp_convert", p, {"a": a}, request)
 
@@ -182,6 +183,8 @@ def test_dp4(product, acc, skip, request):
     if skip:
         a = np.where(rng.random(a.shape) < 0.25, a & np.uint64(0x8000), a)
     c = dot_lanes(acc, rng, n, lanes=1)[:, 0]
+    corners = result_corners("fp16", acc, 4)           # every result class (coverage)
+    a, b, c = (np.concatenate([x, y]) for x, y in zip((a, b, c), corners))
     lanes = data.ArrayLayout(16, 4)
     _run("dp4", p, {"a": pack(lanes, a), "b": pack(lanes, b), "c": c}, request)
 

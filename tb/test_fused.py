@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import harness
-from stimulus import dot_lanes, edge_values, specials
+from stimulus import dot_lanes, edge_values, result_corners, specials
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
 from tcgen.hw.params import ParamError
@@ -563,6 +563,7 @@ def _stimulus(p, rng, workload, mixed):
     d = _directed_for(p)
     if d is not None:
         parts.append(d)
+    parts.append(result_corners(p.fmt, p.acc, p.n, p.out))    # every result class (coverage)
     return parts
 
 

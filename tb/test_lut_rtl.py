@@ -64,6 +64,7 @@ def _fp_edges(p, rng):
     stims = []
     accs = [0, A.sign_mask, 1, A.max_finite] + [int(x) for x in num.from_float(
         [2048.0, -1.0, 1e-3], p.acc)]
+    accs += [A.nan] + ([A.inf, A.inf | A.sign_mask] if A.has_inf else [])   # (coverage)
     for e in ent:
         table = [e] + [int(x) for x in rng.choice(ent, n - 1)]
         stims.append(_all_steps(p, table, accs))
@@ -156,12 +157,22 @@ def test_lut_precompute_matches_model(cfg):
     p = get_unit("lut_precompute").params(**cfg)
     rng = np.random.default_rng(harness.seed(1310))
     stim = precompute_inputs(p, rng, 3000)
+    if not p.act.startswith("int"):        # every pair of specials in lanes 0, 1 (coverage)
+        from amaranth.lib import data
+        from stimulus import cross, specials
+        a0, a1 = cross(specials(p.act))
+        rows = np.zeros((len(a0), p.k), np.uint64)
+        rows[:, 0], rows[:, 1] = a0, a1
+        lay = data.ArrayLayout(num.get_format(p.act).width, p.k)
+        stim = {"a": np.concatenate([np.asarray(stim["a"], dtype=object),
+                                     np.asarray(pack(lay, rows), dtype=object)])}
+    n = len(stim["a"])
     # Verilator for the deep FP networks (3-60 adders: Icarus takes minutes for 3,000 vectors);
     # Icarus for one adder or an INT network (Verilator's build would be most of the test)
     shallow = p.act.startswith("int") or p.k == 2
     s = harness.run_batch("lut_precompute", p, stimulus=stim,
                           sim="icarus" if shallow else "verilator", lanes=4, depth=1024)
-    assert s["vectors"] == 3000 and s["mismatches"] == 0, s["first_mismatches"]
+    assert s["vectors"] == n and s["mismatches"] == 0, s["first_mismatches"]
 
 
 @pytest.mark.parametrize("cfg", [dict(), pytest.param(dict(k=6, act="int16", network="naive"),

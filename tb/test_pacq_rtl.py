@@ -134,6 +134,14 @@ def test_dequant_mul_matches_model():
     stim = {"a": rng.integers(0, 1 << 16, n, dtype=np.uint64),
             "code": rng.integers(0, 16, n, dtype=np.uint64),
             "int2": rng.integers(0, 2, n, dtype=np.uint64)}
+    from stimulus import specials                  # every FP16 class x every code (coverage)
+    sp = np.array(specials("fp16"), np.uint64)
+    codes = np.arange(16, dtype=np.uint64)
+    stim = {"a": np.concatenate([stim["a"], np.repeat(sp, 32)]),
+            "code": np.concatenate([stim["code"], np.tile(np.tile(codes, 2), len(sp))]),
+            "int2": np.concatenate([stim["int2"], np.tile(np.repeat(np.arange(2, dtype=np.uint64),
+                                                                    16), len(sp))])}
+    n = len(stim["a"])
     s = harness.run("dequant_mul", p, stimulus=stim, name="random")
     assert s["vectors"] == n and s["mismatches"] == 0
 
@@ -185,6 +193,7 @@ def test_dp4_matches_model(name, cfg, tiles):
     f["a"] = rng.integers(0, 1 << 16, f["a"].shape, dtype=np.uint64)    # ... any bits in A
     if name == "dp4_pacq" and p.wbits == "both":
         f["int2"] = rng.integers(0, 2, len(raw), dtype=np.uint64)
+    f = _class_corners(p, f)                  # every operand and result class (coverage)
     parts.insert(0, pack(layout, f))                          # stress runs use these
     ops = np.concatenate(parts)
     s = harness.run(name, p, bench="stream", stimulus={"op__payload": ops}, name="tiles",
@@ -259,3 +268,44 @@ def test_dp4_scripted_valid_ready_patterns():
                     name="scripted_ready", extra_env=cfg.env())
     assert s["backpressure_vectors"] == 24 and s["mismatches"] == 0
     assert s["backpressure_cycles"] >= 24 * 3 // 2        # results leave on 2 cycles of 3
+
+
+def _class_corners(p, f: dict) -> dict:
+    """Operation fields ``f`` (unpacked payloads) with rows appended that reach every FP class
+    (docs/coverage.md): A lanes (and the baseline's B lanes, reversed) set to each FP16 special
+    (C = +0); A = +0 with C lanes set to
+    each special of the accumulation format (the result is then C's class); A at FP16 max
+    with C at the accumulator's max, both signs (overflow); the other fields copied from the
+    first rows."""
+    from stimulus import specials
+    lanes_a = f["a"].shape[1]
+    c = np.asarray(f["c"])
+    lanes_c = c.shape[1] if c.ndim > 1 else 1
+    sp_a = np.array(specials("fp16"), np.uint64)
+    sp_c = np.array(specials(p.acc), np.uint64)
+    amax = num.get_format(p.acc)
+    rows_a = np.resize(sp_a, (-(-len(sp_a) // lanes_a), lanes_a))
+    rows_c = np.resize(sp_c, (-(-len(sp_c) // lanes_c), lanes_c))
+    big = [[0x7BFF] * lanes_a, [0xFBFF] * lanes_a]
+    a = np.concatenate([rows_a, np.zeros((len(rows_c), lanes_a), np.uint64),
+                        np.array(big, np.uint64)])
+    cc = np.concatenate([np.zeros((len(rows_a), lanes_c), np.uint64), rows_c,
+                         np.array([[amax.max_finite] * lanes_c,
+                                   [amax.max_finite | amax.sign_mask] * lanes_c], np.uint64)])
+    k = len(a)
+    out = {}
+    for key, v in f.items():
+        v = np.asarray(v)
+        extra = np.resize(v, (k,) + v.shape[1:])
+        if key == "a":
+            extra = a.astype(v.dtype)
+        elif key == "c":
+            extra = (cc if v.ndim > 1 else cc[:, 0]).astype(v.dtype)
+        elif key in ("b", "w"):
+            extra = np.resize(v, (k,) + v.shape[1:]).copy()
+            if key == "b":                    # the baseline's B: the specials too, then max
+                extra[:len(rows_a)] = rows_a[:, ::-1]
+                extra[-2:] = 0x7BFF
+        out[key] = np.concatenate([v, extra])
+    return out
+

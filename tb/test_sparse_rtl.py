@@ -83,8 +83,8 @@ def test_lk_sweep_cycles(L, K, pp):
     the cycles of the generalised cycle model (K > 4: ⌈K/4⌉ chained DP-4 passes)."""
     rng = np.random.default_rng(seed(1401))
     p = _params("octet_sparse", L=L, K=K, pingpong=pp)
-    s = _run("octet_sparse", p, random_sparse_requests(p, rng, 4, density=0.8),
-             f"lk_{L}_{K}_{pp}")
+    s = _run("octet_sparse", p, random_sparse_requests(p, rng, 4, density=0.8) +
+             coverage_requests(p, rng), f"lk_{L}_{K}_{pp}")
     cycles = sm.cycle_model("sparse", pp, L=L, K=K)
     assert s["back_to_back_latency"] == cycles
     assert s["back_to_back_issue_intervals"] == [cycles]
@@ -128,7 +128,7 @@ def test_zero_rows_padding_and_offsets():
                  [[7, 3, 12, 1], [15, 0, 15, 0], [9, 8, 7, 6], [1, 1, 1, 1]]):
         reqs.append(sparse_request(p, vals, offs, b, c))
         checks.append("offsets")
-    s = _run("octet_sparse", p, reqs, "zero_pad_offsets")
+    s = _run("octet_sparse", p, reqs + coverage_requests(p, rng), "zero_pad_offsets")
     d = [sparse_result(p, x) for x in _observed(s)]
     nan32 = np.uint64(0x7FC00000)
     canon = np.where(((c & np.uint64(0x7FFFFFFF)) > np.uint64(0x7F800000)), nan32, c)
@@ -295,6 +295,8 @@ def test_warp(unit, kw, scenario):
     p = _params(unit, **kw)
     mode = "dense" if unit == "warp_mma" else "sparse"
     reqs = (random_dense_requests if mode == "dense" else random_sparse_requests)(p, rng, 2)
+    if mode == "sparse":
+        reqs += coverage_requests(p, rng)          # every offset, 0..K padded slots
     if scenario == "back_to_back":
         s = _run(unit, p, reqs, f"warp_{unit}_{len(kw)}")
         cycles = paper.WMMA_CYCLES[(mode, p.pingpong)]
@@ -425,3 +427,32 @@ def test_split_stalls_specials_warp(unit, scenario):
         reqs.append(bstat_request(p, i % 3 == 0, vals, offs, b, c, km)
                     if unit == "octet_sparse_bs" else sparse_request(p, vals, offs, b, c, km))
     _run(unit, p, reqs, f"split_sp_{unit}_{scenario}", scenario=scenario, idle=0.3, stall=0.5)
+
+
+def coverage_requests(p, rng) -> list[int]:
+    """SWMMAs whose offset fields take every value 0..L-1 and whose A rows hold 0..K padded
+    (+0) slots (functional coverage, docs/coverage.md): row r's slot j has offset
+    (r·K + j) mod L, and its first r mod (K+1) slots are padded."""
+    rows = max(-(-p.L // p.K), p.K + 1)
+    reqs = []
+    for r0 in range(0, rows, p.ROWS):
+        r = np.arange(r0, r0 + p.ROWS)[:, None]
+        offs = (r * p.K + np.arange(p.K)[None, :]) % p.L
+        vals = num.from_float(rng.normal(0, 1, (p.ROWS, p.K)), "fp16")
+        vals[np.arange(p.K)[None, :] < (r % (p.K + 1))] = 0
+        reqs.append(sparse_request(p, vals, offs, num.from_float(rng.normal(0, 1, (p.L, 16)),
+                                                                  "fp16"),
+                                   num.from_float(rng.normal(0, 4, (p.ROWS, 16)), p.acc)))
+    return reqs
+
+
+@pytest.mark.parametrize("L,K", [(16, 4), (4, 2)])
+def test_pingpong_buffers_fill_under_a_held_result(L, K):
+    """Results held for 40 cycles at a time (scripted ready): meanwhile the next SWMMA's sets
+    load into both B buffers (b_full = both, every write/read pointer pair -- the ping-pong
+    states of docs/coverage.md), and nothing is lost or reordered."""
+    rng = np.random.default_rng(seed(1415))
+    p = _params("octet_sparse", L=L, K=K)
+    _run("octet_sparse", p, random_sparse_requests(p, rng, 4), f"pingpong_held_{L}_{K}",
+         scenario="backpressure", idle=0.0, stall=0.0, ready_pattern="0" * 40 + "1")
+

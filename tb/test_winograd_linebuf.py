@@ -275,6 +275,7 @@ CONFIGS = [
     {"m": 4, "mode": "fp32", "H": 2, "W": 3},                   # smaller than one tile
     {"m": 2, "mode": "fp16", "H": 2, "W": 2},
     {"m": 4, "mode": "int", "H": 3, "W": 1},                    # one column
+    {"m": 4, "mode": "fp16", "H": 9, "W": 9},     # 3×3 tiles: every pad position (coverage)
     {"m": 2, "mode": "fp32", "H": 1, "W": 6},                   # one row
     {"m": 4, "mode": "fp16", "H": 8, "W": 8},                   # multiples of m
     {"m": 2, "mode": "int", "data_bits": 3, "H": 7, "W": 4},    # odd H

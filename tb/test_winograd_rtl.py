@@ -508,7 +508,8 @@ def test_conv_tiles(kw):
     from tcgen.units.winograd.family import random_conv_requests
     rng = np.random.default_rng(harness.seed(1501))
     p = get_unit("wino_conv").params(**kw)
-    s = _conv_run(p, random_conv_requests(p, rng, 4), f"conv_{len(kw)}_{p.mode}_{p.m}")
+    reqs = random_conv_requests(p, rng, 4)
+    s = _conv_run(p, reqs + with_every_crop(p, reqs), f"conv_{len(kw)}_{p.mode}_{p.m}")
     assert s["back_to_back_latency"] == p.cycles
     assert s["back_to_back_issue_intervals"] == [p.interval]
 
@@ -556,6 +557,7 @@ def test_int_extremes_no_wrap(unit, m):
     p = get_unit(unit).params(**kw)
     make = fam.random_conv_requests if unit == "wino_conv" else fam.random_direct_requests
     reqs = make(p, rng, 3, extremes=True)
+    reqs = reqs + with_every_crop(p, reqs)
     run = _conv_run if unit == "wino_conv" else _direct_run
     run(p, reqs, f"int_ext_{unit}_{m}", scenario="backpressure", idle=0.2, stall=0.4)
 
@@ -704,3 +706,33 @@ def test_direct_and_wino_agree_on_one_image():
     bound = k * u / (1 - k * u) * wm.direct_conv(np.abs(num.to_float(I, "fp32")),
                                                  np.abs(num.to_float(F, "fp32")))
     assert np.all(np.abs(num.to_float(Od, "fp32") - ref) <= bound)
+
+
+def with_every_crop(p, reqs) -> list[int]:
+    """Copies of ``reqs`` (cycled) with every crop (rows, cols) in 1..m each -- the crop masks
+    of docs/coverage.md (wino_conv / direct_conv3x3 requests)."""
+    from tcgen.hw.layout import pack, unpack
+    from tcgen.units.winograd import layouts as wl
+    layout = wl.direct_op(p) if type(p).__name__ == "DirectConvParams" else wl.conv_op(p)
+    f = unpack(layout, np.array([reqs[i % len(reqs)] for i in range(p.m * p.m)], dtype=object))
+    f["rows"] = np.repeat(np.arange(1, p.m + 1), p.m).astype(np.uint64)
+    f["cols"] = np.tile(np.arange(1, p.m + 1), p.m).astype(np.uint64)
+    return [int(x) for x in pack(layout, f, n=p.m * p.m)]
+
+
+@pytest.mark.parametrize("unit,kw", [
+    ("direct_conv3x3", {"mode": "int", "dps": 9}),
+    ("wino_conv", {"mode": "int", "m": 4, "C": 16, "K": 1, "data_bits": 6, "weight_bits": 4,
+                   "dps": 6})])
+def test_results_back_to_back_after_a_long_stall(unit, kw):
+    """The result stream held for 60 cycles at a time (scripted ready): the next tile finishes
+    meanwhile and its result goes out in the cycle after the held one is taken (the
+    back-to-back output pattern of docs/coverage.md; wino_conv needs K = 1), bit-exact."""
+    from tcgen.units.winograd import family as fam
+    rng = np.random.default_rng(harness.seed(1508))
+    p = get_unit(unit).params(**kw)
+    make = fam.random_conv_requests if unit == "wino_conv" else fam.random_direct_requests
+    run = _conv_run if unit == "wino_conv" else _direct_run
+    run(p, make(p, rng, 4), f"held_{unit}", scenario="backpressure", idle=0.0, stall=0.0,
+        ready_pattern="0" * 60 + "1")
+

@@ -21,6 +21,7 @@ from cocotb.triggers import Timer
 
 from batch import (MAXMIS, SLICE, bitslice_shape, chunks_of, from_plane_word, shape_of,
                    to_planes, write_raw, write_words)
+import coverage
 from drivers import Context
 
 
@@ -61,6 +62,10 @@ async def batch(dut):
                     for k, v in stim.items()}
             stim["__n"] = n
         exp = _expected(ctx, shape, {k: v for k, v in stim.items() if k != "__n"})
+        n_real = stim.get("__n")                  # coverage of the real vectors (not the pad)
+        coverage.sample(ctx.unit.name, ctx.params,
+                        {k: v[:n_real] for k, v in stim.items() if k != "__n"},
+                        {k: v[:n_real] for k, v in exp.items()})
         for i in corrupt:
             for p in outs:
                 if offset <= i < offset + len(exp[p.name]):
@@ -157,6 +162,7 @@ async def batch(dut):
             first.append(rec)
             dut._log.error(f"mismatch: {rec}")
     pool.shutdown()
+    coverage.save(ctx.run_dir, "batch")
     totals = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in totals.items()}
     ctx.write_summary(**totals, first_mismatches=first, lanes=lanes, depth=cfg["depth"])
     dut._log.info(f"batch: {totals}")

@@ -6,6 +6,7 @@ every output against the unit's golden model.
 import cocotb
 from cocotb.clock import Clock
 
+import coverage
 from drivers import Context, Scoreboard, stream_fixed_latency
 
 
@@ -24,6 +25,8 @@ async def vectors_match_golden_model(dut):
         dut.rst.value = 0
     observed = await stream_fixed_latency(dut, ctx.stimulus, outputs, latency, clk)
     expected = ctx.unit.golden(ctx.params, **ctx.stimulus)
+    coverage.sample(ctx.unit.name, ctx.params, ctx.stimulus, expected)
+    coverage.save(ctx.run_dir, "fixed_latency")
     sb = Scoreboard({k: expected[k] for k in outputs}, ctx.stimulus, dut._log)
     sb.compare(observed)
     ctx.write_summary(vectors=sb.vectors, mismatches=sb.mismatches, latency=latency)

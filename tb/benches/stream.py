@@ -27,9 +27,10 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge, ReadOnly, SimTimeoutError, with_timeout
 
+import coverage
 from bench_config import SCENARIOS, BenchConfig
-from drivers import (Context, Pattern, Scoreboard, StreamDriver, StreamMonitor, StreamSink,
-                     model_outputs, start_clock_and_reset, stream_ports)
+from drivers import (Context, Pattern, Scoreboard, SignalProbe, StreamDriver, StreamMonitor,
+                     StreamSink, model_outputs, start_clock_and_reset, stream_ports)
 
 CFG = BenchConfig.from_env()
 PERIOD_NS = 10
@@ -88,7 +89,11 @@ class Run:
         dut, clk = bench.dut, bench.dut.clk
         self.bench = bench
         self.mon = {n: StreamMonitor(dut, n, clk) for n in list(bench.ins) + list(bench.outs)}
+        probed = coverage.state_signals(bench.ctx.unit.name, bench.ctx.params)
+        self.probe = SignalProbe(dut, [p for paths in probed.values() for p in paths], clk)
         self.tasks = [cocotb.start_soon(m.run()) for m in self.mon.values()]
+        if self.probe.handles:
+            self.tasks.append(cocotb.start_soon(self.probe.run()))
         self.sinks = [cocotb.start_soon(StreamSink(dut, n, clk, take[n]).run())
                       for n in bench.outs]
         self.drivers = {n: StreamDriver(dut, n, clk, pattern=drive[n]) for n in bench.ins}
@@ -104,6 +109,16 @@ class Run:
     def stop(self):
         for t in self.tasks + self.sinks + self.sends:
             t.cancel()
+
+    def cover(self, expected: dict):
+        """Coverage of this run (tb/coverage.py): the accepted payloads and the expected
+        outputs, the handshake patterns of every stream, the probed internal states."""
+        unit, params = self.bench.ctx.unit.name, self.bench.ctx.params
+        coverage.sample(unit, params, self.accepted(), expected)
+        coverage.sample_handshakes(unit, {n: self.mon[n].states for n in self.bench.ins},
+                                   {n: self.mon[n].states for n in self.bench.outs}, params)
+        coverage.sample_states(unit, params, self.probe.values)
+        coverage.save(self.bench.ctx.run_dir, "stream")
 
     async def finish(self, n_inputs: int) -> dict:
         """Wait for every input to be accepted and every expected output to be taken, then
@@ -230,6 +245,7 @@ async def scored_run(bench: Bench, inputs: dict, phase: int, stressed: bool, **e
     n = max(len(v) for v in inputs.values())
     expected = await run.finish(n)
     sb = score(bench, run, expected, bench.scenario)
+    run.cover(expected)
     timing = run.timing(expected)
     record(bench, sb, run, timing, **extra)
     assert min(len(v) for v in run.accepted().values()) == n, "not every input was accepted"
