@@ -397,8 +397,9 @@ def _counterexample(text: str, ports: tuple):
             break
         m = re.match(r"^\s+\\?(\S+)\s+.*?([01xX?-]+)\s*$", line)
         if m:
+            name = m.group(1).replace("\\$", "$")      # Yosys prints a port's `$` as `\$`
             bits = re.sub(r"[xX?-]", "0", m.group(2))     # undefined bits: none without undef
-            values[m.group(1)] = int(bits, 2)
+            values[name] = int(bits, 2)
     names = {n for _, n, _ in ports}
     ins = {n: values[f"in_{n}"] for d, n, _ in ports if d == "input" and f"in_{n}" in values}
     gold = {n: values[f"gold_{n}"] for d, n, _ in ports if d == "output"
