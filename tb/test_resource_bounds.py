@@ -20,6 +20,7 @@ import tcgen.generate as gen
 from tcgen import cli
 from tcgen.hw.params import ParamError
 from tcgen.registry import all_units, get_unit
+from tcgen.synth.liberty import shared_liberty_available
 
 ROOT = Path(__file__).resolve().parent.parent
 BIG_PORTS = ("bmma_array", {"m": "64", "n": "64", "k": "4096"})        # 655k input bits
@@ -120,6 +121,9 @@ def test_every_unit_at_its_defaults_and_every_study_point_is_within_the_limit():
             assert size.cells is not None and size.cells > 0, u.name
     from tcgen.sweep.spec import load
     for spec in sorted((ROOT / "studies").glob("*.toml")):
+        text = spec.read_text()
+        if not shared_liberty_available() and ("nangate45" in text or "sky130hd" in text):
+            continue          # the project runs without ../shared: such a spec cannot load
         load(spec)                                        # check_size on every point
 
 
