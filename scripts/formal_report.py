@@ -89,10 +89,11 @@ SECTION_TEXT = {
         "stalled output stays valid), `no_spurious` (one-to-one units: never more results "
         "taken than requests; others: no result before a request was offered), `reset_idle` "
         "(no valid output the cycle after reset), `completes` (an accepted request presents a "
-        "result within *bound* cycles, the unit's `latency`). The payload's stability under a "
-        "stall (`stable_payload`) reads the whole datapath and is checked by Yosys's `sat` "
-        "(MiniSat), which handles the arithmetic far faster than z3. Bounded: no violation "
-        "within *depth* cycles of reset."),
+        "result within *bound* cycles, the unit's `latency`): bounded, no violation within "
+        "*depth* cycles of reset. The payload's stability under a stall (`stable_payload`) "
+        "reads the whole datapath and is *proved* for every cycle by k-induction with Yosys's "
+        "`sat` (MiniSat), which handles the arithmetic far faster than z3 (*depth*: the "
+        "induction length that closed it)."),
 }
 
 

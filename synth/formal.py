@@ -792,8 +792,6 @@ def check_properties(design: Design, properties: str, *, top: str, depth: int,
     for properties that read a wide arithmetic datapath, where it is much faster than z3."""
     if engine not in ("smtbmc", "sat"):
         raise FlowInputError(f"formal: engine must be smtbmc or sat, got {engine!r}")
-    if engine == "sat" and induction:
-        raise FlowInputError("formal: induction is run by the smtbmc engine only")
     if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 1000:
         raise FlowInputError(f"formal: depth must be an integer in 1..1000, got {depth!r}")
     if not isinstance(top, str) or not _IDENT.fullmatch(top):
@@ -822,7 +820,8 @@ def check_properties(design: Design, properties: str, *, top: str, depth: int,
                    f"tee -q -o model_stat.txt stat {top}"]
         t0 = time.monotonic()
         if engine == "sat":
-            return _check_with_sat(script, work, top, depth, labels, solver_s, t0, keep)
+            return _check_with_sat(script, work, top, depth, labels, solver_s, t0, keep,
+                                   induction)
         script.append("write_smt2 -wires model.smt2")
         text, _ = _yosys(script, work, "model", ELABORATION_S, f"modelling {top}", keep)
         if text is None:
@@ -954,19 +953,31 @@ def stream_properties(dut: str, source: tuple[str, int], sink: tuple[str, int], 
 
 
 def _check_with_sat(script, work: Path, top: str, depth: int, labels, solver_s, t0,
-                    keep) -> PropertyResult:
-    script = script + [f"sat -seq {depth} -set-assumes -prove-asserts -set-init-zero "
-                       f"-timeout {solver_s} {top}"]
+                    keep, induction: bool = False) -> PropertyResult:
+    """``engine="sat"``: a BMC of ``depth`` steps, or with ``induction`` k-induction up to
+    ``depth`` (``sat -tempinduct``: base case and induction step; a proof for every step)."""
+    if induction:
+        cmd = f"sat -tempinduct -set-assumes -prove-asserts -set-init-zero -maxsteps {depth}"
+    else:
+        cmd = f"sat -seq {depth} -set-assumes -prove-asserts -set-init-zero"
+    script = script + [f"{cmd} -timeout {solver_s} {top}"]
     text, _ = _yosys(script, work, "sat_bmc", solver_s + ELABORATION_S, f"checking {top}", keep)
-    common = dict(top=top, depth=depth, induction=False, properties=labels,
+    common = dict(top=top, depth=depth, induction=induction, properties=labels,
                   seconds=round(time.monotonic() - t0, 3), timeout_s=float(solver_s),
                   cells=_cell_count(work / "model_stat.txt"), tool=versions().get("yosys", ""),
-                  solver=SOLVER, method="Yosys sat -seq N -set-assumes -prove-asserts (BMC)",
+                  solver=SOLVER, method=f"Yosys {cmd.split(' -set')[0]} -set-assumes "
+                                        f"-prove-asserts",
                   log=str(work / "sat_bmc.log") if keep else None)
     if text is None or "Interrupted SAT solver: TIMEOUT!" in text:
         return PropertyResult(status="timeout", **common)
-    if "SAT proof finished - no model found: SUCCESS!" in text:
+    if ("SAT proof finished - no model found: SUCCESS!" in text
+            or "Induction step proven: SUCCESS!" in text):
+        if induction:
+            steps = re.findall(r"Trying induction with length (\d+)", text)
+            common["depth"] = int(steps[-1]) if steps else depth
         return PropertyResult(status="passed", **common)
-    if "SAT proof finished - model found: FAIL!" in text:
+    if "model found: FAIL!" in text:
         return PropertyResult(status="failed", **common)
+    if "Reached maximum number of time steps" in text:
+        return PropertyResult(status="timeout", **common)
     raise ToolError(f"yosys gave no verdict checking {top}")

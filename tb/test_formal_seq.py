@@ -15,8 +15,9 @@ unit keeps the stream protocol.
   :func:`~tcgen.synth.formal.stream_properties`): a bounded model check by yosys-smtbmc (z3)
   of the control properties -- a stalled output stays valid, no output without an input
   (one_to_one units: never more outputs than inputs), reset returns to idle, an accepted
-  operation presents its result within ``bound`` cycles -- and of the payload's stability
-  under a stall (Yosys's ``sat``, which handles the datapath's arithmetic far faster).
+  operation presents its result within ``bound`` cycles -- and a proof of the payload's
+  stability under a stall (k-induction by Yosys's ``sat``, which handles the datapath's
+  arithmetic far faster than z3).
 
 Each kind has negative controls that must fail.  Small configurations run in ``make test``;
 the larger ones are ``slow`` (``make formal`` writes them all to reports/formal.md).
@@ -250,8 +251,9 @@ def _proto(request, unit, params, depth, one, bound, *, payload=False, text=None
                               assume_payload=_emit_assumption(comp) if one else None,
                               checks=checks)
     r = check_properties(Design(text or verilog(unit, p, top="dut"), top="dut"), props,
-                         top="tcgen_stream_props", depth=depth,
-                         engine="sat" if payload else "smtbmc", timeout=TIMEOUT)
+                         top="tcgen_stream_props", depth=4 if payload else depth,
+                         induction=payload, engine="sat" if payload else "smtbmc",
+                         timeout=TIMEOUT)
     record(request, unit, {**params, "bound": b if not payload else None,
                            "one_to_one": one}, r, expect=expect, section="protocol",
            reference=", ".join(r.properties), rtl=unit)
@@ -270,7 +272,8 @@ def test_stream_control(request, unit, params, depth, one, bound):
 
 @pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_QUICK, ids=_ids(PROTO_QUICK))
 def test_stream_payload_stable(request, unit, params, depth, one, bound):
-    r = _proto(request, unit, params, min(depth, 6), one, bound, payload=True)
+    """The payload's stability under a stall, by k-induction (a proof for every cycle)."""
+    r = _proto(request, unit, params, depth, one, bound, payload=True)
     assert r.status == "passed", r.describe()
 
 
@@ -281,10 +284,15 @@ def test_stream_control_slow(request, unit, params, depth, one, bound):
     assert r.status == "passed", r.describe()
 
 
+#: the warps' payload: four octets' datapaths in one induction (an octet takes ~150 s): left out,
+#: the octets' own proofs cover the datapath, the warps' control is checked above
+PAYLOAD_SLOW = [c for c in PROTO_SLOW if not c[0].startswith("warp_")]
+
+
 @slow
-@pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_SLOW, ids=_ids(PROTO_SLOW))
+@pytest.mark.parametrize("unit,params,depth,one,bound", PAYLOAD_SLOW, ids=_ids(PAYLOAD_SLOW))
 def test_stream_payload_stable_slow(request, unit, params, depth, one, bound):
-    r = _proto(request, unit, params, min(depth, 8), one, bound, payload=True)
+    r = _proto(request, unit, params, depth, one, bound, payload=True)
     assert r.status == "passed", r.describe()
 
 
