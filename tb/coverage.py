@@ -357,28 +357,24 @@ def _finite_rows(bits, fmt) -> np.ndarray:
     return ~np.isin(c, [CLASSES.index("inf"), CLASSES.index("nan")]).any(axis=1)
 
 
-def _dp4(s, unit, p, ins, outs):
-    g = f"{unit}.{p.fmt}_{p.acc}_{p.product}"
+def _dot(s, g, p, ins, outs, out_fmt: str, n: int):
+    """A dot product's coverpoints: operand and result classes, and overflow where reachable."""
     _cls(s, f"{g}.a", ins["a"], p.fmt)
     _cls(s, f"{g}.b", ins["b"], p.fmt)
     _cls(s, f"{g}.c", ins["c"], p.acc)
-    _cls(s, f"{g}.result", outs["y"], p.acc)
+    _cls(s, f"{g}.result", outs["y"], out_fmt)
     fin = _finite_rows(ins["a"], p.fmt) & _finite_rows(ins["b"], p.fmt) & \
         _finite_rows(ins["c"], p.acc)
-    if overflow_reachable(p.fmt, p.acc, p.acc, 4):
-        _overflow(s, f"{g}.overflow", fin, outs["y"], p.acc)
+    if overflow_reachable(p.fmt, p.acc, out_fmt, n):
+        _overflow(s, f"{g}.overflow", fin, outs["y"], out_fmt)
+
+
+def _dp4(s, unit, p, ins, outs):
+    _dot(s, f"{unit}.{p.fmt}_{p.acc}_{p.product}", p, ins, outs, p.acc, 4)
 
 
 def _fused_dot(s, unit, p, ins, outs):
-    g = f"{unit}.{p.fmt}_{p.acc}_{p.out}"
-    _cls(s, f"{g}.a", ins["a"], p.fmt)
-    _cls(s, f"{g}.b", ins["b"], p.fmt)
-    _cls(s, f"{g}.c", ins["c"], p.acc)
-    _cls(s, f"{g}.result", outs["y"], p.out)
-    fin = _finite_rows(ins["a"], p.fmt) & _finite_rows(ins["b"], p.fmt) & \
-        _finite_rows(ins["c"], p.acc)
-    if overflow_reachable(p.fmt, p.acc, p.out, p.n):
-        _overflow(s, f"{g}.overflow", fin, outs["y"], p.out)
+    _dot(s, f"{unit}.{p.fmt}_{p.acc}_{p.out}", p, ins, outs, p.out, p.n)
 
 
 def _fp16_mul(s, unit, p, ins, outs):
