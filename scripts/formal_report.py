@@ -299,6 +299,7 @@ def _render(args, proofs, tests, returncode, output, wall) -> int:
           "docs/formal.md.", ""]
     write_report(ROOT / "reports" / "formal.md", "\n".join(L),
                  {"pytest_rc": returncode, "wall_s": round(wall, 1), "proofs": proofs,
+                  "sequential": sequential,
                   "tests": tests}, strip=ROOT)
     print(f"wrote reports/formal.md: {len(positive)} proofs, {len(negative)} negative "
           f"controls, {len(failed)} failed tests ({wall / 60:.1f} min)")
