@@ -287,6 +287,12 @@ def make_mutant(m: Mutant, work: Path) -> Path:
     return d / "mutant.v"
 
 
+def _relative(text: str) -> str:
+    """A tool's message with the repository's path made relative (reports hold no machine
+    paths)."""
+    return text.replace(f"{ROOT}/", "")
+
+
 def judge(m: Mutant, target: Target, work: Path, timeout: float, prove: bool = True,
           keep: bool = False) -> Mutant:
     """Step 4: run the tests on the mutant; prove a combinational survivor equivalent."""
@@ -294,7 +300,7 @@ def judge(m: Mutant, target: Target, work: Path, timeout: float, prove: bool = T
     try:
         path = make_mutant(m, work)
     except tools.ToolError as e:
-        m.status, m.detail = "error", str(e)
+        m.status, m.detail = "error", _relative(str(e))
         return m
     rc, _ = _pytest(target.tests, {"TCGEN_MUTANT": str(path)}, timeout,
                     path.parent / "pytest.log")
@@ -365,7 +371,7 @@ def _prove(m: Mutant, path: Path, work: Path):
             gold, gate = Design(_flat(work, m.unit), top=m.unit), Design(path, top=m.unit)
         r = prove_equivalent(gold, gate, timeout=PROOF_TIMEOUT_S)
     except (tools.FlowInputError, tools.ToolError) as e:
-        m.detail = f"no proof: {str(e)[:200]}"
+        m.detail = f"no proof: {_relative(str(e))[:200]}"
         return
     m.proof_s = r.seconds
     how = CUT_METHOD if sequential else r.method
