@@ -55,8 +55,9 @@ from .tools import FlowInputError, ToolError, run, versions
 from .yosys import module_names
 
 __all__ = ["Design", "EquivResult", "prove_equivalent", "prove_same_structure",
-           "prove_pipelined", "check_properties", "PropertyResult", "SOLVER", "METHOD",
-           "METHOD_STRUCTURAL", "METHOD_INDUCTION", "METHOD_PIPELINE", "METHOD_BMC", "BMC_SOLVER"]
+           "prove_from_reset", "prove_pipelined", "check_properties", "PropertyResult",
+           "SOLVER", "METHOD", "METHOD_STRUCTURAL", "METHOD_INDUCTION", "METHOD_PIPELINE",
+           "METHOD_BMC", "BMC_SOLVER"]
 
 #: the SAT solver behind Yosys's ``sat`` command (compiled into Yosys; nothing to install)
 SOLVER = "MiniSat (Yosys built-in sat)"
@@ -252,7 +253,7 @@ def _side_script(side: str, files: list[Path], top: str, params: Mapping,
     if evert:            # every flip-flop: its Q an input port, its D an output port
         lines += [f"rename \\{a} \\{b}" for a, b in sorted((renames or {}).items())]
         lines += ["dffunmap", f"tee -q -o {side}_init.txt dump w:* a:init %i",
-                  "expose -evert-dff t:$dff", "opt_clean"]
+                  "expose -evert-dff -sep : t:$dff", "opt_clean"]
     lines += [
               # undriven nets and x constants: free variables (else the solver reads them as
               # whatever makes the proof go through)
@@ -486,9 +487,9 @@ def prove_same_structure(gold: Design, gate: Design, *, depth: int | None = 8,
     sequence, from their initial state.
 
     Register correspondence (van Eijk): each design's flip-flops are everted (``dffunmap;
-    expose -evert-dff``: a register's Q becomes an input port ``<name>.q``, its D an output
-    ``<name>.d``), so that the registers of equal names are driven by one free variable in the
-    miter, and the combinational proof of :func:`prove_equivalent` shows that every output *and
+    expose -evert-dff -sep :``: a register's Q becomes an input port ``<name>:q``, its D an
+    output ``<name>:d``; not ``.``: Amaranth names wires ``<reg>.d`` itself), so that the
+    registers of equal names are driven by one free variable in the miter, and the combinational proof of :func:`prove_equivalent` shows that every output *and
     every next state* agrees for every input and every (common) state; the miter is first
     structurally hashed (``opt_merge -share_all``: logic the two designs share merges, so two
     copies of one structure leave nothing for the solver).  With equal initial values (checked
@@ -500,7 +501,7 @@ def prove_same_structure(gold: Design, gate: Design, *, depth: int | None = 8,
     ``sat -tempinduct`` from the initial state with at most ``depth`` steps; ``method`` says
     which way the proof went, ``unproven`` status if the induction does not close).
     ``status``: as :func:`prove_equivalent` (a counterexample of the correspondence proof is
-    one cycle: inputs and register values, ``<name>.q``, that make an output or a next state
+    one cycle: inputs and register values, ``<name>:q``, that make an output or a next state
     differ)."""
     sides = {"gold": gold, "gate": gate}
     texts, tops, _ = _prepare(sides, timeout, workdir)
@@ -537,6 +538,26 @@ def prove_same_structure(gold: Design, gate: Design, *, depth: int | None = 8,
                                    unproven=_cell_count(work / "miter_stat.txt"))
 
 
+def prove_from_reset(gold: Design, gate: Design, *, depth: int = 8, timeout: float = 600.0,
+                     workdir: str | Path | None = None) -> EquivResult:
+    """Prove that two clocked designs with the same ports give the same outputs in every
+    cycle, for every input sequence (resets included), from their initial state -- without
+    any correspondence between their registers: k-induction (``sat -tempinduct``, at most
+    ``depth`` steps) on the miter of the two, structurally hashed first.  Registers without
+    an ``init`` value start at zero.  ``status``: ``proved``; ``counterexample`` (the outputs
+    differ within ``depth`` cycles of the initial state); ``unproven`` (no difference within
+    ``depth`` cycles, but the induction did not close: a bounded result); ``timeout``.
+    ``method`` is :data:`METHOD_INDUCTION`."""
+    sides = {"gold": gold, "gate": gate}
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+        raise FlowInputError(f"formal: depth must be a positive number of steps, got "
+                             f"{depth!r}")
+    texts, tops, solver_s = _prepare(sides, timeout, workdir)
+    tmp, keep = _workdir(workdir)
+    with tmp as w:
+        return _prove_by_induction(sides, texts, tops, depth, solver_s, Path(w), keep)
+
+
 def _pair_registers(work: Path) -> dict[str, str] | None:
     """After a correspondence attempt whose everted port lists differ: {gate register: gold
     register} pairing the unmatched registers whose names differ only in ``$<number>`` parts
@@ -545,7 +566,7 @@ def _pair_registers(work: Path) -> dict[str, str] | None:
     if ports["gold"] is None or ports["gate"] is None:
         return None
     regs = {s: {n[:-2]: w for n, (d, w) in ports[s].items() if d == "input" and
-                n.endswith(".q")} for s in ports}
+                n.endswith(":q")} for s in ports}
     only = {s: sorted(set(regs[s]) - set(regs[o])) for s, o in (("gold", "gate"),
                                                                ("gate", "gold"))}
     if not only["gold"] and not only["gate"]:
