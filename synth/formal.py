@@ -252,7 +252,10 @@ def _side_script(side: str, files: list[Path], top: str, params: Mapping,
               "opt_clean"]
     if evert:            # every flip-flop: its Q an input port, its D an output port
         lines += [f"rename \\{a} \\{b}" for a, b in sorted((renames or {}).items())]
-        lines += ["dffunmap", f"tee -q -o {side}_init.txt dump w:* a:init %i",
+        # opt_clean -purge: one name per net (flat-mode Verilog keeps a submodule port as a
+        # second public name of a register, which expose would evert as a second register)
+        lines += ["opt_clean -purge", "dffunmap",
+                  f"tee -q -o {side}_init.txt dump w:* a:init %i",
                   "expose -evert-dff -sep : t:$dff", "opt_clean"]
     lines += [
               # undriven nets and x constants: free variables (else the solver reads them as
