@@ -5,10 +5,11 @@ Yosys's ``mutate`` (a bit of a cell's input or output inverted, tied to 0 or 1, 
 a neighbouring bit).  The family's own regression tests -- a chosen subset of its real pytest
 tests, the smallest configurations they exercise -- are run on each mutant through the harness
 hook (``TCGEN_MUTANT``, tb/harness.py): a failing test *kills* the mutant; if every test passes
-it *survives*.  A survivor is then given to :func:`tcgen.synth.formal.prove_equivalent`
-against the unmutated netlist (a clocked unit's with its registers cut into inputs and outputs,
-:data:`_CUT`): proved equal, it is an *equivalent mutant* (no test can kill it; it leaves the
-denominator); otherwise the counterexample is the input a new directed test needs::
+it *survives*.  A survivor is then given to the formal checks (:func:`_prove`: the mutated
+submodule instance alone and within its enclosing ones, the whole netlist with its registers
+everted, the whole netlist by k-induction from reset): proved equal, it is an *equivalent
+mutant* (no test can kill it; it leaves the denominator); otherwise the counterexample is the
+input a new directed test needs::
 
     from mutation import FAMILIES, run_family
     res = run_family("hw", FAMILIES["hw"], work=Path("build/mutation"), jobs=1)
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcgen.synth import tools
-from tcgen.synth.formal import Design, prove_equivalent
+from tcgen.synth.formal import Design, prove_from_reset, prove_same_structure
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the fixed seed of every ``mutate -list`` (the sample is a function of the Verilog and this)
@@ -62,6 +63,8 @@ TIMEOUT_FACTOR = 4.0
 MIN_TIMEOUT_S = 60.0
 #: solver seconds for the equivalence proof of one combinational survivor
 PROOF_TIMEOUT_S = 120.0
+#: k-induction steps of a clocked survivor's proof from reset (:func:`_prove`, step 3)
+RESET_DEPTH = 12
 
 __all__ = ["Target", "Mutant", "FAMILIES", "SEED", "MutationError", "prepare", "mutants",
            "make_mutant", "judge", "run_family", "recheck_family", "mutant_id"]
@@ -140,12 +143,16 @@ FAMILIES: dict[str, tuple[Target, ...]] = {
         _t("pacq", "pacq_mul", [_PACQ + "test_pacq_mul_matches_model[default]"], 28),
         _t("pacq", "int_dequant", [_PACQ + "test_int_dequant_every_code[both]"], 10),
         _t("pacq", "dp4_pacq", [_PACQ + "test_dp4_matches_model[dp4_pacq-D=1-mode=exact-"
-                                        "acc=fp32-tiles4]"], 26,
-           prove=False),                        # the cut proof of one mutant: > 5 min
+                                        "acc=fp32-tiles4]",
+                                _PACQ + "test_dp4_pacq_fp32_cancellation_and_alignment[D=1-"
+                                        "mode=exact-acc=fp32]",
+                                _PACQ + "test_dp4_pacq_special_pairs[D=1-mode=exact-acc=fp32]"],
+           26),          # whole-unit proofs: 7-10 s each since the miter is hashed
     ),
     "bmma": (
-        _t("bmma", "bmma_array", [_BMMA + "test_bmma_array_fold_random_with_stalls[2]"], 36,
-           prove=False),                        # a cut proof ran out its 420 s
+        _t("bmma", "bmma_array", [_BMMA + "test_bmma_array_fold_random_with_stalls[2]",
+                                  _BMMA + "test_bmma_array_carries_through_every_accumulator_"
+                                          "bit[2]"], 36),     # proofs 10-25 s (hashed)
         _t("bmma", "bnn_epilogue", [_BMMA + "test_bnn_epilogue[5-0-False]",
                                       _BMMA + "test_bnn_epilogue_full_range_ties"], 28),
     ),
@@ -161,12 +168,18 @@ FAMILIES: dict[str, tuple[Target, ...]] = {
         _t("sparse", "octet_sparse", [_SP + "test_zero_rows_padding_and_offsets",
                                       _SP + "test_fp_specials[octet_sparse]",
                                       _SP + "test_stalls_and_reset[octet_sparse-kw0-"
-                                            "backpressure]"], 32,
+                                            "backpressure]",
+                                      _SP + "test_lane_products_every_length[octet_sparse]",
+                                      _SP + "test_tree_cancellation_every_shift[octet_sparse]"],
+           32,
            prove=False),
         _t("sparse", "octet_dense", [_SP + "test_stalls_and_reset[octet_dense-kw2-"
                                            "reset_mid_operation]",
                                      _SP + "test_fp_specials[octet_dense]",
-                                     _SP + "test_paper_cycles[dense-True]"], 32,
+                                     _SP + "test_paper_cycles[dense-True]",
+                                     _SP + "test_lane_products_every_length[octet_dense]",
+                                     _SP + "test_tree_cancellation_every_shift[octet_dense]"],
+           32,
            prove=False),
     ),
     "winograd": (
@@ -174,7 +187,9 @@ FAMILIES: dict[str, tuple[Target, ...]] = {
         _t("winograd", "wino_otf", [_WI + "test_otf_int_extremes_and_random[bits0-2]",
                                     _WI + "test_otf_crop_masks[2]"], 16),
         _t("winograd", "wino_linebuf", [_WL + "test_rtl_maps_back_to_back[m2-modeint-"
-                                              "data_bits5-H3-W5]"], 32),
+                                              "data_bits5-H3-W5]",
+                                        _WL + "test_rtl_reset_at_band_ends_then_fresh_maps"],
+           32),
     ),
 }
 
@@ -315,10 +330,8 @@ def judge(m: Mutant, target: Target, work: Path, timeout: float, prove: bool = T
         m.status, m.detail = "killed", _first_failure(path.parent / "pytest.log")
     else:
         m.status, m.detail = "survived", "every test passed"
-        if prove and target.prove and m.line != "mutate -mode none":
-            _prove(m, path, work)
-        elif prove and m.line != "mutate -mode none":
-            m.detail = "unresolved: every test passed; no proof tried (design too large)"
+        if prove and m.line != "mutate -mode none":
+            _prove(m, path, work, whole=target.prove)
     m.seconds = round(time.monotonic() - t0, 2)
     if not keep and m.status == "killed":
         shutil.rmtree(path.parent, ignore_errors=True)
@@ -337,55 +350,178 @@ def _flat(work: Path, unit: str) -> Path:
     return out
 
 
-#: a clocked unit's registers cut into inputs (their outputs) and outputs (their next state):
-#: equal cut netlists have equal next-state and output functions for every register value, so
-#: the designs are sequentially equivalent from any common state (sufficient, not necessary)
-_CUT = ["memory", "async2sync", "dffunmap", "expose -evert-dff t:$*dff*", "autoname",
-        "opt_clean"]
-CUT_METHOD = ("registers cut into inputs and outputs (Yosys expose -evert-dff), then miter "
-              "-equiv, sat -prove-asserts: equal next-state and output functions")
+#: a cell of a flattened submodule: ``-cell $flatten\dp3.\mul3.<its name in the submodule>``
+_FLAT_CELL = re.compile(r"-cell \$flatten((?:\\[^\s.\\]+\.)+)(\S+)")
+_MODULE = re.compile(r"^module (\S+)\(.*?^endmodule", re.M | re.S)
+_INSTANCE = re.compile(r"^\s*(\S+)\s+(\S+)\s*\(", re.M)
 
 
-def _cut(work: Path, unit: str, line: str | None, name: str) -> Path:
-    """The unit (with mutation ``line``) with its registers cut, as ``work/<name>.v``."""
-    out = work / f"{name}.v"
-    if not out.exists():
-        (work / f"{name}.ys").write_text(_script(unit, ([line] if line else []) + _CUT +
-                                                 [f"write_verilog -noattr {name}.v"]))
-        tools.run("yosys", ["-q", "-s", f"{name}.ys"], cwd=work, log=work / f"{name}.log",
-                  what=f"cutting the registers of {unit}")
+def _submodule(text: str, top: str, path: list[str]) -> str | None:
+    """The module reached from ``top`` through the instance names ``path`` (an instance is a
+    ``<module> <instance> (`` at the start of a line, as Amaranth writes them), or None."""
+    bodies = {m.group(1): m.group(0) for m in _MODULE.finditer(text)}
+    mod = top
+    for inst in path:
+        found = [t for t, i in _INSTANCE.findall(bodies.get(mod, "")) if i == inst
+                 and t in bodies]
+        if len(found) != 1:
+            return None
+        mod = found[0]
+    return mod
+
+
+def _levels(m: Mutant, work: Path) -> list[tuple[str, str, str, str]]:
+    """For a mutation of a cell inside flattened submodule instances: from the innermost
+    instance outwards (below the top), (module, instance path, the cell's name in that module
+    once its own submodules are flattened, the ``mutate`` line on that module alone)."""
+    hit = _FLAT_CELL.search(m.line)
+    if not hit:
+        return []
+    path = [p.lstrip("\\") for p in hit.group(1).split(".") if p]
+    text = (work / f"{m.unit}.v").read_text()
+    base = re.sub(r" -(wire|wirebit|src) \S+", "", m.line)
+    out = []
+    for depth in range(len(path), 0, -1):
+        sub = _submodule(text, m.unit, path[:depth])
+        if sub is None:
+            break
+        rest = path[depth:]
+        cell = ("$flatten" + "".join(f"\\{x}." for x in rest) if rest else "") + hit.group(2)
+        line = base.replace(f"-module {m.unit} ", f"-module {sub} ", 1).replace(
+            hit.group(0), f"-cell {cell}", 1)
+        out.append((sub, ".".join(path[:depth]), cell, line))
     return out
 
 
-def _prove(m: Mutant, path: Path, work: Path):
-    """A survivor: equivalent if proved equal to the original; else the counterexample.
-    Combinational units: :func:`~tcgen.synth.formal.prove_equivalent` on the two netlists
-    (every input); clocked ones: the same on both with their registers cut (:data:`_CUT`)."""
+def _local_netlist(work: Path, unit: str, sub: str, cell: str | None, line: str | None,
+                   name: str) -> Path:
+    """``sub`` as the whole design elaborates it (``proc`` on the unit, so cell names agree
+    with the flattened unit's), alone, its own submodules flattened, with mutation ``line``
+    (whose cell must exist: an unapplied mutation would prove nothing); ``work/<name>.v``."""
+    out = work / f"{name}.v"
+    steps = [f"read_verilog {unit}.v", f"hierarchy -check -top {unit}", "proc",
+             f"hierarchy -top {sub}", "flatten", "opt_clean"]
+    if line:
+        steps += [f"select -assert-count 1 {sub}/{cell}", line]
+    steps += ["opt_clean", f"write_verilog -noattr {name}.v"]
+    (work / f"{name}.ys").write_text("\n".join(steps) + "\n")
+    tools.run("yosys", ["-q", "-s", f"{name}.ys"], cwd=work, log=work / f"{name}.log",
+              what=f"extracting {sub} from {unit}")
+    return out
+
+
+SAME_METHOD = ("miter of the outputs and next states, structurally hashed (opt_merge "
+               "-share_all), sat -prove-asserts")
+
+
+def _same(gold: Design, gate: Design):
+    """Mutant vs original: :func:`~tcgen.synth.formal.prove_same_structure` without its
+    induction fallback -- a combinational miter of the outputs and (registers everted) the
+    next states, structurally hashed first, so the logic the two share merges and only the
+    mutated cone is left to the solver; for clocked designs sufficient (equal next states for
+    *every* register value), not necessary."""
+    return prove_same_structure(gold, gate, depth=None, timeout=PROOF_TIMEOUT_S)
+
+
+def _prove_local(m: Mutant, path: Path, work: Path) -> bool:
+    """Step 1 of :func:`_prove`: a mutation inside a submodule instance, proved on that
+    submodule alone (mutated vs not), then on each enclosing instance in turn while the
+    proof finds a difference (more context: inputs the submodule never gets there).  Sound
+    for the whole design, which uses the instance and is otherwise unchanged.  True if
+    settled (equivalent); else ``m.detail`` says what the outermost proof found."""
+    levels = _levels(m, work)
+    if not levels:
+        return False
+    d = path.parent
+    shutil.copyfile(work / f"{m.unit}.v", d / f"{m.unit}.v")
+    spent = 0.0
+    for i, (sub, inst, cell, line) in enumerate(levels):
+        try:
+            gold = _local_netlist(d, m.unit, sub, None, None, f"local{i}_original")
+            gate = _local_netlist(d, m.unit, sub, cell, line, f"local{i}_mutant")
+            r = _same(Design(gold, top=sub), Design(gate, top=sub))
+        except (tools.FlowInputError, tools.ToolError) as e:
+            m.detail = f"no proof on instance {inst} ({sub}): {_relative(str(e))[:160]}"
+            return False
+        spent += r.seconds
+        m.proof_s = round(spent, 3)
+        if r.proved:
+            m.status = "equivalent"
+            m.detail = (f"proved equivalent on instance {inst} ({sub}) alone, mutated vs "
+                        f"original ({SAME_METHOD}; {r.seconds:.1f} s)")
+            return True
+        if r.status != "counterexample":
+            m.detail = f"instance {inst} ({sub}): proof {r.status} after {r.seconds:.0f} s"
+            return False
+        m.detail = (f"instance {inst} ({sub}) alone differs (the tests never drive it so): "
+                    + r.describe().split(": ", 2)[-1][:240])
+    return False
+
+
+def _prove(m: Mutant, path: Path, work: Path, whole: bool = True):
+    """A survivor: equivalent if proved equal to the original; else what the proofs found.
+
+    1. A mutation inside a submodule instance: that submodule alone, then its enclosing
+       instances (:func:`_prove_local`).
+    2. ``whole``: the whole unit's flat netlists (:func:`_same`: combinational units for
+       every input; clocked ones for every register value).
+    3. A clocked unit whose netlists differ for some register values (perhaps unreachable
+       ones): :func:`~tcgen.synth.formal.prove_from_reset` (k-induction from the initial
+       state, :data:`RESET_DEPTH` steps).
+    ``whole=False`` (designs too large for 2 and 3): a survivor that step 1 does not settle
+    stays unresolved."""
+    if _prove_local(m, path, work):
+        return
+    local = m.detail if m.detail != "every test passed" else ""
+    if not whole:
+        m.detail = "unresolved: every test passed; " + (
+            local or "no proof tried (design too large)")
+        return
     sequential = "posedge" in path.read_text()
     try:
-        if sequential:
-            gold = Design(_cut(work, m.unit, None, "original_cut"), top=m.unit)
-            shutil.copyfile(work / f"{m.unit}.v", path.parent / f"{m.unit}.v")
-            gate = Design(_cut(path.parent, m.unit, m.line, "mutant_cut"), top=m.unit)
-        else:
-            gold, gate = Design(_flat(work, m.unit), top=m.unit), Design(path, top=m.unit)
-        r = prove_equivalent(gold, gate, timeout=PROOF_TIMEOUT_S)
+        r = _same(Design(_flat(work, m.unit), top=m.unit), Design(path, top=m.unit))
     except (tools.FlowInputError, tools.ToolError) as e:
-        m.detail = f"no proof: {_relative(str(e))[:200]}"
+        if sequential and isinstance(e, tools.FlowInputError):   # e.g. a register gone
+            _prove_reset(m, path, work, _relative(str(e))[:160])
+        else:
+            m.detail = f"no proof: {_relative(str(e))[:200]}"
         return
-    m.proof_s = r.seconds
-    how = CUT_METHOD if sequential else r.method
+    m.proof_s = round((m.proof_s or 0) + r.seconds, 3)
     if r.proved:
         m.status = "equivalent"
-        m.detail = f"proved equivalent to the original ({how}; {r.seconds:.1f} s)"
+        m.detail = f"proved equivalent to the original ({SAME_METHOD}; {r.seconds:.1f} s)"
     elif r.status == "counterexample" and sequential:
-        m.detail = ("unresolved, sequential: the cut netlists differ for some register values "
-                    "(perhaps unreachable ones): " + r.describe().split(": ", 2)[-1][:200])
+        _prove_reset(m, path, work, r.describe().split(": ", 2)[-1][:160])
     elif r.status == "counterexample":
         m.detail = "not equivalent; the tests miss " + r.describe().split(": ", 1)[-1][:300]
     else:
         m.detail = (f"proof {r.status} after {r.seconds:.0f} s"
                     + (" (unresolved, sequential)" if sequential else ""))
+
+
+def _prove_reset(m: Mutant, path: Path, work: Path, cut: str):
+    """Step 3 of :func:`_prove`: the flat netlists from their initial state."""
+    try:
+        r = prove_from_reset(Design(_flat(work, m.unit), top=m.unit), Design(path, top=m.unit),
+                             depth=RESET_DEPTH, timeout=PROOF_TIMEOUT_S)
+    except (tools.FlowInputError, tools.ToolError) as e:
+        m.detail = (f"unresolved, sequential: the cut netlists differ ({cut[:100]}); no proof "
+                    f"from reset: {_relative(str(e))[:120]}")
+        return
+    m.proof_s = round((m.proof_s or 0) + r.seconds, 3)
+    if r.proved:
+        m.status = "equivalent"
+        m.detail = (f"proved equivalent from reset (k-induction, length {r.depth}; the cut "
+                    f"netlists differ only in unreachable states; {r.seconds:.1f} s)")
+    elif r.status == "counterexample":
+        m.detail = (f"not equivalent: outputs differ within {RESET_DEPTH} cycles of reset "
+                    f"(sat -tempinduct base case); the tests miss that input sequence")
+    elif r.status == "unproven":
+        m.detail = (f"unresolved, sequential: no difference within {RESET_DEPTH} cycles of "
+                    f"reset, induction not closed; the cut netlists differ for "
+                    f"{cut[:120]}")
+    else:
+        m.detail = f"unresolved, sequential: proof from reset {r.status} after {r.seconds:.0f} s"
 
 
 def run_target(target: Target, work: Path, jobs: int = 1, prove: bool = True,

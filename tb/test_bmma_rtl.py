@@ -144,6 +144,45 @@ def test_bmma_array_fold_random_with_stalls(fold):
     assert s["back_to_back_latency"] == fold and s["back_to_back_issue_intervals"] == [fold]
 
 
+def carry_requests(p, rng):
+    """C just below every bit boundary of the accumulator, so that a fold step's partial sum
+    carries into bit b: C = 2^b − r and −2^b − r for b = 0 .. acc_width − 1 (b = 0: the sum
+    crosses zero; 2^(w−1) − r: it wraps), r in 1 .. K/fold (one fold step's popcount range)
+    drawn per cell; each request followed by one chained onto it (its D the base).  Random
+    operands and op; every cell, every fold step."""
+    ops = ("xor", "and") if p.ops == "xor_and" else (p.ops,)
+    reqs, cs = [], []
+    for b in range(p.acc_width):
+        for sign in (1, -1):
+            if sign < 0 and b == p.acc_width - 1:
+                continue                                  # −2^(w−1) − r does not fit
+            c = sign * (1 << b) - rng.integers(1, p.k // p.fold + 1, (p.m, p.n))
+            for chain in (False, True):
+                reqs.append(bf.array_request(p, rand_bits(rng, (p.m, p.k)),
+                                             rand_bits(rng, (p.k, p.n)), c,
+                                             op=ops[rng.integers(len(ops))], chain=chain))
+                cs.append(None if chain else c)
+    return reqs, cs
+
+
+@pytest.mark.parametrize("fold", [1, 2, 8])
+def test_bmma_array_carries_through_every_accumulator_bit(fold):
+    """Accumulations that carry into every accumulator bit, with C positive and negative, from
+    C and from the chained accumulator, under idle and stall cycles: the model's D."""
+    p = BmmaArrayParams(m=3, n=2, k=128, fold=fold)
+    rng = np.random.default_rng(seed(515 + fold))
+    reqs, cs = carry_requests(p, rng)
+    exp = golden(p, reqs)
+    # the stimulus is what it claims: the model's sums change every bit of C somewhere
+    changed = 0
+    for c, d in zip(cs, exp):
+        if c is not None:
+            changed |= int(np.bitwise_or.reduce(
+                ((bf.array_result(p, d) ^ c) & ((1 << p.acc_width) - 1)).ravel()))
+    assert changed == (1 << p.acc_width) - 1, hex(changed)
+    simulate("bmma_array", p, reqs, "carries", idle=0.2, stall=0.3, bench_seed=fold)
+
+
 def test_bmma_array_reset_mid_operation():
     p = BmmaArrayParams(m=3, n=2, k=128, fold=4)
     rng = np.random.default_rng(seed(520))

@@ -107,3 +107,51 @@ def test_mutation_report():
     data = json.loads((ROOT / "reports" / "mutation.json").read_text())
     for fam in mutation.FAMILIES:
         assert data["families"][fam]["kill_rate"] >= 0.95, fam
+
+
+# -- the proofs of a survivor (mutation._prove): instance alone, whole unit, from reset ---------
+#: a unit with a sub-component and a register: the sub-component's input bit 3 is always 0 in
+#: this context (``a & 7``), ``| 0`` is a no-op, and the counter never reaches 3
+PROOF_UNIT = """
+module sub(input [3:0] x, input [3:0] y, output [4:0] o);
+  wire [3:0] xm;
+  assign xm = x | 4'h0;
+  assign o = xm + y;
+endmodule
+module unit(input clk, input rst, input [3:0] a, input [3:0] b, output [4:0] y,
+            output [1:0] q);
+  reg [1:0] c = 2'h0;
+  sub s (.x(a & 4'h7), .y(b), .o(y));
+  always @(posedge clk) c <= (rst || c == 2'h2) ? 2'h0 : c + 2'h1;
+  assign q = (c == 2'h3) ? 2'h1 : c;
+endmodule
+"""
+
+
+def _proof_mutant(work, cell: str, rest: str):
+    """The mutation of PROOF_UNIT that Yosys lists for ``cell`` with ``rest`` (mode, port,
+    bit), made and proved."""
+    (work / "unit.v").write_text(PROOF_UNIT)
+    target = mutation.Target("t", "unit", (), 400)
+    m = next(m for m in mutation.mutants(target, {}, work)
+             if f"-cell {cell} " in m.line and rest in m.line)
+    mutation.make_mutant(m, work)
+    mutation._prove(m, work / m.id / "mutant.v", work)
+    return m
+
+
+def test_survivor_proofs_instance_whole_and_from_reset(work):
+    """Step 1 proves a no-op inside the instance on the instance alone; a fault the instance
+    alone shows but its context never drives (input bit 3) goes on to the whole unit (step 2);
+    a fault only an unreachable counter state shows is settled from reset (step 3); a real
+    fault is reported as one."""
+    or_, add, eq = r"$flatten\s.$or$unit.v:4$1", r"$flatten\s.$add$unit.v:5$2", \
+        "$eq$unit.v:12$9"
+    m = _proof_mutant(work, or_, "-mode const0 -module unit -cell " + or_ + " -port B -portbit 0")
+    assert m.status == "equivalent" and "on instance s (sub) alone" in m.detail, m.detail
+    m = _proof_mutant(work, or_, "-mode const0 -module unit -cell " + or_ + " -port A -portbit 3")
+    assert m.status == "equivalent" and "to the original" in m.detail, m.detail
+    m = _proof_mutant(work, eq, "-mode const0 -module unit -cell " + eq + " -port Y -portbit 0")
+    assert m.status == "equivalent" and "from reset" in m.detail, m.detail
+    m = _proof_mutant(work, add, "-mode inv -module unit -cell " + add + " -port Y -portbit 0")
+    assert m.status == "" and m.detail.startswith("not equivalent"), m.detail

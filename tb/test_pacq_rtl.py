@@ -26,6 +26,7 @@ from tcgen.units.pacq import layouts
 from tcgen.units.pacq import model as M
 from tcgen.units.pacq.family import baseline_tile_ops, pacq_tile_ops
 from tcgen.units.pacq.model import activations
+from tcgen.units.pacq.params import lanes_of
 from tcgen.units.pacq.paper import NOTES_VECTORS
 
 
@@ -309,3 +310,202 @@ def _class_corners(p, f: dict) -> dict:
         out[key] = np.concatenate([v, extra])
     return out
 
+
+
+# -- DP-4 FP32 datapath corners (directed; docs/mutation.md) -----------------------------------
+#: configurations whose lanes reach the trees as exact fixed-point products (exact / offset8,
+#: FP32 accumulation); the first is the mutation target of tb/mutation.py
+EXACT_DP4_CONFIGS = [dict(D=1, mode="exact", acc="fp32"),
+                     dict(D=4, mode="offset8", acc="fp32")]
+
+
+def _word(codes, int2):
+    """A packed word from its lane codes (INT4: 4 lanes of 4 bits; INT2: 8 lanes of 2 bits)."""
+    bits = 2 if int2 else 4
+    return sum(int(y) << (bits * j) for j, y in enumerate(codes))
+
+
+def _lane_products(p, a, w, int2):
+    """The model's lane products in ``acc`` as floats, [n, 4, L] (exact for exact / offset8)."""
+    enc = M.products_to_acc(np.asarray(a, np.uint64), np.asarray(w, np.uint64),
+                            np.asarray(int2, np.uint64)[:, None], mode=p.mode, acc=p.acc,
+                            rounding=p.rounding, wbits=p.wbits)
+    return num.to_float(enc, p.acc)
+
+
+def _lane_factors(p, int2):
+    """f(y) for every lane code y: the model's product of A = 1.0 and a word of y's, as floats
+    (the lane value is A·f(y): 1024 + y in exact mode, y in offset8)."""
+    ncode = 4 if int2 else 16
+    one = np.full((ncode, 4), 0x3C00, np.uint64)
+    words = np.array([[_word([y] * (8 if int2 else 4), int2)] * 4 for y in range(ncode)],
+                     np.uint64)
+    enc = M.products_to_acc(one, words, np.full((ncode, 1), int2, np.uint64), mode=p.mode,
+                            acc=p.acc, rounding=p.rounding, wbits=p.wbits)
+    return num.to_float(enc[:, 0, 0], p.acc)
+
+
+def _exponent(x):
+    return np.frexp(np.abs(x))[1]
+
+
+def cancelling_pairs(p, rng, int2, trials=4000):
+    """{(depth, gap): (a0, y0, a1, y1)}: FP16 activations a0, a1 and lane codes y0, y1 whose
+    products v0 = a0·f(y0), v1 = a1·f(y1) sum (exactly, in FP32) to a value whose leading one
+    is ``depth`` bits below the larger product's (-1: a carry out; None: exactly zero) -- the
+    FP32 adder then normalises by every shift the products allow -- with the products' binades
+    ``gap`` (0, 1, 2 = more) apart.  A seeded search on the model's lane factors."""
+    f = _lane_factors(p, int2)
+    codes = np.flatnonzero(f)
+    n = trials
+    y0 = rng.choice(codes, n)
+    y1 = np.where(rng.random(n) < 0.25, y0, rng.choice(codes, n))
+    u = np.where(rng.random(n) < 0.5, rng.random(n), rng.random(n) * 2.0 ** -8)   # binade edge
+    a0 = num.from_float(np.ldexp(1.0 + u, rng.integers(-12, 12, n))
+                        * np.where(rng.random(n) < 0.5, 1.0, -1.0), "fp16")
+    v0 = num.to_float(a0, "fp16") * f[y0]
+    shrink = np.where(rng.random(n) < 0.5, 0.0, np.ldexp(rng.random(n), -rng.integers(0, 12, n)))
+    same = rng.random(n) < 0.05                                   # same signs: carries
+    t1 = num.from_float(np.where(same, 1.0, -1.0) * v0 * (1.0 - shrink) / f[y1], "fp16")
+    out = {}
+    for k in (0, -1, 1, -2, 2, -3, 3):                            # t1 and its neighbours
+        a1 = (t1.astype(np.int64) + k).astype(np.uint64)
+        a1 = np.where(((a1 & 0x7C00) == 0x7C00) | ((a1 ^ t1) >> 15 != 0), t1, a1)
+        v1 = num.to_float(a1, "fp16") * f[y1]
+        s = v0 + v1                                               # exact in float64
+        big = np.maximum(np.abs(v0), np.abs(v1))
+        depth = np.where(s == 0, 99, _exponent(big) - _exponent(s))
+        gap = np.minimum(np.abs(_exponent(v0) - _exponent(v1)), 2)
+        for i in range(n):
+            key = (None if depth[i] == 99 else int(depth[i]), int(gap[i]))
+            out.setdefault(key, (int(a0[i]), int(y0[i]), int(a1[i]), int(y1[i])))
+    return out
+
+
+def _dp4_pacq_fields(p, a, w, int2, c=None, sa=None):
+    """Operation fields for dp4_pacq from [n, 4] activations / words, [n] int2, optional
+    [n, L_max] c (default +0) and [n] sa (default +0)."""
+    n = len(a)
+    f = {"a": np.asarray(a, np.uint64).reshape(n, 4), "w": np.asarray(w, np.uint64).reshape(n, 4),
+         "c": (np.zeros((n, lanes_of(p.wbits)), np.uint64) if c is None
+               else np.asarray(c, np.uint64)[:, :lanes_of(p.wbits)])}
+    if p.wbits == "both":
+        f["int2"] = np.asarray(int2, np.uint64)
+    if p.sum_a:
+        f["sa"] = np.zeros(n, np.uint64) if sa is None else np.asarray(sa, np.uint64)
+    return f
+
+
+def _run_dp4_pacq_ops(p, fields, name):
+    """The ops back to back on the RTL against the model; returns the beat count."""
+    unit = get_unit("dp4_pacq")
+    ops = pack(layouts.dp4_pacq_op(p), fields)
+    s = harness.run("dp4_pacq", p, bench="stream", stimulus={"op__payload": ops}, name=name,
+                    extra_env=BenchConfig(scenarios=("back_to_back",)).env())
+    beats = len(unit.golden(p, op__payload=ops)["res__payload"])
+    assert s["back_to_back_vectors"] == beats
+    assert s["mismatches"] == 0
+    return beats
+
+
+def _fp32(x):
+    return num.from_float(np.asarray(x, np.float64), "fp32")
+
+
+@pytest.mark.parametrize("cfg", EXACT_DP4_CONFIGS, ids=_cfg_id)
+def test_dp4_pacq_fp32_cancellation_and_alignment(cfg):
+    """Every normalising shift and both alignment orders of the FP32 adders of dp4_pacq.
+
+    * Products that cancel (:func:`cancelling_pairs`: every depth, products in the same or
+      adjacent binades, exact zeros, carries) in each adder of the tree: the first level's
+      two adders (lanes k0+k1, k2+k3) and the second level (k0+k2, the first level exact);
+      INT4 and INT2.  The same activations cancel in the ΣA tree (less deeply: the lane
+      factors differ).
+    * The accumulators: c (every lane) and sa cancelling the tree's sum to every depth
+      (-(1 - 2^-t)·sum, t = 1..29, exact zeros, a few of the c lanes of the same sign: carries),
+      and, with a sum that is a power of two (fraction 0),
+      c and sa from 2^-30 to 4 times it (both signs, fraction 0 and not): which operand is the
+      larger, equal magnitudes, the far-alignment sticky, round-to-nearest ties."""
+    p = get_unit("dp4_pacq").params(**cfg)
+    rng = np.random.default_rng(harness.seed(108))
+    a, w, i2, cc, sa = [], [], [], [], []
+
+    def op(av, wv, int2, c=None, s=0):
+        a.append(av), w.append(wv), i2.append(int2), sa.append(int(s))
+        cc.append([0] * 8 if c is None else list(c))
+
+    def rand_word():
+        return int(rng.integers(0, 1 << 16))
+
+    def lane_word(y, int2):              # lane 0 holds code y, the other lanes random codes
+        lanes = 8 if int2 else 4
+        ys = [y] + [int(v) for v in rng.integers(0, 4 if int2 else 16, lanes - 1)]
+        return _word(ys, int2)
+
+    for int2 in (0, 1):
+        for (depth, gap), (a0, y0, a1, y1) in sorted(
+                cancelling_pairs(p, rng, int2).items(), key=lambda kv: repr(kv[0])):
+            w0, w1 = lane_word(y0, int2), lane_word(y1, int2)
+            op([a0, a1, 0, 0], [w0, w1, rand_word(), rand_word()], int2)   # tree add0_0
+            op([0, 0, a0, a1], [rand_word(), rand_word(), w0, w1], int2)   # tree add0_1
+            op([a0, 0, a1, 0], [w0, rand_word(), w1, rand_word()], int2)   # tree add1_0
+    # the accumulators cancel the tree's sum: c_j ~ -(p_0j)·(1 - 2^-t), sa ~ -a0·(1 - 2^-t)
+    for t in range(31):
+        for int2 in (0, 1):
+            a0 = int(num.from_float(np.array([np.ldexp(1.0 + rng.random(), rng.integers(-8, 8))
+                                              * rng.choice([-1.0, 1.0])]), "fp16")[0])
+            wv = [rand_word(), 0, 0, 0]
+            av = np.array([[a0, 0, 0, 0]], np.uint64)
+            v = _lane_products(p, av, np.array([wv], np.uint64), np.array([int2]))[0, 0]
+            shrink = 1.0 - (np.ldexp(1.0, -t) if t < 30 else 0.0)
+            sign = np.where(rng.random(8) < 0.9, -1.0, 1.0)
+            c = _fp32(np.resize(v, 8) * shrink * sign)
+            s = _fp32(-num.to_float(np.array([a0], np.uint64), "fp16")[0] * shrink)
+            op([a0, 0, 0, 0], wv, int2, c, s)
+    # a power-of-two sum (lane factor a power of two where the mode has one) and accumulators
+    # of every relative size: the adders' operand swap (by magnitude, zero handled apart)
+    f = _lane_factors(p, 0)
+    pow2 = [y for y in range(16) if f[y] > 0 and float(np.frexp(f[y])[0]) == 0.5]
+    y = pow2[0] if pow2 else 1
+    for k in range(-30, 3):
+        e = int(rng.integers(-6, 6))
+        a0 = int(num.from_float(np.array([np.ldexp(rng.choice([-1.0, 1.0]), e)]), "fp16")[0])
+        av = [a0, 0, 0, 0]
+        wv = [_word([y] * 4, 0), 0, 0, 0]
+        v = _lane_products(p, np.array([av], np.uint64), np.array([wv], np.uint64),
+                           np.array([0]))[0, 0, 0]
+        frac = np.array([1.0, -1.0, 1.75, -1.75, 1.0 + 2.0 ** -23, -(1.0 + 2.0 ** -23),
+                         1.5, -1.5])
+        c = _fp32(v * np.ldexp(frac, k))
+        s = _fp32(num.to_float(np.array([a0], np.uint64), "fp16")[0] * np.ldexp(frac[k % 8], k))
+        op(av, wv, 0, c, s)
+    _run_dp4_pacq_ops(p, _dp4_pacq_fields(p, a, w, i2, np.array(cc, np.uint64), sa),
+                      "fp32_shifts")
+
+
+#: FP16 activation specials for the pair sweep: zeros, subnormal and normal extremes, ±1,
+#: infinities and NaNs of both signs
+PAIR_SPECIALS = [0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00,
+                 0x7C00, 0xFC00, 0x7E00, 0xFC01]
+
+
+@pytest.mark.parametrize("cfg", [EXACT_DP4_CONFIGS[0], dict()], ids=_cfg_id)
+def test_dp4_pacq_special_pairs(cfg):
+    """Every ordered pair (s, t) of FP16 specials in each adder of the tree, the other lanes
+    +0: activations [s, t, 0, 0] (first level, k0 + k1), [0, 0, s, t] (k2 + k3), [s, 0, t, 0]
+    (second level) and [s, s, t, t] (all three): every adder of the product tree and of the
+    ΣA tree sees every pair of operand classes (inf - inf = NaN, inf + finite, NaN payloads,
+    signed zeros, max + max), INT4 and INT2."""
+    p = get_unit("dp4_pacq").params(**cfg)
+    rng = np.random.default_rng(harness.seed(109))
+    sp = np.array(PAIR_SPECIALS, np.uint64)
+    s, t = np.repeat(sp, len(sp)), np.tile(sp, len(sp))
+    z = np.zeros_like(s)
+    a = np.concatenate([np.stack(x, 1) for x in ([s, t, z, z], [z, z, s, t], [s, z, t, z],
+                                                 [s, s, t, t])])
+    n = len(a)
+    w = rng.integers(0, 1 << 16, (n, 4), dtype=np.uint64)
+    int2 = np.arange(n, dtype=np.uint64) % 2
+    if p.wbits != "both":
+        int2 = np.full(n, 1 if p.wbits == "2" else 0, np.uint64)
+    _run_dp4_pacq_ops(p, _dp4_pacq_fields(p, a, w, int2), "special_pairs")

@@ -322,6 +322,33 @@ def test_rtl_gaps_and_backpressure(kw, pattern):
          junk=rng, **pattern)
 
 
+def _nonzero_maps(p, rng, count):
+    """Random maps without a 0 value (so a stale value is never mistaken for padding)."""
+    x = random_maps(p, rng, count)
+    return np.where(x == 0, 1, x)
+
+
+def test_rtl_reset_at_band_ends_then_fresh_maps():
+    """Two maps of nonzero values back to back, reset (nothing valid after it) as the counters
+    turn over -- at each band's last column and tail step (m = 2, 3×5: the priming band, band
+    1, the flush band) and the next map's first beat -- then both maps again from the clean
+    state: the model's tiles (padding zero, nothing of the interrupted map, the line memory
+    refilled by the priming band).  Then the maps under scripted gaps (input valid dropped
+    every third cycle, the output stalled in a 9-cycle pattern, junk in the lanes without a
+    pixel): the model's tiles.  (~5 s.)"""
+    rng = np.random.default_rng(harness.seed(1525))
+    p = WinoLinebufParams(m=2, mode="int", data_bits=5, H=3, W=5)
+    assert p.flush and p.tail
+    maps = _nonzero_maps(p, rng, 2)
+    ends = [i for i, st in enumerate(_schedule(p.H, p.W, p.m)) if st[1] >= p.W - 1]
+    for at in [i + 1 for i in ends] + [p.cycles + 1]:
+        s = _run(p, maps, f"reset_band_end_{at}", scenarios=("reset_mid_operation",),
+                 idle=0.0, stall=0.0, reset_ops=2 * p.beats, reset_at=at)
+        assert s["reset_leaked"] == 0
+    _run(p, maps, "scripted_gaps_3x5", scenarios=("backpressure",), junk=rng,
+         idle=0.0, stall=0.0, valid_pattern="110", ready_pattern="0111_0011_1")
+
+
 @pytest.mark.parametrize("m", [2, 4])
 def test_rtl_special_values_pass_through(m):
     """FP16 maps of specials (±0, ±inf, NaNs with payloads, subnormals, max): bit patterns
