@@ -456,3 +456,323 @@ def test_pingpong_buffers_fill_under_a_held_result(L, K):
     _run("octet_sparse", p, random_sparse_requests(p, rng, 4), f"pingpong_held_{L}_{K}",
          scenario="backpressure", idle=0.0, stall=0.0, ready_pattern="0" * 40 + "1")
 
+
+# -- every lane's multiplier, every tree adder's normalising shift (mutation survivors) ----------
+# Directed operands for the DP units' datapaths, lane by lane (docs/mutation.md: the random and
+# specials tests leave single lanes without a distinguishing value).  Expected values only from
+# the golden model (the bench); the helpers below check that the stimulus reaches its corners.
+_INF16, _NAN16, _MAX16, _SIGN16 = 0x7C00, 0x7E00, 0x7BFF, 0x8000
+
+
+def _sig16(rng, bits: int, top: str = "low", odd: bool = True) -> int:
+    """An FP16 encoding (random sign) whose significand -- hidden bit included -- is ``bits``
+    long: 1..10 a subnormal (the mantissa field is the significand), 11 a normal (random
+    exponent field 1..30).  ``top="low"``: the significand is below 1.125 ×
+    2^(bits−1) (1.25 for bits = 3; 3 = 1.5 × 2 for bits = 2), ``"high"``: in [1.5, 1.5625) ×
+    2^(bits−1) (bits ≥ 5) -- so low × low and high × low (but not high × the 2-bit 3) never
+    carry (product length La + Lb − 1) and high × high does (La + Lb).  ``odd``: the last bit
+    set (so is the product's)."""
+    if bits == 1:
+        sig = 1
+    elif bits == 2:
+        sig = 3 if odd else 2
+    else:
+        base = 1 << (bits - 1)
+        if top == "high":
+            sig = base + (base >> 1) + int(rng.integers(0, max(1, base >> 4)))
+        else:
+            sig = base + int(rng.integers(0, max(1, base >> 3)))
+        sig |= int(odd)
+    enc = sig if bits <= 10 else (int(rng.integers(1, 31)) << 10) | (sig - 1024)
+    return enc | (int(rng.integers(0, 2)) << 15)
+
+
+def _sig_of(enc: int) -> int:
+    """An FP16 encoding's integer significand (hidden bit included)."""
+    e, m = (enc >> 10) & 0x1F, enc & 0x3FF
+    return (m | 0x400) if e else m
+
+
+def _exact16(mant: int, e: int, neg: bool) -> int:
+    """The FP16 encoding of ±mant·2^e (asserted exact)."""
+    v = int(num.from_float(np.array([mant * 2.0 ** e]), "fp16")[0])
+    assert num.to_float(np.array([v], dtype=np.uint64), "fp16")[0] == mant * 2.0 ** e, (mant, e)
+    return v | (_SIGN16 if neg else 0)
+
+
+def _pm_zero(rng, shape, fmt="fp16") -> np.ndarray:
+    """±0 encodings, random signs."""
+    sign = np.uint64(_SIGN16 if fmt == "fp16" else 0x80000000)
+    return np.where(rng.random(shape) < 0.5, np.uint64(0), sign).astype(np.uint64)
+
+
+#: per occurrence of a lane as a row's only non-zero slot: (a's significand length, a's top,
+#: the product bit lengths wanted in compute cycle 0 / 1) -- 12 occurrences: every product
+#: length 1..22 (the multiplier's normalising shift 21..0) in every lane of every DP unit
+_LANE_SCHED = ([(1, "low", (2 * n + 1, 2 * n + 2)) for n in range(5)] + [(1, "low", (11, 11))]
+               + [(11, "low", (2 * n + 11, 2 * n + 12)) for n in range(5)]
+               + [(11, "high", (21, 22))])
+#: B classes of a special row's gathered B row (column c of request i: (c + i) mod 8): the two
+#: columns of every DP unit always hold one finite non-zero value
+_B_CLASSES = (0x3C01, 0xC555, 0x0123, 0x0000, 0x8000, _INF16, _NAN16, _MAX16)
+_A_SPECIALS = (_INF16, _INF16 | _SIGN16, _NAN16, _MAX16 | _SIGN16)
+
+
+def _b_sig(rng, la: int, top_a: str, t: int) -> int:
+    """A B operand giving a product of bit length ``t`` with an A significand of length ``la``
+    (top ``top_a``): length t − la + 1 "low", or 11 "high" for a carrying product."""
+    if t == 22:                                            # 11 high × 11 high: the carry
+        assert (la, top_a) == (11, "high")
+        return _sig16(rng, 11, "high")
+    return _sig16(rng, t - la + 1, "low")
+
+
+def lane_product_requests(p, rng, n: int = 16):
+    """SWMMAs whose every A row has one non-zero slot (the focus: slot (r + i) mod 4 of row r
+    in request i; the others ±0, skipped, their offsets on B rows full of inf/NaN) and C = ±0,
+    so D[r, :] is that slot's product alone, one lane of one multiplier per output: per lane
+    and DP unit (12 occurrences) every product length 1..22 with odd significands -- subnormal ×
+    subnormal / normal, normal × normal with and without carry -- (_LANE_SCHED); and one row
+    per request a special A value (±inf, NaN, −65504) against B's classes (±normal, subnormal,
+    ±0, inf, NaN, 65504).  Offsets: slot j of row r takes (4r + 5j + i) mod 16 (every offset in
+    every slot).  Returns (requests, {(DP unit, lane): product lengths seen})."""
+    assert (p.K, p.L, p.ROWS) == (4, 16, 4)
+    occ, lengths = [0] * 4, {(d, j): set() for d in range(8) for j in range(4)}
+    reqs = []
+    for i in range(n):
+        offs = (4 * np.arange(4)[:, None] + 5 * np.arange(4)[None, :] + i) % 16
+        vals = _pm_zero(rng, (4, 4))
+        b = _b_with_specials(rng, 16)
+        c = _pm_zero(rng, (4, 16), "fp32")
+        special = (i // 4) % 4
+        for r in range(4):
+            j = (r + i) % 4
+            row = offs[r, j]
+            if r == special:
+                vals[r, j] = _A_SPECIALS[(i // 4) % 4]
+                b[row] = [_B_CLASSES[(col + i) % 8] for col in range(16)]
+                c[r] = num.from_float(rng.normal(0, 4, 16), "fp32")
+                continue
+            la, top, ts = _LANE_SCHED[occ[j] % len(_LANE_SCHED)]
+            occ[j] += 1
+            vals[r, j] = a = _sig16(rng, la, top)
+            for col in range(16):
+                b[row, col] = _b_sig(rng, la, top, ts[(col // 4) % 2])
+                prod = _sig_of(a) * _sig_of(int(b[row, col]))
+                lengths[(4 * (col // 8) + col % 4, j)].add(prod.bit_length())
+        reqs.append(sparse_request(p, vals, offs, b, c))
+    return reqs, lengths
+
+
+def lane_product_requests_dense(p, rng, n: int = 8):
+    """WMMAs whose every A row d (DP unit d) has one non-zero element, k = 4s + j with lane j =
+    (d + i) mod 4 and set s = (d // 4 + 2·(i // 4)) mod 4 (the 8 rows on 8 distinct B rows), the
+    rest ±0, C = ±0: D[d, t] is the one product A[d, k]·B[k, t] -- per lane and DP unit, two
+    occurrences of 8 columns: product lengths 1..8 (subnormal A of significand 1) and 11, 13,
+    .., 19, 20, 21, 22 (normal A).  B finite (0 × inf would be NaN: no skip gate in the dense
+    octet).  Returns (requests, {(d, j): product lengths seen})."""
+    lengths = {(d, j): set() for d in range(8) for j in range(4)}
+    sched = [(1, "low", list(range(1, 9))), (11, "high", [11, 13, 15, 17, 19, 20, 21, 22])]
+    reqs = []
+    for i in range(n):
+        a = _pm_zero(rng, (8, 16))
+        b = num.from_float(rng.normal(0, 1, (16, 8)), "fp16")
+        for d in range(8):
+            j, s = (d + i) % 4, (d // 4 + 2 * (i // 4)) % 4
+            k = 4 * s + j
+            la, top, ts = sched[(i // 4) % 2]
+            a[d, k] = av = _sig16(rng, la, top)
+            for t in range(8):
+                b[k, t] = _b_sig(rng, la, top, ts[t])
+                lengths[(d, j)].add((_sig_of(av) * _sig_of(int(b[k, t]))).bit_length())
+        reqs.append(dense_request(p, a, b, _pm_zero(rng, (8, 8), "fp32")))
+    return reqs, lengths
+
+
+#: cross pairings of the adder tree: the slots of (x, y, −x, z) -- x and −x on different
+#: first-level adders, so the two sums cancel in the second-level adder
+_PAIRINGS = ((0, 1, 2, 3), (1, 0, 3, 2), (0, 1, 3, 2), (1, 0, 2, 3))
+
+
+def _odd_sig(rng, bits: int, top: str) -> int:
+    """An odd integer significand of ``bits`` bits (:func:`_sig16`'s "low"/"high" tops)."""
+    return _sig_of(_sig16(rng, bits, top) & 0x7FFF)
+
+
+def _h_part(rng, regime: str, e: int, first: bool) -> int:
+    """The row's (``first``) or the column's share of p1's distance h below ulp(p0)."""
+    if regime == "exact":
+        return 0
+    if regime == "round":                         # h = 1..6: a tie for h = 1 (m is odd)
+        return int(rng.integers(1, 4)) if first else int(rng.integers(0, 4))
+    return int(rng.integers(12, e + 13)) if first else int(rng.integers(12, e + 14))   # far
+
+
+def _tree_rows(rng, regime: str, lys, with_z) -> np.ndarray:
+    """A operands [rows, 4] in (x, y, −x, z) order: x = ±2^ex (ex 3..6), y = ±my·2^(ex − 12 −
+    h_r), my odd of length/top ``lys[r]``; z = ±(1, 3, 5 or 7)·2^(ex − 12 − 0..2) where
+    ``with_z[r]``, else ±0.  With :func:`_tree_cols`' (u, v, u, w): p0 = x·u = ±2^E, p2 = −p0,
+    p1 = ±my·mv·2^(E − 23 − h) (h = h_r + h_c), p3 = a few units of 2^(E − 23 − 0..4)."""
+    a = np.zeros((len(lys), 4), dtype=np.uint64)
+    for r, (ly, top) in enumerate(lys):
+        ex = int(rng.integers(3, 7))
+        neg = rng.random(3) < 0.5
+        a[r, 0] = _exact16(1, ex, neg[0])
+        a[r, 2] = a[r, 0] ^ np.uint64(_SIGN16)
+        a[r, 1] = _exact16(_odd_sig(rng, ly, top), ex - 12 - _h_part(rng, regime, ex, True),
+                           neg[1])
+        a[r, 3] = _exact16(2 * int(rng.integers(0, 4)) + 1, ex - 12 - int(rng.integers(0, 3)),
+                           neg[2]) if with_z[r] else _pm_zero(rng, ())
+    return a
+
+
+def _tree_cols(rng, regime: str, lvs) -> np.ndarray:
+    """B operands [4, cols] in (u, v, u, w) order (see :func:`_tree_rows`): u = ±2^eu (eu
+    3..6), v = ±mv·2^(eu − 11 − h_c), mv odd of length/top ``lvs[col]``, w = ±(1..7 odd)·
+    2^(eu − 11 − 0..2)."""
+    b = np.zeros((4, len(lvs)), dtype=np.uint64)
+    for col, (lv, top) in enumerate(lvs):
+        eu = int(rng.integers(3, 7))
+        neg = rng.random(3) < 0.5
+        b[0, col] = b[2, col] = _exact16(1, eu, neg[0])
+        b[1, col] = _exact16(_odd_sig(rng, lv, top), eu - 11 - _h_part(rng, regime, eu, False),
+                             neg[1])
+        b[3, col] = _exact16(2 * int(rng.integers(0, 4)) + 1, eu - 11 - int(rng.integers(0, 3)),
+                             neg[2])
+    return b
+
+
+def _tree_c(rng, regime: str, shape, acc: str = "fp32") -> np.ndarray:
+    """C: ±0 ("exact", "round": D is the tree's result itself), or ±(1..2)·2^(2..12) ("far":
+    the accumulator's adder aligns the small residue far below C)."""
+    if regime != "far":
+        return _pm_zero(rng, shape, acc)
+    x = rng.uniform(1, 2, shape) * 2.0 ** rng.integers(2, 13, shape) * rng.choice([-1, 1], shape)
+    return num.from_float(x, acc)
+
+
+def _second_level_shift(a, b) -> tuple[int | None, bool]:
+    """The model's view of one DP-4 (a, b [4] FP16): the second-level adder's normalising shift
+    (max exponent of its operands − the sum's; None for a zero/non-finite sum) and whether a
+    first-level sum was an exact tie at its rounding point."""
+    p = sm.products(a, b)
+    s = [num.fp_add(p[0], p[1], "fp32"), num.fp_add(p[2], p[3], "fp32")]
+    t = num.fp_add(s[0], s[1], "fp32")
+    exp = [(int(x) >> 23) & 0xFF for x in (*s, t)]
+    f = num.to_float(np.array([*p, *s], dtype=np.uint64), "fp32")
+    tie = any(e_ and abs((f[2 * k] + f[2 * k + 1]) - f[4 + k]) == 2.0 ** (e_ - 127 - 24)
+              for k, e_ in enumerate(exp[:2]))
+    if exp[2] in (0, 255) or 255 in exp[:2]:
+        return None, tie
+    return max(exp[:2]) - exp[2], tie
+
+
+#: the SWMMA/WMMA regimes of the tree test, request by request
+_TREE_REGIMES = {"octet_sparse": ("exact",) * 4 + ("round", "round", "far", "far"),
+                 "octet_dense": ("exact",) * 4 + ("round", "far")}
+#: dense "exact": the rows' my (rotating over the DP units) and the columns' mv: every DP unit
+#: meets every product length m = 1..22, i.e. second-level shifts 23..2
+_DENSE_LYS = ((1, "low"), (2, "low"), (7, "low"), (11, "high"))
+_DENSE_LVS = ((1, "low"), (3, "low"), (5, "low"), (8, "low"), (9, "low"), (10, "low"),
+              (11, "low"), (11, "high"))
+
+
+def tree_cancellation_requests(unit: str, p, rng):
+    """Requests whose every DP-4 cancels in the second-level adder (see :func:`_tree_rows`):
+    "exact" residues m·ulp(p0) of every length (every normalising shift 2..23 in every DP
+    unit), "round" ties and round/sticky bits in the first level, "far" products beyond the
+    sticky range; the (x, −x) pair on every cross pairing of the tree in turn; C ±0, or large
+    against a tiny tree result.  Sparse: each row's gathered B rows are its own (slot j of row
+    r on B row (4r + 5j + i) mod 16); dense: set i mod 4 carries the operands, the other sets
+    are +0/−0 in A.  Returns (requests, {DP unit: shifts}, ties)."""
+    reqs, shifts, ties = [], {d: set() for d in range(8)}, 0
+    for i, regime in enumerate(_TREE_REGIMES[unit]):
+        if unit == "octet_sparse":
+            vals = np.zeros((4, 4), dtype=np.uint64)
+            offs = (4 * np.arange(4)[:, None] + 5 * np.arange(4)[None, :] + i) % 16
+            b = np.zeros((16, 16), dtype=np.uint64)
+            ops = []                                      # (DP unit, a [4], b [4]) in tree order
+            for r in range(4):
+                if regime == "exact":                     # lengths T, T + 1 in cycles 0, 1
+                    t = 1 + (8 * i + 2 * r) % 22
+                    ly = (11, "high") if t == 21 else (max(1, t - 9), "low")
+                    lvs = [(11, "high") if t + q == 22 else (t + q - ly[0] + 1, "low")
+                           for q in (0, 1)]
+                else:
+                    ly = (int(rng.integers(1, 12)), "low")
+                    lvs = [(int(rng.integers(1, 12)), "low") for _ in (0, 1)]
+                row = _tree_rows(rng, regime, [ly], [regime != "exact" and r % 2 == 0])[0]
+                cols = _tree_cols(rng, regime, [lvs[(col // 4) % 2] for col in range(16)])
+                pair = _PAIRINGS[(i + r) % 4]
+                for k in range(4):
+                    vals[r, pair[k]] = row[k]
+                    b[offs[r, pair[k]]] = cols[k]
+                ops += [(4 * (col // 8) + col % 4, row, cols[:, col]) for col in range(16)]
+            c = _tree_c(rng, regime, (4, 16))
+            reqs.append(sparse_request(p, vals, offs, b, c))
+        else:
+            s, pair = i % 4, _PAIRINGS[(i + i // 4) % 4]
+            a = _pm_zero(rng, (8, 16))
+            b = num.from_float(rng.normal(0, 1, (16, 8)), "fp16")
+            if regime == "exact":
+                lys = [_DENSE_LYS[(d + i) % 4] for d in range(8)]
+                lvs = [_DENSE_LVS[t] for t in rng.permutation(8)]
+            else:
+                lys = [(int(rng.integers(1, 12)), "low") for _ in range(8)]
+                lvs = [(int(rng.integers(1, 12)), "low") for _ in range(8)]
+            rows = _tree_rows(rng, regime, lys, [regime != "exact" and d % 2 == 0
+                                                 for d in range(8)])
+            cols = _tree_cols(rng, regime, lvs)
+            for k in range(4):
+                a[:, 4 * s + pair[k]] = rows[:, k]
+                b[4 * s + pair[k]] = cols[k]
+            ops = [(d, rows[d], cols[:, t]) for d in range(8) for t in range(8)]
+            reqs.append(dense_request(p, a, b, _tree_c(rng, regime, (8, 8))))
+        for d, a_ops, b_ops in ops:
+            sh, tie = _second_level_shift(a_ops, b_ops)
+            ties += tie
+            if sh is not None:
+                shifts[d].add(sh)
+    return reqs, shifts, ties
+
+
+def _target_params(unit):
+    """The configurations the sparse family's mutation targets use (tb/mutation.py): the
+    default sparse octet, the dense octet with ping-pong."""
+    return _params(unit, **({"pingpong": True} if unit == "octet_dense" else {}))
+
+
+@pytest.mark.parametrize("unit", ["octet_sparse", "octet_dense"])
+def test_lane_products_every_length(unit):
+    """Every multiplier of every DP unit alone on an output (one non-zero A slot per row, C ±0:
+    D is one exact product): odd significands whose products have every length 1..22 (sparse;
+    dense 1..8, 11, 13, .., 19..22) -- subnormal × subnormal/normal and normal × normal with
+    and without carry, so the multipliers' normalising shifts all occur with a set last bit;
+    sparse also ±inf, NaN, −65504 in every slot against every B class, the padded slots on
+    inf/NaN rows, every offset in every slot, both ping-pong buffers.  Bit-exact against the
+    model."""
+    rng = np.random.default_rng(seed(1416))
+    p = _target_params(unit)
+    if unit == "octet_sparse":
+        reqs, lengths = lane_product_requests(p, rng)
+        want = set(range(1, 23))
+    else:
+        reqs, lengths = lane_product_requests_dense(p, rng)
+        want = set(range(1, 9)) | {11, 13, 15, 17, 19, 20, 21, 22}
+    assert all(v >= want for v in lengths.values()), lengths     # the stimulus' reach
+    _run(unit, p, reqs, f"lane_products_{unit}")
+
+
+@pytest.mark.parametrize("unit", ["octet_sparse", "octet_dense"])
+def test_tree_cancellation_every_shift(unit):
+    """Every DP unit's adder tree on (x·u + y·v) + (−x·u + z·w): the second-level adder cancels
+    to the first level's rounding residue -- exact residues of every length (normalising shifts
+    2..23 in every DP unit, e.g. a one-ulp residue), first-level ties and round/sticky bits,
+    products beyond the alignment's sticky range -- on every cross pairing of the tree; C ±0 or
+    far above the residue (tree_cancellation_requests).  Bit-exact against the model."""
+    rng = np.random.default_rng(seed(1417))
+    p = _target_params(unit)
+    reqs, shifts, ties = tree_cancellation_requests(unit, p, rng)
+    assert all(v >= set(range(2, 24)) for v in shifts.values()), shifts
+    assert ties >= 4
+    _run(unit, p, reqs, f"tree_cancel_{unit}")
