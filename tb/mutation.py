@@ -458,19 +458,64 @@ def _prove_local(m: Mutant, path: Path, work: Path) -> bool:
     return False
 
 
+def _prove_top(m: Mutant, path: Path, work: Path) -> bool:
+    """Step 2 of :func:`_prove`: a mutation of the top module's own logic, proved on the top
+    module with its submodule instances cut out (``expose -evert``: an instance's outputs
+    become inputs, free and shared by the two sides; its inputs become outputs, compared).
+    Sound: whatever the instances compute, the two sides agree.  True if settled."""
+    if _FLAT_CELL.search(m.line):
+        return False
+    text = (work / f"{m.unit}.v").read_text()
+    bodies = {x.group(1): x.group(0) for x in _MODULE.finditer(text)}
+    subs = sorted({t for t, _ in _INSTANCE.findall(bodies.get(m.unit, "")) if t in bodies})
+    cell = re.search(r"-cell (\S+)", m.line)
+    if not subs or not cell:
+        return False
+    d = path.parent
+    shutil.copyfile(work / f"{m.unit}.v", d / f"{m.unit}.v")
+    evert = "expose -evert -sep : " + " ".join(f"{m.unit}/t:{t}" for t in subs)
+    sides = []
+    for name, line in (("top_original", None), ("top_mutant", m.line)):
+        steps = [f"read_verilog {m.unit}.v", f"hierarchy -check -top {m.unit}", "proc", evert,
+                 f"hierarchy -top {m.unit}", "opt_clean"]
+        if line:
+            steps += [f"select -assert-count 1 {m.unit}/{cell.group(1)}", line]
+        steps += ["opt_clean", f"write_verilog -noattr {name}.v"]
+        (d / f"{name}.ys").write_text("\n".join(steps) + "\n")
+        try:
+            tools.run("yosys", ["-q", "-s", f"{name}.ys"], cwd=d, log=d / f"{name}.log",
+                      what=f"cutting the instances out of {m.unit}")
+        except tools.ToolError:
+            return False                    # e.g. a cell proc names differently: step 3
+        sides.append(Design(d / f"{name}.v", top=m.unit))
+    try:
+        r = _same(*sides)
+    except (tools.FlowInputError, tools.ToolError):
+        return False
+    m.proof_s = round((m.proof_s or 0) + r.seconds, 3)
+    if r.proved:
+        m.status = "equivalent"
+        m.detail = (f"proved equivalent on the top module with its instances of "
+                    f"{', '.join(subs)} cut out ({SAME_METHOD}; {r.seconds:.1f} s)")
+        return True
+    return False
+
+
 def _prove(m: Mutant, path: Path, work: Path, whole: bool = True):
     """A survivor: equivalent if proved equal to the original; else what the proofs found.
 
     1. A mutation inside a submodule instance: that submodule alone, then its enclosing
        instances (:func:`_prove_local`).
-    2. ``whole``: the whole unit's flat netlists (:func:`_same`: combinational units for
+    2. A mutation of the top module's own logic: the top with its instances cut out
+       (:func:`_prove_top`).
+    3. ``whole``: the whole unit's flat netlists (:func:`_same`: combinational units for
        every input; clocked ones for every register value).
-    3. A clocked unit whose netlists differ for some register values (perhaps unreachable
+    4. A clocked unit whose netlists differ for some register values (perhaps unreachable
        ones): :func:`~tcgen.synth.formal.prove_from_reset` (k-induction from the initial
        state, :data:`RESET_DEPTH` steps).
-    ``whole=False`` (designs too large for 2 and 3): a survivor that step 1 does not settle
-    stays unresolved."""
-    if _prove_local(m, path, work):
+    ``whole=False`` (designs too large for 3 and 4): a survivor that steps 1 and 2 do not
+    settle stays unresolved."""
+    if _prove_local(m, path, work) or _prove_top(m, path, work):
         return
     local = m.detail if m.detail != "every test passed" else ""
     if not whole:
@@ -500,7 +545,7 @@ def _prove(m: Mutant, path: Path, work: Path, whole: bool = True):
 
 
 def _prove_reset(m: Mutant, path: Path, work: Path, cut: str):
-    """Step 3 of :func:`_prove`: the flat netlists from their initial state."""
+    """Step 4 of :func:`_prove`: the flat netlists from their initial state."""
     try:
         r = prove_from_reset(Design(_flat(work, m.unit), top=m.unit), Design(path, top=m.unit),
                              depth=RESET_DEPTH, timeout=PROOF_TIMEOUT_S)

@@ -142,15 +142,20 @@ def _proof_mutant(work, cell: str, rest: str):
 
 def test_survivor_proofs_instance_whole_and_from_reset(work):
     """Step 1 proves a no-op inside the instance on the instance alone; a fault the instance
-    alone shows but its context never drives (input bit 3) goes on to the whole unit (step 2);
-    a fault only an unreachable counter state shows is settled from reset (step 3); a real
-    fault is reported as one."""
+    alone shows but its context never drives (input bit 3) goes on to the whole unit (step 3);
+    a no-op of the top's own logic is proved with the instance cut out (step 2); a fault only
+    an unreachable counter state shows is settled from reset (step 4); a real fault is
+    reported as one."""
     or_, add, eq = r"$flatten\s.$or$unit.v:4$1", r"$flatten\s.$add$unit.v:5$2", \
         "$eq$unit.v:12$9"
     m = _proof_mutant(work, or_, "-mode const0 -module unit -cell " + or_ + " -port B -portbit 0")
     assert m.status == "equivalent" and "on instance s (sub) alone" in m.detail, m.detail
     m = _proof_mutant(work, or_, "-mode const0 -module unit -cell " + or_ + " -port A -portbit 3")
     assert m.status == "equivalent" and "to the original" in m.detail, m.detail
+    and_ = "$and$unit.v:10$3"                                  # a & 7: bit 3 already 0
+    m = _proof_mutant(work, and_, "-mode const0 -module unit -cell " + and_ + " -port B "
+                      "-portbit 3")
+    assert m.status == "equivalent" and "instances of sub cut out" in m.detail, m.detail
     m = _proof_mutant(work, eq, "-mode const0 -module unit -cell " + eq + " -port Y -portbit 0")
     assert m.status == "equivalent" and "from reset" in m.detail, m.detail
     m = _proof_mutant(work, add, "-mode inv -module unit -cell " + add + " -port Y -portbit 0")
