@@ -171,16 +171,15 @@ FAMILIES: dict[str, tuple[Target, ...]] = {
                                             "backpressure]",
                                       _SP + "test_lane_products_every_length[octet_sparse]",
                                       _SP + "test_tree_cancellation_every_shift[octet_sparse]"],
-           32,
-           prove=False),
+           32, prove=False),        # whole-unit proofs ~2 min each: steps 1 and 2 only
         _t("sparse", "octet_dense", [_SP + "test_stalls_and_reset[octet_dense-kw2-"
                                            "reset_mid_operation]",
-                                     _SP + "test_fp_specials[octet_dense]",
+                                     # (test_fp_specials[octet_dense] builds it without
+                                     # ping-pong: another configuration, so not listed)
                                      _SP + "test_paper_cycles[dense-True]",
                                      _SP + "test_lane_products_every_length[octet_dense]",
                                      _SP + "test_tree_cancellation_every_shift[octet_dense]"],
-           32,
-           prove=False),
+           32, prove=False),
     ),
     "winograd": (
         _t("winograd", "wino_itf", [_WI + "test_itf_int_extremes_and_random[2-4]"], 16),
