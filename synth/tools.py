@@ -214,23 +214,52 @@ class Terminated(KeyboardInterrupt):
         return 128 + self.signum
 
 
+def _in_finalizer(frame) -> bool:
+    """The signal interrupted a finalizer (``__del__``, run by the garbage collector anywhere):
+    an exception raised there is printed as "Exception ignored" and dropped, and the program
+    carries on as if no signal had come."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+#: seconds before a signal that arrived inside a finalizer is delivered again
+REDELIVER_S = 0.02
+
+
 @contextlib.contextmanager
-def signals_raise(signums=TERMINATING_SIGNALS):
+def signals_raise(signums=TERMINATING_SIGNALS, interrupt: bool = True):
     """While active, the first of ``signums`` to arrive raises :class:`Terminated` in the main
-    thread (later ones are ignored, so that they cannot cut the clean-up short); the previous
-    handlers are restored on exit.  A signal this process inherited as ignored stays ignored
-    (``nohup`` ignores SIGHUP).  Outside the main thread it does nothing (Python runs signal
-    handlers in the main thread only)."""
+    thread, and with ``interrupt`` the first SIGINT raises ``KeyboardInterrupt``; later ones
+    are ignored, so that they cannot cut the clean-up short.  A signal that arrives while a
+    finalizer (``__del__``) runs -- Amaranth checks every unused elaboratable in one -- is sent
+    again :data:`REDELIVER_S` later instead of raising there, where Python would drop the
+    exception and the command would run on to the end.  The previous handlers are restored on
+    exit.  A signal this process inherited as ignored stays ignored (``nohup`` ignores
+    SIGHUP).  Outside the main thread it does nothing (Python runs signal handlers in the main
+    thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     fired: list[int] = []
+    pid = os.getpid()
 
     def handler(signum, frame):
-        if not fired:
-            fired.append(signum)
-            raise Terminated(signum)
-    old = {s: signal.signal(s, handler) for s in signums
+        if fired:
+            return
+        if _in_finalizer(frame):
+            t = threading.Timer(REDELIVER_S, os.kill, (pid, signum))
+            t.daemon = True
+            t.start()
+            return
+        fired.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum)
+    wanted = (*signums, signal.SIGINT) if interrupt else tuple(signums)
+    old = {s: signal.signal(s, handler) for s in wanted
            if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield

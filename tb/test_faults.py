@@ -535,3 +535,37 @@ def test_slow_many_kills_and_concurrency(rig):
     print(json.dumps({"schedule": got["kills"], "resume": got["resume"],
                       "resume_tools": got["resume_tools"],
                       "wall_s": round(time.monotonic() - t0, 1)}, indent=1))
+
+
+#: a signal that arrives while a finalizer runs: Python would print "Exception ignored in
+#: __del__" and drop the KeyboardInterrupt, and the command would run on to the end (seen in
+#: `make test`: Ctrl-C during `tcgen generate --all` landed in Amaranth's MustUse.__del__)
+_FINALIZER_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    from tcgen.synth.tools import Terminated, signals_raise
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), int(sys.argv[1]))    # delivered inside this finalizer
+            for _ in range(1000):
+                pass
+
+    with signals_raise():
+        try:
+            Finalized()
+            time.sleep(2)
+            print("carried on")
+        except Terminated as e:
+            print("terminated", e.exit_status)
+        except KeyboardInterrupt:
+            print("interrupted")
+""")
+
+
+@pytest.mark.parametrize("sig,want", [(signal.SIGINT, "interrupted"),
+                                      (signal.SIGTERM, "terminated 143")])
+def test_a_signal_inside_a_finalizer_is_not_lost(sig, want):
+    p = subprocess.run([sys.executable, "-c", _FINALIZER_SCRIPT, str(int(sig))],
+                       capture_output=True, text=True, timeout=60)
+    assert p.stdout.strip() == want, (p.stdout, p.stderr)
+    assert "Exception ignored" not in p.stderr, p.stderr

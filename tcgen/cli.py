@@ -470,7 +470,7 @@ def _forcing(force: bool):
 
 # -- entry point --------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    with signals_raise():       # SIGTERM, SIGHUP: unwound like Ctrl-C, exit status 128 + signal
+    with signals_raise():       # Ctrl-C, SIGTERM, SIGHUP: unwound, exit status 130 / 128 + signal
         return _main(argv)
 
 
