@@ -550,6 +550,8 @@ _FINALIZER_SCRIPT = textwrap.dedent("""
             for _ in range(1000):
                 pass
 
+    # a background job inherits SIGINT ignored (and signals_raise keeps it so): not here
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with signals_raise():
         try:
             Finalized()
