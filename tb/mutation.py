@@ -63,7 +63,7 @@ TIMEOUT_FACTOR = 4.0
 MIN_TIMEOUT_S = 60.0
 #: solver seconds for the equivalence proof of one combinational survivor
 PROOF_TIMEOUT_S = 120.0
-#: k-induction steps of a clocked survivor's proof from reset (:func:`_prove`, step 3)
+#: k-induction steps of a clocked survivor's proof from reset (:func:`_prove`, step 4)
 RESET_DEPTH = 12
 
 __all__ = ["Target", "Mutant", "FAMILIES", "SEED", "MutationError", "prepare", "mutants",
@@ -232,9 +232,11 @@ def _first_failure(log: Path) -> str:
     return "failed (see log)"
 
 
-def _script(unit: str, extra: list[str]) -> str:
+def _script(unit: str, extra: list[str], pre=()) -> str:
+    """The unit as the mutations see it (``pre``: commands between ``proc`` and ``flatten``,
+    e.g. choosing a submodule as the top), then ``extra``."""
     return "\n".join([f"read_verilog {unit}.v", f"hierarchy -check -top {unit}", "proc",
-                      "flatten", "opt_clean", *extra]) + "\n"
+                      *pre, "flatten", "opt_clean", *extra]) + "\n"
 
 
 def prepare(target: Target, work: Path) -> dict:
@@ -355,10 +357,15 @@ _MODULE = re.compile(r"^module (\S+)\(.*?^endmodule", re.M | re.S)
 _INSTANCE = re.compile(r"^\s*(\S+)\s+(\S+)\s*\(", re.M)
 
 
+def _modules(text: str) -> dict[str, str]:
+    """{module name: its text} of a Verilog file."""
+    return {x.group(1): x.group(0) for x in _MODULE.finditer(text)}
+
+
 def _submodule(text: str, top: str, path: list[str]) -> str | None:
     """The module reached from ``top`` through the instance names ``path`` (an instance is a
     ``<module> <instance> (`` at the start of a line, as Amaranth writes them), or None."""
-    bodies = {m.group(1): m.group(0) for m in _MODULE.finditer(text)}
+    bodies = _modules(text)
     mod = top
     for inst in path:
         found = [t for t, i in _INSTANCE.findall(bodies.get(mod, "")) if i == inst
@@ -392,21 +399,25 @@ def _levels(m: Mutant, work: Path) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def _netlist(work: Path, unit: str, name: str, what: str, *, pre=(), top: str | None = None,
+             cell: str | None = None, line: str | None = None) -> Path:
+    """``work/<name>.v``: :func:`_script` with ``pre``, and mutation ``line`` applied to
+    ``cell`` of module ``top`` (which must exist: an unapplied mutation would prove
+    nothing)."""
+    extra = [f"select -assert-count 1 {top}/{cell}", line] if line else []
+    (work / f"{name}.ys").write_text(_script(unit, extra + [
+        "opt_clean", f"write_verilog -noattr {name}.v"], pre=pre))
+    tools.run("yosys", ["-q", "-s", f"{name}.ys"], cwd=work, log=work / f"{name}.log",
+              what=what)
+    return work / f"{name}.v"
+
+
 def _local_netlist(work: Path, unit: str, sub: str, cell: str | None, line: str | None,
                    name: str) -> Path:
     """``sub`` as the whole design elaborates it (``proc`` on the unit, so cell names agree
-    with the flattened unit's), alone, its own submodules flattened, with mutation ``line``
-    (whose cell must exist: an unapplied mutation would prove nothing); ``work/<name>.v``."""
-    out = work / f"{name}.v"
-    steps = [f"read_verilog {unit}.v", f"hierarchy -check -top {unit}", "proc",
-             f"hierarchy -top {sub}", "flatten", "opt_clean"]
-    if line:
-        steps += [f"select -assert-count 1 {sub}/{cell}", line]
-    steps += ["opt_clean", f"write_verilog -noattr {name}.v"]
-    (work / f"{name}.ys").write_text("\n".join(steps) + "\n")
-    tools.run("yosys", ["-q", "-s", f"{name}.ys"], cwd=work, log=work / f"{name}.log",
-              what=f"extracting {sub} from {unit}")
-    return out
+    with the flattened unit's), alone, its own submodules flattened, with mutation ``line``."""
+    return _netlist(work, unit, name, f"extracting {sub} from {unit}",
+                    pre=[f"hierarchy -top {sub}"], top=sub, cell=cell, line=line)
 
 
 SAME_METHOD = ("miter of the outputs and next states, structurally hashed (opt_merge "
@@ -464,8 +475,7 @@ def _prove_top(m: Mutant, path: Path, work: Path) -> bool:
     Sound: whatever the instances compute, the two sides agree.  True if settled."""
     if _FLAT_CELL.search(m.line):
         return False
-    text = (work / f"{m.unit}.v").read_text()
-    bodies = {x.group(1): x.group(0) for x in _MODULE.finditer(text)}
+    bodies = _modules((work / f"{m.unit}.v").read_text())
     subs = sorted({t for t, _ in _INSTANCE.findall(bodies.get(m.unit, "")) if t in bodies})
     cell = re.search(r"-cell (\S+)", m.line)
     if not subs or not cell:
@@ -475,18 +485,13 @@ def _prove_top(m: Mutant, path: Path, work: Path) -> bool:
     evert = "expose -evert -sep : " + " ".join(f"{m.unit}/t:{t}" for t in subs)
     sides = []
     for name, line in (("top_original", None), ("top_mutant", m.line)):
-        steps = [f"read_verilog {m.unit}.v", f"hierarchy -check -top {m.unit}", "proc", evert,
-                 f"hierarchy -top {m.unit}", "opt_clean"]
-        if line:
-            steps += [f"select -assert-count 1 {m.unit}/{cell.group(1)}", line]
-        steps += ["opt_clean", f"write_verilog -noattr {name}.v"]
-        (d / f"{name}.ys").write_text("\n".join(steps) + "\n")
         try:
-            tools.run("yosys", ["-q", "-s", f"{name}.ys"], cwd=d, log=d / f"{name}.log",
-                      what=f"cutting the instances out of {m.unit}")
+            v = _netlist(d, m.unit, name, f"cutting the instances out of {m.unit}",
+                         pre=[evert, f"hierarchy -top {m.unit}"], top=m.unit,
+                         cell=cell.group(1), line=line)
         except tools.ToolError:
             return False                    # e.g. a cell proc names differently: step 3
-        sides.append(Design(d / f"{name}.v", top=m.unit))
+        sides.append(Design(v, top=m.unit))
     try:
         r = _same(*sides)
     except (tools.FlowInputError, tools.ToolError):
