@@ -132,13 +132,16 @@ def verilog_file(unit_name: str, params, top: str | None = None, directory: Path
 
 
 def _build(unit_name: str, params, sim: str, waves: bool,
-           batch: tuple[int, int] | None = None, bitslice: bool = False) -> tuple[Path, str]:
+           batch: tuple[int, int] | None = None, bitslice: bool = False,
+           optimize: bool = False) -> tuple[Path, str]:
     """Compile the unit (or, with ``batch=(lanes, depth)``, the batch wrapper around it; with
     ``bitslice``, around its 64-vector bit-sliced gate netlist) once per configuration; returns
-    the configuration folder and the simulation top."""
+    the configuration folder and the simulation top.  ``optimize`` (Verilator): compile the
+    model's C++ at -O2 for a long run instead of -O0 (see VERILATOR_OPT_FAST)."""
     from cocotb_tools.runner import get_runner
     tag = sim + ("-waves" if waves else "") + (f"-batch{batch[0]}x{batch[1]}" if batch else "")
     tag += "-bitslice" if bitslice else ""
+    tag += "-O2" if sim == "verilator" and optimize else ""
     d = _config_dir(unit_name, params, tag)
     src = verilog_file(unit_name, params, top=unit_name)      # one generation per configuration
     sources, top = [src], unit_name
@@ -169,8 +172,8 @@ def _build(unit_name: str, params, sim: str, waves: bool,
                 # the batch wrapper marks what cocotb touches public; all else is optimized
                 build_args += ["--timing", "--no-public-flat-rw"] if batch else []
             flags = os.environ.get("MAKEFLAGS")
-            if sim == "verilator" and batch:      # long runs: -O2 (Verilator's default -Os
-                os.environ["MAKEFLAGS"] = f"{flags or ''} OPT_FAST=-O2"   # compiles faster)
+            if sim == "verilator":
+                os.environ["MAKEFLAGS"] = f"{flags or ''} {VERILATOR_OPT[optimize]}"
             try:
                 runner.build(sources=sources, hdl_toplevel=top, build_dir=d / "sim_build",
                              always=True, waves=waves, build_args=build_args,
@@ -182,6 +185,16 @@ def _build(unit_name: str, params, sim: str, waves: bool,
                     os.environ["MAKEFLAGS"] = flags
             stamp.write_text("ok\n")
     return d, top
+
+
+#: The C++ optimization of a Verilator model (verilated.mk's OPT_FAST for the model's
+#: evaluation code, OPT_SLOW for its construction code; the runtime, OPT_GLOBAL, is built once
+#: per checkout and kept by ccache).  A test's run is short, so its model is compiled at -O0:
+#: octet_sparse's batch model (14 MB of C++) builds in 22 s instead of 39 s at -O2 and its
+#: 1,000-tile run takes as long; a long run (``optimize``, run_batch: BATCH_OPTIMIZE_VECTORS
+#: vectors or more) gets -O2, which compiles faster than Verilator's default -Os.
+VERILATOR_OPT = {False: "OPT_FAST=-O0 OPT_SLOW=-O0", True: "OPT_FAST=-O2 OPT_SLOW=-O0"}
+BATCH_OPTIMIZE_VECTORS = 4096
 
 
 def _bitslice(unit_name: str, src: Path, d: Path) -> Path:
@@ -230,12 +243,14 @@ def _python_path():
 def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=None,
         testcase: str | None = None, seed_value: int | None = None, name: str = "run",
         extra_env: dict[str, str] | None = None, sim: str | None = None,
-        batch: tuple[int, int] | None = None, bitslice: bool = False) -> dict:
+        batch: tuple[int, int] | None = None, bitslice: bool = False,
+        optimize: bool = False) -> dict:
     """Simulate ``unit_name`` at ``params`` with cocotb module ``tb/benches/<bench>.py``.
 
     ``stimulus``: {input port: array} streamed by the bench (saved beside the run).
     ``sim``: the simulator for this test (its default for its size); ``SIM`` overrides it.
     ``batch``: ``(lanes, depth)`` to run on the batch wrapper (bench ``batch``, see tb/batch.py).
+    ``optimize``: a long run; Verilator compiles the model at -O2 (VERILATOR_OPT).
     Returns the summary dict the bench wrote (vectors, mismatches, ...); raises
     ``AssertionError`` if a cocotb test failed.
     """
@@ -244,7 +259,7 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     params = params if params is not None else unit.params()
     sim = sim_name(sim)
     waves = os.environ.get("WAVES", "0") not in ("", "0")
-    d, top = _build(unit_name, params, sim, waves, batch, bitslice)
+    d, top = _build(unit_name, params, sim, waves, batch, bitslice, optimize)
     run_dir = d / "runs" / f"{name}-{os.getpid()}"
     if run_dir.exists():
         shutil.rmtree(run_dir)
@@ -304,6 +319,10 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
 #: ccache holds the runtime objects (build/ccache; the first model of a checkout pays ~20 s more
 #: for them): fp16 fp_add 13 kB ~6 s, fp16 fp_mul 60 kB ~11 s, fp32 fp_mul 294 kB ~35 s.  So a
 #: batch goes to Verilator when Icarus is expected to take longer than building the model.
+#: (Those build times were measured at -O2; a short run's model is now compiled at -O0,
+#: VERILATOR_OPT, in 2-6 s for the three -- fp32 fp_mul 6.3 s against 14.4 s -- so the
+#: threshold leans to Icarus for small batches, where a clean checkout's first model also pays
+#: ~7 s for the runtime objects.)
 ICARUS_NS_PER_VECTOR_BYTE = 6.0
 ICARUS_BITSLICE_VECTORS_PER_S = 2_000
 VERILATOR_BUILD_S = 5.0
@@ -335,7 +354,8 @@ def batch_default_sim(n_vectors: int, verilog_bytes: int, bitslice: bool = False
 def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None = None,
               lanes: int = 1, depth: int = 4096, stall: float = 0.0, sim: str | None = None,
               name: str = "batch", seed_value: int = 1, max_cycles: int = 0,
-              max_report: int = 10, corrupt=(), bitslice: bool = False) -> dict:
+              max_report: int = 10, corrupt=(), bitslice: bool = False,
+              optimize: bool | None = None) -> dict:
     """Check vectors in bulk inside the simulation (tb/batch.py): the given ``stimulus``
     ({input port or stream: array}, stream units: payloads) or an exhaustive operand-pair range
     ``pairs`` ({"a", "b", "width", "start", "stop", "fixed"}).  Returns the summary: vectors,
@@ -343,7 +363,9 @@ def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None 
     ``corrupt``: output indices whose expected value gets its LSB flipped (the bench must then
     report exactly those; a self-test of the in-simulation checker).  ``bitslice``
     (combinational units): simulate the Yosys gate netlist 64 vectors per word (tb/batch.py);
-    ``depth`` then counts groups of 64 and ``mismatches`` mismatching groups."""
+    ``depth`` then counts groups of 64 and ``mismatches`` mismatching groups.  ``optimize``: a
+    Verilator model compiled at -O2 (VERILATOR_OPT); by default for BATCH_OPTIMIZE_VECTORS
+    vectors or more."""
     if (stimulus is None) == (pairs is None):
         raise ValueError("run_batch: give exactly one of stimulus and pairs")
     if stimulus is not None:           # stream units: payloads by stream (a workload's
@@ -351,13 +373,14 @@ def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None 
                     if not k.endswith(("__valid", "__ready"))}                    # __ready: unused)
     source = {"kind": "pairs", **pairs} if pairs is not None else {"kind": "file"}
     params = params if params is not None else get_unit(unit_name).params()
+    n = (int(pairs["stop"]) - int(pairs["start"]) if pairs is not None
+         else len(next(iter(stimulus.values()))))
     if sim is None:                    # the faster simulator for the size (README, Simulators)
-        n = (int(pairs["stop"]) - int(pairs["start"]) if pairs is not None
-             else len(next(iter(stimulus.values()))))
         sim = batch_default_sim(n, verilog_file(unit_name, params).stat().st_size, bitslice)
     cfg = {"lanes": lanes, "depth": depth, "source": source, "stall": stall,
            "seed": seed_value, "max_cycles": max_cycles, "max_report": max_report,
            "corrupt": [int(i) for i in corrupt], "bitslice": bitslice}
     return run(unit_name, params, "batch", stimulus=stimulus, name=name, sim=sim,
                batch=(lanes, depth), bitslice=bitslice,
+               optimize=n >= BATCH_OPTIMIZE_VECTORS if optimize is None else optimize,
                extra_env={"TCGEN_BATCH": json.dumps(cfg)})

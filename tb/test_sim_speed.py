@@ -50,7 +50,7 @@ def test_batch_throughput(unit, fmt, sim, lanes, n, bitslice, depth):
     u = get_unit(unit)
     p = u.params() if unit == "pacq_mul" else u.params(fmt=fmt)
     stim = _fp_stim(unit, fmt, n, np.random.default_rng(7))
-    kw = dict(lanes=lanes, depth=depth, sim=sim, bitslice=bitslice)
+    kw = dict(lanes=lanes, depth=depth, sim=sim, bitslice=bitslice, optimize=True)
     harness.run_batch(unit, p, stimulus={k: v[:64] for k, v in stim.items()}, name="warm",
                       **kw)                                       # build outside the timing
     t0 = time.perf_counter()
@@ -86,10 +86,10 @@ def test_bmma_tile_batch_throughput():
     reqs = u.workload(p, np.random.default_rng(9), 2_000)
     for sim in ("verilator",):
         harness.run_batch("bmma_array", p, stimulus={"req": reqs["req__payload"][:4]},
-                          depth=2048, sim=sim, name="warm")
+                          depth=2048, sim=sim, name="warm", optimize=True)
         t0 = time.perf_counter()
         s = harness.run_batch("bmma_array", p, stimulus={"req": reqs["req__payload"]},
-                              depth=2048, sim=sim, name="bench")
+                              depth=2048, sim=sim, name="bench", optimize=True)
         wall = time.perf_counter() - t0
         assert s["mismatches"] == 0 and s["checked"] > 0
         _record(f"batch-bmma_array-{sim}", unit="bmma_array", sim=sim, vectors=2_000,
