@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -192,9 +193,10 @@ def _build(unit_name: str, params, sim: str, waves: bool,
 #: per checkout and kept by ccache).  A test's run is short, so its model is compiled at -O0:
 #: octet_sparse's batch model (14 MB of C++) builds in 22 s instead of 39 s at -O2 and its
 #: 1,000-tile run takes as long; a long run (``optimize``, run_batch: BATCH_OPTIMIZE_VECTORS
-#: vectors or more) gets -O2, which compiles faster than Verilator's default -Os.
+#: vectors or more -- the slow tests and benchmarks; make test's batches stay below it, so no
+#: configuration is built twice) gets -O2, which compiles faster than Verilator's default -Os.
 VERILATOR_OPT = {False: "OPT_FAST=-O0 OPT_SLOW=-O0", True: "OPT_FAST=-O2 OPT_SLOW=-O0"}
-BATCH_OPTIMIZE_VECTORS = 4096
+BATCH_OPTIMIZE_VECTORS = 1 << 18
 
 
 def _bitslice(unit_name: str, src: Path, d: Path) -> Path:
@@ -310,27 +312,56 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     return summary
 
 
-#: The batch path's default simulator is the one that finishes first: Icarus starts at once but
-#: evaluates the design event by event, up to ~6 ns per byte of the unit's generated Verilog per
-#: vector (measured here on the batch wrapper, one lane: fp16 fp_add 13 kB 5.6 ns, fp16 fp_mul
-#: 60 kB 4.3 ns, fp32 fp_mul 294 kB 4.6 ns, 8x8 int_mul 19 kB 1.3 ns; the bit-sliced gate
-#: netlist runs at ~2,000 vectors/s on Icarus whatever the unit); Verilator runs 50-500x faster
-#: once built, but its build grows with the design: ~5 s plus ~0.1 ms per byte of Verilog once
-#: ccache holds the runtime objects (build/ccache; the first model of a checkout pays ~20 s more
-#: for them): fp16 fp_add 13 kB ~6 s, fp16 fp_mul 60 kB ~11 s, fp32 fp_mul 294 kB ~35 s.  So a
+#: The batch path's default simulator is the one that finishes first.  Both costs grow with the
+#: *elaborated* design -- every instance of a shared module counted (elaborated_bytes); the
+#: Verilog file holds each deduplicated module once, so a DP-4 (80 kB, four multipliers and
+#: four adders) elaborates to 314 kB and an octet (253 kB) to 2.7 MB.  Icarus starts at once
+#: but evaluates the design event by event, up to ~6 ns per elaborated byte per vector
+#: (measured on the batch wrapper, one lane: fp16 fp_add 13 kB 5.6 ns, fp16 fp_mul 60 kB
+#: 4.3 ns, fp32 fp_mul 294 kB 4.6 ns, 8x8 int_mul 19 kB 1.3 ns, fp16 DP-4 314 kB 7 ns; the
+#: bit-sliced gate netlist runs at ~2,000 vectors/s on Icarus whatever the unit).  Verilator
+#: runs 50-500x faster once built; a short run's model is compiled at -O0 (VERILATOR_OPT) in
+#: ~2 s plus up to ~10 us per elaborated byte once ccache holds the runtime objects
+#: (build/ccache; a clean checkout's first model pays ~7 s more for them): fp16 fp_add 1.8 s,
+#: fp32 fp_mul 6.3 s, the F(4,3) FP16 ITF (2.8 MB) 11 s, octet_sparse (2.7 MB) 22 s.  So a
 #: batch goes to Verilator when Icarus is expected to take longer than building the model.
-#: (Those build times were measured at -O2; a short run's model is now compiled at -O0,
-#: VERILATOR_OPT, in 2-6 s for the three -- fp32 fp_mul 6.3 s against 14.4 s -- so the
-#: threshold leans to Icarus for small batches, where a clean checkout's first model also pays
-#: ~7 s for the runtime objects.)
 ICARUS_NS_PER_VECTOR_BYTE = 6.0
 ICARUS_BITSLICE_VECTORS_PER_S = 2_000
-VERILATOR_BUILD_S = 5.0
-VERILATOR_BUILD_S_PER_BYTE = 1e-4
+VERILATOR_BUILD_S = 2.0
+VERILATOR_BUILD_S_PER_BYTE = 1e-5
+_INSTANCE = re.compile(r"^\s+(\S+) \S+ \($")
+
+
+def elaborated_bytes(verilog: str, top: str) -> int:
+    """Bytes of ``top`` with every instance expanded: its module's text plus, for each instance
+    of another module of the file, that module's elaborated bytes (write_verilog's layout:
+    ``module name(...)`` .. ``endmodule`` at column 0, an instance as ``  type name (``)."""
+    size: dict[str, int] = {}
+    kids: dict[str, list[str]] = {}
+    cur = None
+    for line in verilog.splitlines(keepends=True):
+        if line.startswith("module "):
+            cur = line[7:].split("(")[0].strip()
+            size[cur], kids[cur] = 0, []
+        if cur is None:
+            continue
+        size[cur] += len(line)
+        if (m := _INSTANCE.match(line)) is not None:
+            kids[cur].append(m.group(1))
+        if line.startswith("endmodule"):
+            cur = None
+    memo: dict[str, int] = {}
+
+    def flat(name: str) -> int:
+        if name not in memo:
+            memo[name] = size[name] + sum(flat(k) for k in kids[name] if k in size)
+        return memo[name]
+    return flat(top) if top in size else len(verilog)
 
 
 def verilator_build_estimate_s(verilog_bytes: int) -> float:
-    """Expected Verilator build time of a unit's batch model (the cost model above)."""
+    """Expected Verilator build time of a unit's batch model (the cost model above;
+    ``verilog_bytes``: elaborated)."""
     return VERILATOR_BUILD_S + verilog_bytes * VERILATOR_BUILD_S_PER_BYTE
 
 
@@ -376,7 +407,8 @@ def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None 
     n = (int(pairs["stop"]) - int(pairs["start"]) if pairs is not None
          else len(next(iter(stimulus.values()))))
     if sim is None:                    # the faster simulator for the size (README, Simulators)
-        sim = batch_default_sim(n, verilog_file(unit_name, params).stat().st_size, bitslice)
+        size = elaborated_bytes(verilog_file(unit_name, params).read_text(), unit_name)
+        sim = batch_default_sim(n, size, bitslice)
     cfg = {"lanes": lanes, "depth": depth, "source": source, "stall": stall,
            "seed": seed_value, "max_cycles": max_cycles, "max_report": max_report,
            "corrupt": [int(i) for i in corrupt], "bitslice": bitslice}

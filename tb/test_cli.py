@@ -109,8 +109,12 @@ def test_off_by_default_extensions_keep_module_names():
 # conventional-LUT baselines ~12 s): linted at N = 8 here and at their defaults in make
 # test-slow (test_cli_generate_all still generates every default).
 SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array": {"n": 8}}
-VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()] + [
-    pytest.param(u, {}, marks=pytest.mark.slow) for u in SMALLER] + [
+# The warps (four octets each, ~12 s of lint apiece) are linted in make test-slow only; their
+# modules are the octets' (linted here) plus the warp's own wrapper.
+SLOW_LINT = ("warp_mma", "warp_smma")
+VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()
+            if u.name not in SLOW_LINT] + [
+    pytest.param(u, {}, marks=pytest.mark.slow) for u in (*SMALLER, *SLOW_LINT)] + [
     ("fp_add", {"fmt": "fp32", "rounding": "rtz", "pipeline": 2}),
     ("fp_add", {"fmt": "fp8_e4m3", "ftz": True}),
     ("fp_mul", {"fmt": "bf16", "pipeline": 1}),

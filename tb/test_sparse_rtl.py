@@ -227,7 +227,7 @@ def test_gemm_tiling(M, N, P):
 
 
 # -- T17: ≥ 10^4 random tiles on the batch bench ------------------------------------------------
-@pytest.mark.parametrize("unit,n", [("octet_sparse", 1000),
+@pytest.mark.parametrize("unit,n", [pytest.param("octet_sparse", 1000, marks=_slow),
                                     pytest.param("octet_dense", 300, marks=_slow),
                                     pytest.param("octet_sparse", 10_000, marks=_slow),
                                     pytest.param("octet_dense", 10_000, marks=_slow)])
@@ -354,10 +354,10 @@ def test_bstationary_held_tile_and_specials():
                                           for row in c]))
 
 
-@pytest.mark.parametrize("n,sim", [(60, "icarus"), pytest.param(3000, "verilator", marks=_slow)])
+@pytest.mark.parametrize("n,sim", [(30, "icarus"), pytest.param(3000, "verilator", marks=_slow)])
 def test_bstationary_random_batch(n, sim):
     """Random pruned tiles (densities 0.2, 0.6, 1), one B tile per 4 SWMMAs, with stalls, on
-    the batch bench: 0 mismatches (60 on Icarus in make test; 3,000 on Verilator slow, one
+    the batch bench: 0 mismatches (30 on Icarus in make test; 3,000 on Verilator slow, one
     chunk: the held tile is state the model carries through the sequence)."""
     rng = np.random.default_rng(seed(1412))
     p = _params("octet_sparse_bs")
