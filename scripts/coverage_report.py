@@ -42,7 +42,13 @@ TESTS = ["tb/test_fp_rtl.py", "tb/test_fused.py", "tb/test_batch.py", "tb/test_p
 SLOW = ["tb/test_sparse_rtl.py::test_warp[warp_smma-kw1-backpressure]",    # warp stalls
         # moved out of make test for its budget (reports/make_test_profile.md)
         "tb/test_sparse_rtl.py::test_random_tiles_batch[octet_sparse-1000]",
-        "tb/test_fused.py::test_rtl_defaults[20000-4000]"]
+        "tb/test_fused.py::test_rtl_defaults[20000-4000]",
+        "tb/test_sparse_rtl.py::test_lk_sweep_cycles[32-5-True]",
+        "tb/test_winograd_rtl.py::test_itf_f43_random_fp[fp16-1000]",
+        "tb/test_winograd_rtl.py::test_int_extremes_no_wrap[4-wino_conv]",
+        "tb/test_winograd_rtl.py::test_int_extremes_no_wrap[4-direct_conv3x3]",
+        "tb/test_winograd_rtl.py::test_direct_tiles[kw0]",
+        "tb/test_fp_rtl.py::test_dp4"]                       # the 40,000-vector ones (-m slow)
 
 
 def _runs(d: Path) -> list[dict]:

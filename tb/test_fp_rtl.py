@@ -168,16 +168,20 @@ def test_fp_product_fp16(request):
     _run("fp_product", get_unit("fp_product").params(), {"a": a, "b": b}, request)
 
 
-@pytest.mark.parametrize("product,acc,skip", [("exact", "fp32", False), ("exact", "fp32", True),
-                                              ("rounded", "fp32", False),
-                                              ("rounded", "fp16", False)])
-def test_dp4(product, acc, skip, request):
-    """4,000 DP-4s: operand lanes from the adder/multiplier mix with specials and cancelling
-    pairs, C from the same mix in acc; with skip_zero a quarter of the a lanes are ±0."""
+_DP4 = [("exact", "fp32", False), ("exact", "fp32", True), ("rounded", "fp32", False),
+        ("rounded", "fp16", False)]
+
+
+@pytest.mark.parametrize("product,acc,skip,n", [(*c, 1_500) for c in _DP4] + [
+    pytest.param(*c, 40_000, marks=pytest.mark.slow) for c in _DP4])
+def test_dp4(product, acc, skip, n, request):
+    """DP-4s with operand lanes from the adder/multiplier mix with specials and cancelling
+    pairs, C from the same mix in acc; with skip_zero a quarter of the a lanes are ±0.  make
+    test: 1,500 per configuration (Icarus, ~2 ms each); make test-slow: 40,000 (Verilator, by
+    the cost model)."""
     from amaranth.lib import data
     from tcgen.hw.layout import pack
-    rng = np.random.default_rng(harness.seed(1701))
-    n = 4_000
+    rng = np.random.default_rng(harness.seed(1701 + (n > 1_500)))
     p = get_unit("dp4").params(acc=acc, product=product, skip_zero=skip)
     a, b = dot_lanes("fp16", rng, n), dot_lanes("fp16", rng, n)
     if skip:
@@ -191,13 +195,13 @@ def test_dp4(product, acc, skip, request):
 
 @pytest.mark.parametrize("skip", [False, True])
 def test_dp4_split(skip, request):
-    """The run-time split DP-4 (1×DP-4 / 2×DP-2 / 4×DP-1): 4,000 vectors, every mode (0..3)
+    """The run-time split DP-4 (1×DP-4 / 2×DP-2 / 4×DP-1): 2,000 vectors, every mode (0..3)
     equally often, four accumulators from the same mix; the model's mode 0 is also checked
     against the unsplit DP-4 and modes 1-3 against the groups' sums written out here."""
     from amaranth.lib import data
     from tcgen.hw.layout import pack
     rng = np.random.default_rng(harness.seed(1702))
-    n = 4_000
+    n = 2_000
     p = get_unit("dp4").params(split=True, skip_zero=skip)
     a, b = dot_lanes("fp16", rng, n), dot_lanes("fp16", rng, n)
     if skip:

@@ -73,11 +73,11 @@ def test_paper_cycles(mode, pingpong):
 # -- T12: the (L, K) sweep: function and cycles ----------------------------------------------------
 SWEEP = [(L, K, pp) for (L, K) in paper.SPARSITY_SWEEP for pp in (True, False)
          if (L, K) != (16, 4)]
-_FAST = {(4, 2, True), (16, 1, False)}      # + (32, 5, True): K not a multiple of 4
+_FAST = {(4, 2, True), (16, 1, False)}      # (32, 5, True), K not a multiple of 4: slow, 11 s
 
 
 @pytest.mark.parametrize("L,K,pp", [c if c in _FAST else pytest.param(*c, marks=_slow)
-                                    for c in SWEEP] + [(32, 5, True)])
+                                    for c in SWEEP] + [pytest.param(32, 5, True, marks=_slow)])
 def test_lk_sweep_cycles(L, K, pp):
     """Every (L, K) of T12 (and L = 32, K = 5: a K that is no multiple of 4): bit-exact, and
     the cycles of the generalised cycle model (K > 4: ⌈K/4⌉ chained DP-4 passes)."""

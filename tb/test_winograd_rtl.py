@@ -39,9 +39,10 @@ def _params(unit, **kw):
     return get_unit(unit).params(**kw)
 
 
-def _run(unit, p, tiles, request, **ports):
+def _run(unit, p, tiles, request, sim=None, **ports):
     """Check ``tiles`` ([N, r, s] values of the unit's tile input) on the batch bench; extra
-    ports (rows / cols) given as arrays.  Returns the summary."""
+    ports (rows / cols) given as arrays; ``sim``: Icarus for the integer units at m = 2,
+    Verilator otherwise, unless given.  Returns the summary."""
     port = {"wino_itf": "d", "wino_ftf": "g", "wino_otf": "o_hat"}[unit]
     tiles = np.asarray(tiles)
     n = len(tiles)
@@ -49,7 +50,8 @@ def _run(unit, p, tiles, request, **ports):
     if unit == "wino_otf":
         stim["rows"] = np.asarray(ports.get("rows", np.full(n, p.m)), dtype=np.uint64)
         stim["cols"] = np.asarray(ports.get("cols", np.full(n, p.m)), dtype=np.uint64)
-    sim = None if p.is_int and p.m == 2 else "verilator"
+    if sim is None:
+        sim = None if p.is_int and p.m == 2 else "verilator"
     s = harness.run_batch(unit, p, stimulus=stim, name=request.node.name[:80], depth=1 << 16,
                           sim=sim)
     assert s["vectors"] == n and s["checked"] == n
@@ -185,16 +187,18 @@ def test_itf_random_fp(mode, chunk, request):
     _run("wino_itf", p, tiles, request)
 
 
-@pytest.mark.parametrize("mode", ["fp16", pytest.param("fp32", marks=_slow),
-                                  pytest.param("fp16acc", marks=_slow)])
-def test_itf_f43_random_fp(mode, request):
+@pytest.mark.parametrize("mode,n", [("fp16", 18), pytest.param("fp16", 1000, marks=_slow),
+                                    pytest.param("fp32", 4000, marks=_slow),
+                                    pytest.param("fp16acc", 4000, marks=_slow)])
+def test_itf_f43_random_fp(mode, n, request):
     """F(4,3): 6×6 tiles, 14 adds and 5 scalings per pass vector (the 4x, 2x shifts overflow
-    to inf, renormalize subnormals)."""
+    to inf, renormalize subnormals).  make test: 18 tiles (three of each kind of fp_tiles) on
+    Icarus (~0.27 s per tile: building the Verilator model costs more); slow: 1,000-4,000 on
+    Verilator."""
     rng = np.random.default_rng(harness.seed(154))
     p = _params("wino_itf", m=4, mode=mode)
-    # 1,000 tiles in make test (Icarus: ~9 ms per 6×6 FP16 tile), 4,000 in the slow modes
-    _run("wino_itf", p, fp_tiles(p.fmt("transform"), rng, 1000 if mode == "fp16" else 4000, 6),
-         request)
+    _run("wino_itf", p, fp_tiles(p.fmt("transform"), rng, n, 6), request,
+         sim="icarus" if n < 100 else "verilator")
 
 
 @pytest.mark.parametrize("m,bits", [(2, 8), (4, 8), (2, 4), pytest.param(4, 4, marks=_slow),
@@ -310,15 +314,18 @@ def test_otf_basis(m, mode, request):
                                     pytest.param(4, "fp32", marks=_slow)])
 def test_otf_random_fp(m, mode, chunk, request):
     """Random Ô (fp_tiles' mix in the accumulation format) and real EWMM results (the model's
-    ITF, FTF and DP-4 chain over 4 channels), every crop mask value at random."""
+    ITF, FTF and DP-4 chain over 4 channels), every crop mask value at random.  make test:
+    4,000 + 1,000 tiles at m = 2 (Verilator), 48 + 12 at m = 4 (Icarus, ~0.08 s per tile:
+    cheaper than building the model); make test-slow: 40,000 + 10,000 (Verilator)."""
     rng = np.random.default_rng(harness.seed(170 + chunk))
     p = _params("wino_otf", m=m, mode=mode)
-    n = (4000 if m == 2 else 2000) if chunk == 0 else 40_000     # make test budget at m = 4
+    n = (4000 if m == 2 else 48) if chunk == 0 else 40_000
     tiles = np.concatenate([fp_tiles(p.fmt("acc"), rng, n, m + 2),
                             ewmm_tiles(p, rng, n // 4)])
     k = len(tiles)
     top = 1 << p.count_bits
-    _run("wino_otf", p, tiles, request, rows=rng.integers(0, top, k), cols=rng.integers(0, top, k))
+    _run("wino_otf", p, tiles, request, sim="icarus" if k < 100 else None,
+         rows=rng.integers(0, top, k), cols=rng.integers(0, top, k))
 
 
 @pytest.mark.parametrize("m", [2, 4])
@@ -542,7 +549,7 @@ def _image_requests(pw, pd, I, F, Fh):
 
 
 @pytest.mark.parametrize("unit", ["wino_conv", "direct_conv3x3"])
-@pytest.mark.parametrize("m", [2, 4])
+@pytest.mark.parametrize("m", [2, pytest.param(4, marks=_slow)])     # m = 4: ~23 s
 def test_int_extremes_no_wrap(unit, m):
     """Mode int with every input and weight at its most negative or most positive value
     (INT8 m = 2; INT6 × INT4 at m = 4, C = 16, whose int_widths stages are reached nearly at
@@ -610,7 +617,8 @@ def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
     return s
 
 
-@pytest.mark.parametrize("kw", [{}, {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
+@pytest.mark.parametrize("kw", [pytest.param({}, marks=pytest.mark.slow),   # ~15 s; linted
+                                {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
                                 {"mode": "fp16acc", "m": 4, "C": 3, "K": 2, "dps": 5},
                                 {"mode": "int", "dps": 9},
                                 {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 5,

