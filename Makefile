@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow test-sims formal coverage mutation lint lint-imports clean
+.PHONY: setup run test test-slow test-sims formal coverage mutation peers lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
@@ -14,9 +14,13 @@ run: setup
 
 ## make test: the layer contract (import-linter), then the whole regression (golden models,
 ## cocotb RTL-vs-model, CLI, packaging, PPA sanity)
+## Bytecode goes to build/pycache even where PYTHONDONTWRITEBYTECODE is set: every simulation
+## and CLI subprocess imports tcgen (an editable install), and compiling it each time cost
+## ~0.1 s per process (~500 of them), plus cocotb's assertion rewriting of tb/.
 test: setup
 	bash scripts/lint_imports.sh
-	$(PY) -m pytest -n $(JOBS) --dist worksteal -q --durations=15 tb
+	env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache \
+	  $(PY) -m pytest -n $(JOBS) --dist worksteal -q --durations=15 tb
 
 ## make lint-imports: only the layer contract of docs/architecture.md (.importlinter)
 lint-imports: setup
@@ -47,6 +51,14 @@ MUTATION_JOBS ?= 1
 mutation: setup
 	@mkdir -p build
 	set -o pipefail; $(PY) scripts/mutation_report.py -j $(MUTATION_JOBS) 2>&1 | tee build/mutation.log
+
+## make peers HARDFLOAT=dir CVFPU=dir COMMON_CELLS=dir: tcgen's FP adders and multipliers
+## against Berkeley HardFloat and CVFPU/FPnew, equivalence first, then PPA on osu018,
+## nangate45, sky130hd -> reports/peers.md (docs/peers.md; the peers' checkouts are yours)
+peers: setup
+	@test -n "$(HARDFLOAT)" -a -n "$(CVFPU)" -a -n "$(COMMON_CELLS)" || \
+	  { echo "make peers: set HARDFLOAT=, CVFPU= and COMMON_CELLS= to the peers' checkouts" >&2; exit 2; }
+	$(PY) scripts/peers.py --hardfloat $(HARDFLOAT) --cvfpu $(CVFPU) --common-cells $(COMMON_CELLS)
 
 lint: setup
 	$(PY) scripts/main_job.py --no-ppa

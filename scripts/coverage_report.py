@@ -48,7 +48,11 @@ SLOW = ["tb/test_sparse_rtl.py::test_warp[warp_smma-kw1-backpressure]",    # war
         "tb/test_winograd_rtl.py::test_int_extremes_no_wrap[4-wino_conv]",
         "tb/test_winograd_rtl.py::test_int_extremes_no_wrap[4-direct_conv3x3]",
         "tb/test_winograd_rtl.py::test_direct_tiles[kw0]",
-        "tb/test_fp_rtl.py::test_dp4"]                       # the 40,000-vector ones (-m slow)
+        "tb/test_fp_rtl.py::test_dp4",                       # the 40,000-vector ones (-m slow)
+        "tb/test_sparse_rtl.py::test_warp[warp_smma-kw0-back_to_back]",
+        "tb/test_winograd_rtl.py::test_conv_tiles[kw0]",
+        "tb/test_winograd_rtl.py::test_itf_basis[2-fp16]",
+        "tb/test_winograd_rtl.py::test_itf_random_fp[fp16-0]"]
 
 
 def _runs(d: Path) -> list[dict]:

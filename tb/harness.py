@@ -46,7 +46,7 @@ BUILD = ROOT / "build" / "sim"
 SIMULATORS = ("icarus", "verilator")
 
 __all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file", "standing_in",
-           "save_stimulus",
+           "save_stimulus", "SimulationFailed",
            "load_stimulus", "ROOT"]
 
 
@@ -277,7 +277,7 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     ``batch``: ``(lanes, depth)`` to run on the batch wrapper (bench ``batch``, see tb/batch.py).
     ``optimize``: a long run; Verilator compiles the model at -O2 (VERILATOR_OPT).
     Returns the summary dict the bench wrote (vectors, mismatches, ...); raises
-    ``AssertionError`` if a cocotb test failed.
+    :class:`SimulationFailed` (an ``AssertionError``) if a cocotb test failed.
     """
     from cocotb_tools.runner import get_results, get_runner
     unit = get_unit(unit_name)
@@ -303,19 +303,26 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     env.update(extra_env or {})
     runner = get_runner(sim)
     t0 = time.time()
-    results = runner.test(test_module=f"benches.{bench}", hdl_toplevel=top,
-                          hdl_toplevel_lang="verilog",
-                          testcase=testcase, seed=seed_value if seed_value is not None else 1,
-                          extra_env=env, waves=waves, build_dir=d / "sim_build",
-                          test_dir=run_dir, results_xml=str(run_dir / "results.xml"),
-                          log_file=run_dir / "sim.log", timescale=("1ns", "1ps"))
+    exit_code = 0
+    try:
+        results = runner.test(test_module=f"benches.{bench}", hdl_toplevel=top,
+                              hdl_toplevel_lang="verilog",
+                              testcase=testcase, seed=seed_value if seed_value is not None else 1,
+                              extra_env=env, waves=waves, build_dir=d / "sim_build",
+                              test_dir=run_dir, results_xml=str(run_dir / "results.xml"),
+                              log_file=run_dir / "sim.log", timescale=("1ns", "1ps"))
+    except SystemExit as e:          # cocotb's runner exits on a failed test under pytest
+        exit_code, results = e.code or 1, run_dir / "results.xml"
     wall = time.time() - t0
-    n_tests, n_fail = get_results(results)
+    try:
+        n_tests, n_fail = get_results(results)
+    except (RuntimeError, OSError):
+        n_tests, n_fail = 0, 0
     summary_path = run_dir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     summary["wall_s"] = round(wall, 2)
     print(f"[tcgen] {unit_name} {params.key()} {bench}: {json.dumps(summary)} "
-          f"(sim={sim}, dir={run_dir.relative_to(ROOT)})")
+          f"(sim={sim}, dir={_shown(run_dir)})")
     if waves:                  # cocotb's Icarus runner dumps into the build folder: move it
         dumps = [p for p in list((d / "sim_build").glob("*.fst")) + list((d / "sim_build")
                  .glob("*.vcd")) + list(run_dir.glob("*.fst")) + list(run_dir.glob("*.vcd"))
@@ -324,15 +331,37 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
             target = run_dir / f"dump{p.suffix}"
             if p != target:
                 shutil.move(str(p), target)
-            print(f"[tcgen] waves: {target.relative_to(ROOT)}")
+            print(f"[tcgen] waves: {_shown(target)}")
         if not dumps:
             print("[tcgen] WAVES=1 but the simulator wrote no waveform file")
     log = (run_dir / "sim.log").read_text(errors="replace") if (run_dir / "sim.log").exists() \
         else ""
-    assert n_tests > 0, f"no cocotb test ran for {unit_name}; log:\n{log[-3000:]}"
-    assert n_fail == 0, f"{n_fail} of {n_tests} cocotb tests failed for {unit_name} " \
-                        f"{params.key()}; log tail:\n{log[-3000:]}"
+    if n_tests == 0:
+        raise SimulationFailed(f"no cocotb test ran for {unit_name} (simulator exit "
+                               f"{exit_code}); log:\n{log[-3000:]}", summary)
+    if n_fail or exit_code:
+        raise SimulationFailed(f"{n_fail} of {n_tests} cocotb tests failed for {unit_name} "
+                               f"{params.key()}; log tail:\n{log[-3000:]}", summary)
     return summary
+
+
+class SimulationFailed(AssertionError):
+    """A cocotb test failed (or none ran); ``summary`` is what the bench wrote (e.g. the batch
+    bench's mismatches and first mismatching vectors), ``{}`` if it wrote nothing.  Raised the
+    same way under pytest, where cocotb's runner itself would exit, and outside it."""
+
+    def __init__(self, message: str, summary: dict):
+        super().__init__(message)
+        self.summary = summary
+
+
+def _shown(path: Path) -> str:
+    """A path as the log shows it: relative to the checkout if inside it (a stand-in design's
+    runs may live anywhere)."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 #: The batch path's default simulator is the one that finishes first.  Both costs grow with the

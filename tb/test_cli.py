@@ -104,11 +104,14 @@ def test_off_by_default_extensions_keep_module_names():
     assert "split" not in repr(k_off) and "'split', True" in repr(k_on)
 
 
-# Units whose default (M2N64K4) Verilog takes Verilator's lint too long for make test's budget
-# (the MAC baseline ~60-100 s: 128 DP units of FP multipliers and adders; the ADD and
-# conventional-LUT baselines ~12 s): linted at N = 8 here and at their defaults in make
-# test-slow (test_cli_generate_all still generates every default).
-SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array": {"n": 8}}
+# Units whose default Verilog takes Verilator's lint too long for make test's budget (the MAC
+# baseline ~60-100 s: 128 DP units of FP multipliers and adders; the ADD and
+# conventional-LUT baselines ~12 s; the convolution datapaths ~10 s): linted smaller here and at
+# their defaults in make test-slow (test_cli_generate_all still generates every default).
+SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array": {"n": 8},
+           # ~10 s of lint each at C = 8, K = 4: linted at C = 3, K = 2 (the configurations of
+           # the specials tests, so generated once)
+           "wino_conv": {"C": 3, "K": 2}, "direct_conv3x3": {"C": 3, "K": 2, "dps": 8}}
 # The warps (four octets each, ~12 s of lint apiece) are linted in make test-slow only; their
 # modules are the octets' (linted here) plus the warp's own wrapper.
 SLOW_LINT = ("warp_mma", "warp_smma")

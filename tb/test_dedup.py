@@ -250,7 +250,7 @@ _SLOW = pytest.mark.slow        # the same mechanisms at larger sizes (~20 s eac
 EQUIV_CONFIGS = [
     ("bmma_array", {"m": 2, "n": 2, "k": 32}),
     ("bmma_array", {"m": 2, "n": 3, "k": 64, "fold": 2, "ops": "xor"}),
-    ("int8_mac_array", {"m": 1, "n": 2, "k": 4}),
+    pytest.param("int8_mac_array", {"m": 1, "n": 2, "k": 4}, marks=_SLOW),
     ("int8_mac_array", {"m": 2, "n": 2, "k": 4, "fold": 2}),
     ("dp4_pacq", {"D": 1, "wbits": 4}),
     ("bnn_epilogue", {}),

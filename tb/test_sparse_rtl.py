@@ -281,7 +281,7 @@ def test_fused_numerics(unit, kw):
 
 # -- the warp wrapper: 4 octets, one full 16×16×16 (S)WMMA ----------------------------------------
 @pytest.mark.parametrize("unit,kw,scenario", [
-    ("warp_smma", {}, "back_to_back"),
+    pytest.param("warp_smma", {}, "back_to_back", marks=_slow),      # ~20 s on Icarus
     pytest.param("warp_smma", {}, "backpressure", marks=_slow),
     pytest.param("warp_smma", {"pingpong": False}, "back_to_back", marks=_slow),
     pytest.param("warp_mma", {}, "back_to_back", marks=_slow),       # ~10 min on Icarus

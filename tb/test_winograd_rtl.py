@@ -149,7 +149,8 @@ def _assert_kron_basis(unit, p, onehots, M, stage):
 
 
 # == wino_itf =====================================================================================
-@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "fp16"), (2, "int"), (4, "int"),
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), pytest.param(2, "fp16", marks=_slow),
+                                    (2, "int"), (4, "int"),
                                     pytest.param(4, "fp16", marks=_slow),   # ~30 s of Icarus
                                     pytest.param(4, "fp32", marks=_slow)])
 def test_itf_basis(m, mode, request):
@@ -166,8 +167,11 @@ def test_itf_basis(m, mode, request):
     _run("wino_itf", p, tiles, request)
 
 
-@pytest.mark.parametrize("chunk", [0, pytest.param(1, marks=_slow)])
-@pytest.mark.parametrize("mode", ["fp32", "fp16"])
+# FP16 at m = 2 in make test-slow (one more Verilator model, ~10 s; the FP16 datapath is the
+# FTF's, whose halving is checked exhaustively below, and the ITF's at m = 4)
+@pytest.mark.parametrize("mode,chunk", [("fp32", 0), pytest.param("fp32", 1, marks=_slow),
+                                        pytest.param("fp16", 0, marks=_slow),
+                                        pytest.param("fp16", 1, marks=_slow)])
 def test_itf_random_fp(mode, chunk, request):
     """Random FP32 / FP16 tiles (fp_tiles: specials, subnormals, exact and near cancellation,
     overflow): 6,000 per format in make test, 60,000 more in make test-slow."""
@@ -500,7 +504,8 @@ def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
     return s
 
 
-@pytest.mark.parametrize("kw", [{}, {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
+@pytest.mark.parametrize("kw", [pytest.param({}, marks=pytest.mark.slow),   # ~15 s: C = 8
+                                {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
                                 {"mode": "int"},
                                 {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 6,
                                  "data_bits": 5, "weight_bits": 7},
