@@ -48,6 +48,10 @@ class FPAddParams(Params):
 @dataclass(frozen=True)
 class FPMulParams(FPAddParams):
     UNIT = "fp_mul"
+    norm: str = param("late", choices=("late", "early"), key_default=False,
+                      doc="normalization of the product: late (leading zeros counted on the "
+                          "product, after the multiplier) or early (counted on the two "
+                          "significands, beside the multiplier; a 1-bit correction after it)")
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,7 @@ def unpack(m: Module, fmt: FloatFormat, x, name: str, daz: bool = False) -> Unpa
 def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0, 1),
                mode: str = "rne", ftz: bool = False, saturate: bool = False,
                is_nan=Const(0, 1), is_inf=Const(0, 1), inf_sign=None, stage=None,
-               name: str = "rnd"):
+               lz_hint=None, name: str = "rnd"):
     """Normalize, round once and pack ±mag·2**(et - bias - (len(mag) - 1)) into ``fmt``.
 
     ``et`` is the biased exponent the MSB of ``mag`` would carry (signed Value); ``sticky_in``
@@ -127,6 +131,10 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     position, which holds when len(mag) >= precision + 2 bits are significant).  Subnormal
     results are shifted right with sticky; overflow gives ±inf (RNE), ±max (RTZ or saturate),
     NaN for E4M3 (RNE).  ``is_nan``/``is_inf`` override the result (inf gets ``inf_sign``).
+    ``lz_hint``: the leading zeros of ``mag`` known early, to within one (``lz - 1 <= lz_hint <=
+    lz`` for a nonzero ``mag``; a product's: the sum of its factors' leading zeros): no count
+    on ``mag``; the shift by the hint is controlled early and a 1-bit step after it finishes
+    the normalization (FPMul ``norm="early"``).
     Returns the encoding as a Signal of ``fmt.width`` bits.
     """
     p, man = fmt.precision, fmt.man_bits
@@ -134,17 +142,28 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
         pad = p + 2 - len(mag)
         mag = Cat(Const(0, pad), mag)
     w = len(mag)
-    lz = lzc(m, mag, name=f"{name}_lzc")
+    lz = lzc(m, mag, name=f"{name}_lzc") if lz_hint is None else lz_hint
     ew = max(len(et) + 1, w.bit_length() + 2, fmt.exp_bits + 2)
     et_m1 = Signal(signed(ew), name=f"{name}_et_m1")
     m.d.comb += et_m1.eq(et - 1)
-    lshift = Signal(len(lz), name=f"{name}_lshift")
+    lshift = Signal(max(len(lz), w.bit_length()), name=f"{name}_lshift")
     rshift = Signal(ew, name=f"{name}_rshift")
-    m.d.comb += [
-        lshift.eq(Mux(et_m1 < 0, 0, Mux(lz <= et_m1, lz, et_m1))),
-        rshift.eq(Mux(et_m1 < 0, -et_m1, 0)),
-    ]
-    shifted_l = shift_left(m, mag, lshift, name=f"{name}_shl")
+    if lz_hint is None:
+        m.d.comb += [
+            lshift.eq(Mux(et_m1 < 0, 0, Mux(lz <= et_m1, lz, et_m1))),
+            rshift.eq(Mux(et_m1 < 0, -et_m1, 0)),
+        ]
+        shifted_l = shift_left(m, mag, lshift, name=f"{name}_shl")
+    else:                           # shift by the early hint, then one more bit if needed
+        hint = Signal(len(lshift), name=f"{name}_lshift0")
+        m.d.comb += hint.eq(Mux(et_m1 < 0, 0, Mux(lz <= et_m1, lz, et_m1)))
+        pre = shift_left(m, mag, hint, name=f"{name}_shl")
+        more = Signal(name=f"{name}_more")
+        shifted_l = Signal(w, name=f"{name}_shl1")
+        m.d.comb += [more.eq(~pre[w - 1] & (hint < et_m1)),
+                     shifted_l.eq(Mux(more, pre << 1, pre)),
+                     lshift.eq(hint + more),
+                     rshift.eq(Mux(et_m1 < 0, -et_m1, 0))]
     norm, st_r = shift_right_sticky(m, shifted_l, rshift, name=f"{name}_shr")
     e_msb = Signal(signed(ew + 1), name=f"{name}_emsb")
     m.d.comb += e_msb.eq(Mux(et_m1 < 0, 1, et - lshift))
@@ -265,18 +284,24 @@ class FPMul(_FPBinary):
         p = self.params
         st = Pipeline(m, cuts(p.pipeline, (1, 2)))
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
-                                        ftz=p.ftz, stage=st))
+                                        ftz=p.ftz, stage=st, norm=p.norm))
         return m
 
 
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
-              stage):
+              stage, norm: str = "late"):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
-    normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``)."""
+    normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
+    the product's leading zeros from the significands' (round_pack's ``lz_hint``)."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
     prod = array_mul(m, a.sig, b.sig, name="sigmul")
+    hint = None
+    if norm == "early":            # counted beside the multiplier, not after it
+        lza, lzb = lzc(m, a.sig, name="lza"), lzc(m, b.sig, name="lzb")
+        hint = Signal(len(prod).bit_length(), name="lz_hint")
+        m.d.comb += hint.eq(lza + lzb)
     sign = Signal(name="sign")
     is_nan = Signal(name="is_nan")
     is_inf = Signal(name="is_inf")
@@ -290,9 +315,12 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
         et.eq(a.exp + b.exp - (fmt.bias - 1) + rebias if rebias else
               a.exp + b.exp - (fmt.bias - 1)),
     ]
-    sign, prod, et, is_nan, is_inf = stage(1, sign, prod, et, is_nan, is_inf)
+    if hint is None:
+        sign, prod, et, is_nan, is_inf = stage(1, sign, prod, et, is_nan, is_inf)
+    else:
+        sign, prod, et, is_nan, is_inf, hint = stage(1, sign, prod, et, is_nan, is_inf, hint)
     return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
-                      is_inf=is_inf, stage=stage)
+                      is_inf=is_inf, stage=stage, lz_hint=hint)
 
 
 class FPProduct(wiring.Component):

@@ -26,7 +26,22 @@ from amaranth.back.verilog import _convert_rtlil_text
 from . import dedup
 from .params import ParamError
 
-__all__ = ["component_verilog", "normalize_rtlil", "check_module_name", "VERILOG_KEYWORDS"]
+__all__ = ["component_verilog", "normalize_rtlil", "check_module_name", "VERILOG_KEYWORDS",
+           "index_cases"]
+
+def index_cases(m, sel, n: int):
+    """``for v in index_cases(m, sel, n): ...`` -- the body runs inside ``m.Switch(sel)``'s
+    case for each value 0 .. n - 1.  When ``sel`` can hold more than ``n`` values (a counter
+    over 3 channels in 2 bits), the last value's case is the ``Default``: Yosys writes a
+    ``casez`` without a default otherwise and Verilator's CASEINCOMPLETE lint fires (found at
+    wino_conv C = 3).  The values n .. 2**len(sel) - 1 must be unreachable (a counter that
+    wraps at n - 1); when n fills the range the Verilog is what plain ``m.Case`` gives."""
+    full = n >= 1 << len(sel)
+    with m.Switch(sel):
+        for v in range(n):
+            with (m.Case(v) if full or v < n - 1 else m.Default()):
+                yield v
+
 
 #: Reserved words of Verilog (IEEE 1364-2005) and SystemVerilog (IEEE 1800-2017): a module
 #: named like one would only be legal as an escaped identifier (``\module``).

@@ -62,6 +62,8 @@ FORMATS = ("fp16", "bf16", "fp32")
 LIBS = ("osu018", "nangate45", "sky130hd")
 #: HardFloat's (expWidth, sigWidth) -- sigWidth counts the hidden bit
 HF_WIDTHS = {"fp16": (5, 11), "bf16": (8, 8), "fp32": (8, 24)}
+#: tcgen's own variants measured beside its defaults (issue 17 §2: each technique a parameter)
+VARIANTS = {"mul": {"tcgen norm=early": {"norm": "early"}}, "add": {}}
 #: FPnew's fp_format_e names
 FPNEW_FORMATS = {"fp16": "FP16", "bf16": "FP16ALT", "fp32": "FP32"}
 HF_SOURCES = ["HardFloat_consts.vi", "HardFloat_primitives.v", "HardFloat_rawFN.v",
@@ -210,9 +212,9 @@ def equivalence(op: str, fmt: str, design: Path, a, b) -> dict:
 
 # -- PPA --------------------------------------------------------------------------------------
 def ppa(op: str, fmt: str, lib: str, clock_ns: float, design: tuple[str, str] | None,
-        core_top: str | None = None) -> dict:
+        core_top: str | None = None, variant: dict | None = None) -> dict:
     unit = OPS[op]
-    params = get_unit(unit).params(fmt=fmt, rounding="rne")
+    params = get_unit(unit).params(fmt=fmt, rounding="rne", **(variant or {}))
     if core_top is not None:
         r = measure_verilog(design[0], core_top, liberty=resolve(lib), clock_ns=clock_ns,
                             activity="vectorless")
@@ -238,6 +240,9 @@ def render(res: dict, header: str) -> str:
     for p in res["peers"]:
         out.append(f"| {p['name']} | {p['repo']} | `{p['commit']}` | {p['licence']} |")
     out += ["", "Designs: IEEE ports, round to nearest even (scripts/peers.py's docstring). "
+            "`tcgen` is the library's unit at its defaults; `tcgen norm=early` the multiplier "
+            "with the product's leading zeros taken from the significands (issue 17, verified "
+            "in tb/test_fp_rtl.py and proved for FP8 in tb/test_formal.py). "
             "`hardfloat-core` is HardFloat's mulRecFN / addRecFN alone on recoded ports (no "
             "IEEE conversions): PPA only, vectorless, not an IEEE unit.", "",
             "## Equivalence (before any PPA figure)", "",
@@ -344,6 +349,9 @@ def _one(op, fmt, libs, args, roots, res):
     for lib in libs:
         for name, design in designs.items():
             r = ppa(op, fmt, lib, args.clock_ns, design)
+            res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
+        for name, kw in VARIANTS[op].items():
+            r = ppa(op, fmt, lib, args.clock_ns, None, variant=kw)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
         r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top)
         res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": "hardfloat-core", **r})

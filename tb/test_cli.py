@@ -133,6 +133,8 @@ VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()
     ("wino_ftf", {"mode": "int", "m": 4}),
     ("wino_otf", {"m": 4, "mode": "fp16acc"}),
     ("wino_otf", {"mode": "int", "m": 4}),
+    ("wino_conv", {"mode": "fp16", "C": 5, "K": 3, "dps": 3}),     # counters over 5 and 3 values:
+    # index_cases' Default (CASEINCOMPLETE fired at C = 3 before it)
     pytest.param("octet_sparse", {"split": True}, marks=pytest.mark.slow),     # ~7 s each; the
     pytest.param("octet_sparse_bs", {"split": True}, marks=pytest.mark.slow),  # split DP-4: dp4
     pytest.param("conv_lut_array", {"n": 8, "variant": "offline_inversion",

@@ -313,6 +313,18 @@ def test_fp8(prove, op, fmt, mode):
     _fp(prove, op, fmt, mode)
 
 
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
+@pytest.mark.parametrize("mode", ["rne", "rtz"])
+def test_fp8_mul_early_normalization(prove, fmt, mode):
+    """fp_mul norm=early (leading zeros from the significands, a 1-bit step after the
+    product) against the same reference: every pair of FP8 operands, subnormals included."""
+    params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
+    cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, "norm": "early"}
+    prove("fp_mul", cfg, "fp.v", "ref_fp_mul", params, _rtl("fp_mul", **cfg),
+          rtl="fp_mul norm=early (hw library, combinational)",
+          reference=FP_REF.format(op="fp_mul"))
+
+
 @slow
 @pytest.mark.parametrize("mode", ["rne", "rtz"])
 def test_fp16_add_slow(prove, mode):

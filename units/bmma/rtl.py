@@ -22,6 +22,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
+from tcgen.hw.generate import index_cases
 from tcgen.hw.intarith import IntMul, IntMulParams, compress
 from tcgen.hw.layout import flat
 
@@ -301,11 +302,8 @@ class _FoldedArray(wiring.Component):
             if p.fold == 1:
                 m.d.comb += sig.eq(field_bits(name, base, base + kc))
             else:
-                with m.Switch(step):
-                    for f in range(p.fold):
-                        with m.Case(f):
-                            m.d.comb += sig.eq(field_bits(name, base + f * kc,
-                                                          base + (f + 1) * kc))
+                for f in index_cases(m, step, p.fold):
+                    m.d.comb += sig.eq(field_bits(name, base + f * kc, base + (f + 1) * kc))
             return sig
 
         a_rows = [chunk_of("a", i, "a") for i in range(p.m)]

@@ -41,6 +41,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
+from tcgen.hw.generate import index_cases
 from tcgen.hw.fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
                               FPMulParams, add_tree, round_pack, scale_pow2)
 from tcgen.hw.intarith import int_dot, lzc, shift_left, shift_right_sticky, sum_operands
@@ -230,11 +231,9 @@ class BitSerialArray(wiring.Component):
             if W == 1:
                 m.d.comb += code.eq(src["w"][n * K:(n + 1) * K])
             else:
-                with m.Switch(j):
-                    for jj in range(W):
-                        with m.Case(jj):
-                            o = (jj * N + n) * K
-                            m.d.comb += code.eq(src["w"][o:o + K])
+                for jj in index_cases(m, j, W):
+                    o = (jj * N + n) * K
+                    m.d.comb += code.eq(src["w"][o:o + K])
             codes.append(code)
 
         # M×N units: row i's operand broadcast along the row, column code n down the column ----

@@ -64,6 +64,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
+from tcgen.hw.generate import index_cases
 from tcgen.hw.dot import Dp4, Dp4Params
 from tcgen.hw.fused import FusedDot, FusedDotParams
 from tcgen.hw.numeric import get_format
@@ -300,10 +301,8 @@ class OctetSparse(wiring.Component):
         with m.If(load):
             for b in range(nb):
                 with m.If(wb == b):
-                    with m.Switch(lk):
-                        for k in range(K):
-                            with m.Case(k):
-                                m.d.sync += bbuf[b][k].eq(rsel.y)
+                    for k in index_cases(m, lk, K):
+                        m.d.sync += bbuf[b][k].eq(rsel.y)
                     with m.If(lk == 0):
                         m.d.sync += abuf[b].eq(_set_slots(pl.a, ls, kmode, _FP16))
             m.d.sync += lk.eq(Mux(load_last, 0, lk + 1))
@@ -379,10 +378,8 @@ class OctetSparseBS(wiring.Component):
         bload = Signal(name="bload")
         m.d.comb += bload.eq(self.op.valid & pl.bload & ~bdone)
         with m.If(bload):
-            with m.Switch(lb):
-                for r in range(L):
-                    with m.Case(r):
-                        m.d.sync += bhold[r].eq(pl.b[r])
+            for r in index_cases(m, lb, L):
+                m.d.sync += bhold[r].eq(pl.b[r])
             m.d.sync += lb.eq(Mux(lb == L - 1, 0, lb + 1))
             with m.If(lb == L - 1):
                 m.d.sync += bdone.eq(1)
@@ -539,13 +536,11 @@ def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp, kmode=No
         d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
         m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
         with m.If(comp):
-            with m.Switch(cs):
-                for r in range(layouts.SPARSE_ROWS):
-                    with m.Case(r):
-                        with m.If(cc):
-                            m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
-                        with m.Else():
-                            m.d.sync += dbuf[r][col0].eq(dp.y)
+            for r in index_cases(m, cs, layouts.SPARSE_ROWS):
+                with m.If(cc):
+                    m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
+                with m.Else():
+                    m.d.sync += dbuf[r][col0].eq(dp.y)
 
 
 def _split_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, comp, kmode):

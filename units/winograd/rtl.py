@@ -44,6 +44,7 @@ from amaranth.lib.wiring import In, Out
 from tcgen.hw.dedup import shared
 from tcgen.hw.dot import fp_add
 from tcgen.hw.fparith import scale_pow2
+from tcgen.hw.generate import index_cases
 from tcgen.hw.numeric import get_format
 
 from . import model
@@ -433,12 +434,10 @@ class WinoConv(wiring.Component):
         ]
 
         # -- ITF: channel ci's tile -> Î[ci] ------------------------------------------------
-        with m.Switch(ci):
-            for c in range(C):
-                with m.Case(c):
-                    m.d.comb += itf.d.eq(pl.d[c])
-                    with m.If(itf_go):
-                        m.d.sync += ihat[c].eq(itf.y)
+        for c in index_cases(m, ci, C):
+            m.d.comb += itf.d.eq(pl.d[c])
+            with m.If(itf_go):
+                m.d.sync += ihat[c].eq(itf.y)
         with m.If(itf_go):
             m.d.sync += ci.eq(Mux(ci == C - 1, 0, ci + 1))
             with m.If(ci == C - 1):
@@ -469,12 +468,10 @@ class WinoConv(wiring.Component):
                 m.d.comb += y[i].eq(exact_div_pow2_9(
                     m, otf.y.as_value()[i * ow:(i + 1) * ow], 2 if p.m == 2 else 6,
                     p.m == 4, yw, f"div{i}"))
-        with m.Switch(ko):
-            for k in range(K):
-                with m.Case(k):
-                    m.d.comb += otf.o_hat.eq(ohat[k])
-                    with m.If(otf_go):
-                        m.d.sync += yreg[k].eq(y)
+        for k in index_cases(m, ko, K):
+            m.d.comb += otf.o_hat.eq(ohat[k])
+            with m.If(otf_go):
+                m.d.sync += yreg[k].eq(y)
         with m.If(otf_go):
             m.d.sync += [ko.eq(Mux(otf_last, 0, ko + 1)), keep.eq(otf.keep)]
         with m.If(otf_last):
