@@ -275,7 +275,9 @@ class FPMul(_FPBinary):
     (:func:`tcgen.hw.intarith.array_mul`)
     so PPA compares like with like.  Golden model: :func:`tcgen.hw.numeric.fp_mul`.
 
-    Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline).
+    Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline, norm: ``late`` counts the
+    product's leading zeros after the multiplier, ``early`` takes them from the significands'
+    beside it -- docs/peers.md).
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
