@@ -52,6 +52,9 @@ class FPMulParams(FPAddParams):
                       doc="normalization of the product: late (leading zeros counted on the "
                           "product, after the multiplier) or early (counted on the two "
                           "significands, beside the multiplier; a 1-bit correction after it)")
+    rshift: str = param("wide", choices=("wide", "narrow"), key_default=False,
+                        doc="the right shift of subnormal results: wide (the whole product) "
+                            "or narrow (p + 2 bits, the rest ORed into the sticky bit first)")
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ def unpack(m: Module, fmt: FloatFormat, x, name: str, daz: bool = False) -> Unpa
 def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0, 1),
                mode: str = "rne", ftz: bool = False, saturate: bool = False,
                is_nan=Const(0, 1), is_inf=Const(0, 1), inf_sign=None, stage=None,
-               lz_hint=None, name: str = "rnd"):
+               lz_hint=None, narrow: bool = False, name: str = "rnd"):
     """Normalize, round once and pack ±mag·2**(et - bias - (len(mag) - 1)) into ``fmt``.
 
     ``et`` is the biased exponent the MSB of ``mag`` would carry (signed Value); ``sticky_in``
@@ -134,7 +137,9 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     ``lz_hint``: the leading zeros of ``mag`` known early, to within one (``lz - 1 <= lz_hint <=
     lz`` for a nonzero ``mag``; a product's: the sum of its factors' leading zeros): no count
     on ``mag``; the shift by the hint is controlled early and a 1-bit step after it finishes
-    the normalization (FPMul ``norm="early"``).
+    the normalization (FPMul ``norm="early"``).  ``narrow``: the bits below the round bit are
+    ORed into one sticky bit before the right shift (subnormal results), which then shifts
+    p + 2 bits instead of len(mag) -- the same result (FPMul ``rshift="narrow"``).
     Returns the encoding as a Signal of ``fmt.width`` bits.
     """
     p, man = fmt.precision, fmt.man_bits
@@ -164,14 +169,22 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
                      shifted_l.eq(Mux(more, pre << 1, pre)),
                      lshift.eq(hint + more),
                      rshift.eq(Mux(et_m1 < 0, -et_m1, 0))]
-    norm, st_r = shift_right_sticky(m, shifted_l, rshift, name=f"{name}_shr")
+    if not narrow:
+        norm, st_r = shift_right_sticky(m, shifted_l, rshift, name=f"{name}_shr")
     e_msb = Signal(signed(ew + 1), name=f"{name}_emsb")
     m.d.comb += e_msb.eq(Mux(et_m1 < 0, 1, et - lshift))
     kept = Signal(p, name=f"{name}_kept")
     rbit = Signal(name=f"{name}_rbit")
     sticky = Signal(name=f"{name}_sticky")
-    m.d.comb += [kept.eq(norm[w - p:]), rbit.eq(norm[w - p - 1]),
-                 sticky.eq(norm[:w - p - 1].any() | st_r | sticky_in)]
+    if narrow:       # the bits below the round bit ORed into one first: a (p + 2)-bit shift
+        low = Signal(name=f"{name}_low")
+        m.d.comb += low.eq(shifted_l[:w - p - 1].any())
+        nrw, st_r = shift_right_sticky(m, Cat(low, shifted_l[w - p - 1:]), rshift,
+                                       name=f"{name}_shr")
+        m.d.comb += [kept.eq(nrw[2:]), rbit.eq(nrw[1]), sticky.eq(nrw[0] | st_r | sticky_in)]
+    else:
+        m.d.comb += [kept.eq(norm[w - p:]), rbit.eq(norm[w - p - 1]),
+                     sticky.eq(norm[:w - p - 1].any() | st_r | sticky_in)]
     e_pre = Signal(ew, name=f"{name}_epre")        # biased exponent field before rounding
     m.d.comb += e_pre.eq(Mux(kept[p - 1], e_msb, 0))
     if stage is not None:
@@ -286,12 +299,13 @@ class FPMul(_FPBinary):
         p = self.params
         st = Pipeline(m, cuts(p.pipeline, (1, 2)))
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
-                                        ftz=p.ftz, stage=st, norm=p.norm))
+                                        ftz=p.ftz, stage=st, norm=p.norm,
+                                        narrow=p.rshift == "narrow"))
         return m
 
 
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
-              stage, norm: str = "late"):
+              stage, norm: str = "late", narrow: bool = False):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
     normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
@@ -322,7 +336,7 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
     else:
         sign, prod, et, is_nan, is_inf, hint = stage(1, sign, prod, et, is_nan, is_inf, hint)
     return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
-                      is_inf=is_inf, stage=stage, lz_hint=hint)
+                      is_inf=is_inf, stage=stage, lz_hint=hint, narrow=narrow)
 
 
 class FPProduct(wiring.Component):

@@ -313,15 +313,22 @@ def test_fp8(prove, op, fmt, mode):
     _fp(prove, op, fmt, mode)
 
 
+MUL_VARIANTS = [{"norm": "early"}, {"rshift": "narrow"}, {"norm": "early", "rshift": "narrow"}]
+
+
+@pytest.mark.parametrize("variant", MUL_VARIANTS,
+                         ids=["-".join(f"{k}={v}" for k, v in x.items()) for x in MUL_VARIANTS])
 @pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
 @pytest.mark.parametrize("mode", ["rne", "rtz"])
-def test_fp8_mul_early_normalization(prove, fmt, mode):
-    """fp_mul norm=early (leading zeros from the significands, a 1-bit step after the
-    product) against the same reference: every pair of FP8 operands, subnormals included."""
+def test_fp8_mul_variants(prove, fmt, mode, variant):
+    """fp_mul's issue-17 variants against the same reference, every pair of FP8 operands
+    (subnormals included): norm=early (leading zeros from the significands, a 1-bit step
+    after the product), rshift=narrow (subnormal results shifted on p + 2 bits)."""
     params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
-    cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, "norm": "early"}
+    cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, **variant}
+    label = " ".join(f"{k}={v}" for k, v in variant.items())
     prove("fp_mul", cfg, "fp.v", "ref_fp_mul", params, _rtl("fp_mul", **cfg),
-          rtl="fp_mul norm=early (hw library, combinational)",
+          rtl=f"fp_mul {label} (hw library, combinational)",
           reference=FP_REF.format(op="fp_mul"))
 
 

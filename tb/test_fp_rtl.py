@@ -99,18 +99,23 @@ def test_fp32_mul(mode, request):
     _binop("fp_mul", "fp32", mode, *pairs, request)
 
 
+_MUL_VARIANTS = {"early": {"norm": "early"}, "early_narrow": {"norm": "early", "rshift": "narrow"}}
+
+
 @pytest.mark.parametrize("fmt,n", [("fp16", 5_000), ("bf16", 5_000), ("fp32", 2_000)] + [
     pytest.param(f, 1_000_000, marks=pytest.mark.slow) for f in ("fp16", "bf16", "fp32")])
 @pytest.mark.parametrize("mode", MODES)
-def test_mul_early_normalization(fmt, n, mode, request):
-    """fp_mul norm=early (issue 17): every pair of edge values (subnormal factors of every
-    leading-zero count, products at the underflow and overflow edges), ties and random pairs,
-    bit-exact against the model (FP8 is proved formally in test_formal.py).  make test: a few
-    thousand random pairs (Icarus); make test-slow: 10^6 (Verilator)."""
+@pytest.mark.parametrize("variant", list(_MUL_VARIANTS))
+def test_mul_variants(variant, fmt, n, mode, request):
+    """fp_mul's issue-17 variants (norm=early; with rshift=narrow): every pair of edge values
+    (subnormal factors of every leading-zero count, products at the underflow and overflow
+    edges), ties and random pairs, bit-exact against the model (FP8: proved formally in
+    test_formal.py, rshift=narrow alone too).  make test: a few thousand random pairs
+    (Icarus); make test-slow: 10^6 (Verilator)."""
     rng = np.random.default_rng(harness.seed(3240))
     pairs = concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 1000),
                          random_fp_pairs(fmt, rng, n))
-    _binop("fp_mul", fmt, mode, *pairs, request, norm="early")
+    _binop("fp_mul", fmt, mode, *pairs, request, **_MUL_VARIANTS[variant])
 
 
 # -- pipelining and flush-to-zero ------------------------------------------------------------------
