@@ -324,7 +324,10 @@ def test_otf_random_fp(m, mode, chunk, request):
     rng = np.random.default_rng(harness.seed(170 + chunk))
     p = _params("wino_otf", m=m, mode=mode)
     n = (4000 if m == 2 else 48) if chunk == 0 else 40_000
-    tiles = np.concatenate([fp_tiles(p.fmt("acc"), rng, n, m + 2),
+    sbit = np.uint64(num.get_format(p.fmt("acc")).sign_mask)
+    zeros = np.zeros((2, m + 2, m + 2), dtype=np.uint64)
+    zeros[1] |= sbit                                  # +0 and -0 tiles: the zero results
+    tiles = np.concatenate([zeros, fp_tiles(p.fmt("acc"), rng, n, m + 2),
                             ewmm_tiles(p, rng, n // 4)])
     k = len(tiles)
     top = 1 << p.count_bits
