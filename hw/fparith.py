@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import numeric as num
 from .dedup import shared
-from .intarith import array_mul, lzc, shift_left, shift_right_sticky
+from .intarith import array_mul, booth_mul, lzc, shift_left, shift_right_sticky
 from .numeric import FloatFormat, get_format
 from .params import Params, param
 from .pipeline import Pipeline, cuts
@@ -52,6 +52,9 @@ class FPMulParams(FPAddParams):
                       doc="normalization of the product: late (leading zeros counted on the "
                           "product, after the multiplier) or early (counted on the two "
                           "significands, beside the multiplier; a 1-bit correction after it)")
+    mult: str = param("array", choices=("array", "booth4"), key_default=False,
+                      doc="the significand product: array (AND partial products) or booth4 "
+                          "(radix-4 modified Booth: about half as many rows), one Dadda tree")
     rshift: str = param("wide", choices=("wide", "narrow"), key_default=False,
                         doc="the right shift of subnormal results: wide (the whole product) "
                             "or narrow (p + 2 bits, the rest ORed into the sticky bit first)")
@@ -300,19 +303,19 @@ class FPMul(_FPBinary):
         st = Pipeline(m, cuts(p.pipeline, (1, 2)))
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
                                         ftz=p.ftz, stage=st, norm=p.norm,
-                                        narrow=p.rshift == "narrow"))
+                                        narrow=p.rshift == "narrow", mult=p.mult))
         return m
 
 
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
-              stage, norm: str = "late", narrow: bool = False):
+              stage, norm: str = "late", narrow: bool = False, mult: str = "array"):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
     normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
     the product's leading zeros from the significands' (round_pack's ``lz_hint``)."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
-    prod = array_mul(m, a.sig, b.sig, name="sigmul")
+    prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul")
     hint = None
     if norm == "early":            # counted beside the multiplier, not after it
         lza, lzb = lzc(m, a.sig, name="lza"), lzc(m, b.sig, name="lzb")

@@ -177,6 +177,55 @@ def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
     return p
 
 
+def booth_mul(m: Module, a, b, name: str = "mul"):
+    """Unsigned ``a × b`` with b recoded radix-4 (modified Booth): ⌈(len(b) + 1) / 2⌉ partial
+    products of ``a`` times a digit in {-2, -1, 0, 1, 2} instead of len(b) AND rows, summed by
+    the same Dadda tree as :func:`array_mul` (:func:`compress`).
+
+    Digit k reads b[2k+1], b[2k], b[2k-1] (b[-1] = 0, b zero-extended: unsigned): neg =
+    b[2k+1], one = b[2k] ^ b[2k-1], two = the other nonzero pair.  Row k is
+    ``(one·a | two·2a) XOR neg`` (len(a) + 1 bits) at weight 2**2k, plus ``neg`` at its LSB
+    (two's complement), and its sign, of weight -2**(2k + len(a) + 1), enters as ``~neg`` there
+    plus a constant -2**(2k + len(a) + 1); the constants are folded into one row, as in
+    :func:`array_mul`'s Baugh-Wooley form.  Exact modulo 2**(len(a) + len(b)), where the
+    product always fits.  Returns an unsigned Signal of len(a) + len(b) bits."""
+    na, nb = len(a), len(b)
+    width = na + nb
+    cols = [[] for _ in range(width)]
+    const = 0
+
+    def bit(i):
+        return b[i] if 0 <= i < nb else Const(0, 1)
+    for k in range((nb + 2) // 2):
+        hi, mid, lo = bit(2 * k + 1), bit(2 * k), bit(2 * k - 1)
+        neg = Signal(name=f"{name}_neg{k}")
+        one = Signal(name=f"{name}_one{k}")
+        two = Signal(name=f"{name}_two{k}")
+        m.d.comb += [neg.eq(hi), one.eq(mid ^ lo),
+                     two.eq((hi & ~mid & ~lo) | (~hi & mid & lo))]
+        for i in range(na + 1):
+            w = 2 * k + i
+            if w >= width:
+                break
+            sel = Const(0, 1)
+            if i < na:
+                sel = sel | (one & a[i])
+            if i > 0:
+                sel = sel | (two & a[i - 1])
+            pp = Signal(name=f"{name}_pp{k}_{i}")
+            m.d.comb += pp.eq(sel ^ neg)
+            cols[w].append(pp)
+        w = 2 * k + na + 1
+        if w < width:
+            sgn = Signal(name=f"{name}_sgn{k}")
+            m.d.comb += sgn.eq(~neg)
+            cols[w].append(sgn)
+            const -= 1 << w
+        cols[2 * k].append(neg)
+    _const_bits(const % (1 << width), width, cols)
+    return compress(m, cols, width, name)
+
+
 def int_dot(m: Module, a, b, c, width: int, *, a_signed: bool = True, b_signed: bool = True,
             name: str = "sum"):
     """``c + Σ_k a[k]·b[k]`` modulo 2**width (two's complement when the operands are signed):
@@ -283,6 +332,14 @@ class IntMulParams(Params):
     b_width: int = param(8, range=(1, 32), doc="bits of b")
     a_signed: bool = param(False, doc="a is two's complement")
     b_signed: bool = param(False, doc="b is two's complement")
+    mult: str = param("array", choices=("array", "booth4"), key_default=False,
+                      doc="partial products: array (Baugh-Wooley AND rows) or booth4 (radix-4 "
+                          "modified Booth, unsigned operands)")
+
+    def check(self):
+        if self.mult == "booth4" and (self.a_signed or self.b_signed):
+            raise self.error("mult", self.mult, "array when an operand is signed (booth4 "
+                                                "takes unsigned operands)")
 
 
 @dataclass(frozen=True)
@@ -332,7 +389,7 @@ class BarrelShiftParams(Params):
 class IntMul(wiring.Component):
     """Structural integer multiplier ``p = a × b`` (:func:`array_mul`).
 
-    Parameters: ``IntMulParams`` (a_width, b_width, a_signed, b_signed).
+    Parameters: ``IntMulParams`` (a_width, b_width, a_signed, b_signed, mult).
     Attributes: a ``In(a_width)``, b ``In(b_width)``, p ``Out(a_width + b_width)`` (two's
     complement if either operand is signed).  ``latency = 0``.
     """
@@ -348,7 +405,10 @@ class IntMul(wiring.Component):
         p = self.params
         a = self.a.as_signed() if p.a_signed else self.a
         b = self.b.as_signed() if p.b_signed else self.b
-        m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed))
+        if p.mult == "booth4":
+            m.d.comb += self.p.eq(booth_mul(m, a, b))
+        else:
+            m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed))
         return m
 
 

@@ -65,7 +65,11 @@ HF_WIDTHS = {"fp16": (5, 11), "bf16": (8, 8), "fp32": (8, 24)}
 #: tcgen's own variants measured beside its defaults (issue 17 §2: each technique a parameter)
 VARIANTS = {"mul": {"tcgen norm=early": {"norm": "early"},
                     "tcgen rshift=narrow": {"rshift": "narrow"},
-                    "tcgen norm=early rshift=narrow": {"norm": "early", "rshift": "narrow"}},
+                    "tcgen norm=early rshift=narrow": {"norm": "early", "rshift": "narrow"},
+                    "tcgen mult=booth4": {"mult": "booth4"},
+                    "tcgen mult=booth4 norm=early rshift=narrow": {"mult": "booth4",
+                                                                   "norm": "early",
+                                                                   "rshift": "narrow"}},
             "add": {}}
 #: FPnew's fp_format_e names
 FPNEW_FORMATS = {"fp16": "FP16", "bf16": "FP16ALT", "fp32": "FP32"}

@@ -121,6 +121,19 @@ def test_int_mul(prove, aw, bw, sa, sb):
     _int_mul(prove, aw, bw, sa, sb)
 
 
+@pytest.mark.parametrize("aw,bw", MUL_QUICK + [pytest.param(8, 8, marks=slow)],
+                         ids=[f"{a}x{b}" for a, b in MUL_QUICK + [(8, 8)]])
+def test_int_mul_booth4(prove, aw, bw):
+    """Radix-4 modified Booth (intarith.booth_mul, fp_mul mult=booth4's significand product)
+    equals $mul on every unsigned operand pair, up to 6 × 6 in make test and 8 × 8 slow (SAT
+    on two different multiplier structures grows fast: 11 × 11 ran past 10 min; FP16's
+    product is simulated instead, tb/test_fp_rtl.py::test_mul_variants)."""
+    prove("int_mul", {"a_width": aw, "b_width": bw, "mult": "booth4"}, "int_mul.v",
+          "ref_int_mul", {"AW": aw, "BW": bw, "AS": 0, "BS": 0},
+          _rtl("int_mul", a_width=aw, b_width=bw, mult="booth4"),
+          rtl="int_mul mult=booth4 (radix-4 Booth rows, Dadda tree)")
+
+
 @slow
 @pytest.mark.parametrize("sa,sb", SIGNS, ids=["uu", "su", "us", "ss"])
 @pytest.mark.parametrize("aw,bw", MUL_SLOW, ids=[f"{a}x{b}" for a, b in MUL_SLOW])
@@ -313,7 +326,8 @@ def test_fp8(prove, op, fmt, mode):
     _fp(prove, op, fmt, mode)
 
 
-MUL_VARIANTS = [{"norm": "early"}, {"rshift": "narrow"}, {"norm": "early", "rshift": "narrow"}]
+MUL_VARIANTS = [{"norm": "early"}, {"rshift": "narrow"}, {"norm": "early", "rshift": "narrow"},
+                {"mult": "booth4"}, {"mult": "booth4", "norm": "early", "rshift": "narrow"}]
 
 
 @pytest.mark.parametrize("variant", MUL_VARIANTS,
