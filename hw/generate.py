@@ -29,6 +29,7 @@ from .params import ParamError
 __all__ = ["component_verilog", "normalize_rtlil", "check_module_name", "VERILOG_KEYWORDS",
            "index_cases"]
 
+
 def index_cases(m, sel, n: int):
     """``for v in index_cases(m, sel, n): ...`` -- the body runs inside ``m.Switch(sel)``'s
     case for each value 0 .. n - 1.  When ``sel`` can hold more than ``n`` values (a counter

@@ -180,17 +180,17 @@ def build_design(peer: str, op: str, fmt: str, roots: dict[str, Path]) -> tuple[
                              "basejump clz replacement (91c60f2); check out a commit before it "
                              "(e.g. f00a08a) or Berkeley's release")
         wrapper = hardfloat_wrapper(op, fmt, top, core)
-        incs, defines = [src, src / "RISCV"], []
+        incs = [src, src / "RISCV"]
     else:
         cv, cc = roots["cvfpu"], roots["common_cells"]
         files = _need(cc, CC_SOURCES, "the common_cells checkout",
                       " (FPnew pins common_cells v1.21.0)") + \
             _need(cv, FPNEW_SOURCES, "the cvfpu checkout")
         wrapper = fpnew_wrapper(op, fmt, top)
-        incs, defines = [cc / "include"], []
+        incs = [cc / "include"]
     wfile = d / "wrapper.sv"
     wfile.write_text(wrapper)
-    text = elaborate_sv([*files, wfile], top, d, include_dirs=incs, defines=defines)
+    text = elaborate_sv([*files, wfile], top, d, include_dirs=incs)
     out = d / f"{top}.v"
     out.write_text(text)
     return out, top

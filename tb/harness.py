@@ -46,7 +46,7 @@ BUILD = ROOT / "build" / "sim"
 SIMULATORS = ("icarus", "verilator")
 
 __all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file", "standing_in",
-           "save_stimulus", "SimulationFailed",
+           "save_stimulus", "SimulationFailed", "verilog_modules", "elaborated_bytes",
            "load_stimulus", "ROOT"]
 
 
@@ -384,34 +384,31 @@ ICARUS_NS_PER_VECTOR_BYTE = 6.0
 ICARUS_BITSLICE_VECTORS_PER_S = 2_000
 VERILATOR_BUILD_S = 5.0
 VERILATOR_BUILD_S_PER_BYTE = 1e-5
-_INSTANCE = re.compile(r"^\s+(\S+) \S+ \($")
+#: A module of a generated Verilog file (``module name(`` .. ``endmodule`` at column 0) and an
+#: instance line in it (``type name (``, as Yosys' write_verilog prints them; a match whose
+#: type is not a module of the file -- ``module x(``, ``if (`` -- is no instance): the one
+#: parser of tb/ (the cost model here, the mutation engine's instance levels).
+MODULE = re.compile(r"^module (\S+)\(.*?^endmodule", re.M | re.S)
+INSTANCE = re.compile(r"^\s*(\S+)\s+(\S+)\s*\(", re.M)
+
+
+def verilog_modules(text: str) -> dict[str, str]:
+    """{module name: its text, ``module`` .. ``endmodule``} of a Verilog file."""
+    return {x.group(1): x.group(0) for x in MODULE.finditer(text)}
 
 
 def elaborated_bytes(verilog: str, top: str) -> int:
-    """Bytes of ``top`` with every instance expanded: its module's text plus, for each instance
-    of another module of the file, that module's elaborated bytes (write_verilog's layout:
-    ``module name(...)`` .. ``endmodule`` at column 0, an instance as ``  type name (``)."""
-    size: dict[str, int] = {}
-    kids: dict[str, list[str]] = {}
-    cur = None
-    for line in verilog.splitlines(keepends=True):
-        if line.startswith("module "):
-            cur = line[7:].split("(")[0].strip()
-            size[cur], kids[cur] = 0, []
-        if cur is None:
-            continue
-        size[cur] += len(line)
-        if (m := _INSTANCE.match(line)) is not None:
-            kids[cur].append(m.group(1))
-        if line.startswith("endmodule"):
-            cur = None
+    """Bytes of ``top`` with every instance expanded: its module's lines plus, for each
+    instance of another module of the file, that module's elaborated bytes."""
+    bodies = verilog_modules(verilog)
     memo: dict[str, int] = {}
 
     def flat(name: str) -> int:
         if name not in memo:
-            memo[name] = size[name] + sum(flat(k) for k in kids[name] if k in size)
+            kids = [t for t, _ in INSTANCE.findall(bodies[name]) if t in bodies]
+            memo[name] = len(bodies[name]) + 1 + sum(flat(k) for k in kids)   # + its newline
         return memo[name]
-    return flat(top) if top in size else len(verilog)
+    return flat(top) if top in bodies else len(verilog)
 
 
 def verilator_build_estimate_s(verilog_bytes: int) -> float:

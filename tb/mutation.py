@@ -51,6 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import INSTANCE, verilog_modules
 from tcgen.synth import tools
 from tcgen.synth.formal import Design, prove_from_reset, prove_same_structure
 
@@ -353,22 +354,15 @@ def _flat(work: Path, unit: str) -> Path:
 
 #: a cell of a flattened submodule: ``-cell $flatten\dp3.\mul3.<its name in the submodule>``
 _FLAT_CELL = re.compile(r"-cell \$flatten((?:\\[^\s.\\]+\.)+)(\S+)")
-_MODULE = re.compile(r"^module (\S+)\(.*?^endmodule", re.M | re.S)
-_INSTANCE = re.compile(r"^\s*(\S+)\s+(\S+)\s*\(", re.M)
-
-
-def _modules(text: str) -> dict[str, str]:
-    """{module name: its text} of a Verilog file."""
-    return {x.group(1): x.group(0) for x in _MODULE.finditer(text)}
 
 
 def _submodule(text: str, top: str, path: list[str]) -> str | None:
     """The module reached from ``top`` through the instance names ``path`` (an instance is a
     ``<module> <instance> (`` at the start of a line, as Amaranth writes them), or None."""
-    bodies = _modules(text)
+    bodies = verilog_modules(text)
     mod = top
     for inst in path:
-        found = [t for t, i in _INSTANCE.findall(bodies.get(mod, "")) if i == inst
+        found = [t for t, i in INSTANCE.findall(bodies.get(mod, "")) if i == inst
                  and t in bodies]
         if len(found) != 1:
             return None
@@ -475,8 +469,8 @@ def _prove_top(m: Mutant, path: Path, work: Path) -> bool:
     Sound: whatever the instances compute, the two sides agree.  True if settled."""
     if _FLAT_CELL.search(m.line):
         return False
-    bodies = _modules((work / f"{m.unit}.v").read_text())
-    subs = sorted({t for t, _ in _INSTANCE.findall(bodies.get(m.unit, "")) if t in bodies})
+    bodies = verilog_modules((work / f"{m.unit}.v").read_text())
+    subs = sorted({t for t, _ in INSTANCE.findall(bodies.get(m.unit, "")) if t in bodies})
     cell = re.search(r"-cell (\S+)", m.line)
     if not subs or not cell:
         return False

@@ -4,6 +4,7 @@ The peers' own code is not part of tcgen: the end-to-end run needs their checkou
 (TCGEN_PEERS_HARDFLOAT, TCGEN_PEERS_CVFPU, TCGEN_PEERS_COMMON_CELLS) and is slow."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -149,7 +150,6 @@ def test_peers_end_to_end(tmp_path):
                         "--ops", "mul", "--formats", "fp16", "--libs", "osu018",
                         "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
-    import json
     res = json.loads(out.with_suffix(".json").read_text())
     assert [e["mismatches"] for e in res["equivalence"]] == [0, 0]
     assert {x["design"] for x in res["ppa"]} == {"tcgen", "hardfloat", "fpnew",
