@@ -8,10 +8,16 @@ they do.
 
 Datapath (both ops)::
 
-    unpack a, b ──► core (align+add | significand array multiply) ──┤cut 1├──►
-    normalize (LZC, left/right shift with sticky) ──┤cut 2├──► round increment + pack + specials
+    unpack a, b ──► align ──┤align (3)├──► add                                   ──┤sum (1)├──►
+    unpack a, b ──► partial products, Dadda tree ──┤tree (3)├──► carry-propagate ──┤product (1)├──►
+    leading-zero count ──┤lzc (4)├──► left/right shift with sticky ──┤shift (2)├──►
+    round increment + pack + specials
 
-``pipeline`` = 0 (combinational), 1 (register at cut 1) or 2 (cuts 1 and 2); ``latency`` equals it.
+``pipeline`` = 0 (combinational), 1 (register at cut 1) or 2 (cuts 1 and 2); ``cuts`` names any
+set of the four cut points instead (``cuts=product+shift`` is ``pipeline=2``; ``cuts=auto``: the
+set chosen for a clock, docs/pipelining.md); ``latency`` is the number of cuts.  The converter
+has the cuts lzc and shift (``pipeline=1``: shift); ``norm=early`` multipliers have no lzc cut
+(their count is taken beside the multiplier).
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ from .dedup import shared
 from .intarith import array_mul, booth_mul, lzc, shift_left, shift_right_sticky
 from .numeric import FloatFormat, get_format
 from .params import Params, param
-from .pipeline import Pipeline, cuts
+from .pipeline import CutPoints, Pipeline, cuts_param
 
 __all__ = ["Unpacked", "unpack", "round_pack", "scale_pow2", "add_tree", "FPAdd", "FPMul",
            "FPProduct", "FPConvert", "FPAddParams", "FPMulParams", "FPProductParams",
@@ -37,17 +43,20 @@ FORMAT_NAMES = tuple(num.FORMATS)
 
 # -- parameters --------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class FPAddParams(Params):
+class FPAddParams(CutPoints, Params):
     UNIT = "fp_add"
+    CUT_POINTS = (("align", 3), ("sum", 1), ("lzc", 4), ("shift", 2))
     fmt: str = param("fp16", choices=FORMAT_NAMES, doc="number format")
     rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
     ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+    cuts: str = cuts_param()
 
 
 @dataclass(frozen=True)
 class FPMulParams(FPAddParams):
     UNIT = "fp_mul"
+    CUT_POINTS = (("tree", 3), ("product", 1), ("lzc", 4), ("shift", 2))
     norm: str = param("late", choices=("late", "early"), key_default=False,
                       doc="normalization of the product: late (leading zeros counted on the "
                           "product, after the multiplier) or early (counted on the two "
@@ -59,14 +68,21 @@ class FPMulParams(FPAddParams):
                         doc="the right shift of subnormal results: wide (the whole product) "
                             "or narrow (p + 2 bits, the rest ORed into the sticky bit first)")
 
+    def cut_points(self):
+        if self.norm == "early":       # the count sits beside the multiplier: no lzc cut
+            return tuple(c for c in self.CUT_POINTS if c[0] != "lzc")
+        return self.CUT_POINTS
+
 
 @dataclass(frozen=True)
-class FPProductParams(Params):
+class FPProductParams(CutPoints, Params):
     UNIT = "fp_product"
+    CUT_POINTS = FPMulParams.CUT_POINTS
     fmt: str = param("fp16", choices=FORMAT_NAMES, doc="operand format")
     dst: str = param("fp32", choices=FORMAT_NAMES,
                      doc="product format (must hold every product of two fmt values exactly)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+    cuts: str = cuts_param()
 
     def check(self):
         if not num.product_is_exact(get_format(self.fmt), get_format(self.dst)):
@@ -75,14 +91,17 @@ class FPProductParams(Params):
 
 
 @dataclass(frozen=True)
-class FPConvertParams(Params):
+class FPConvertParams(CutPoints, Params):
     UNIT = "fp_convert"
+    CUT_POINTS = (("lzc", 4), ("shift", 2))
+    PIPELINE_CUTS = (2,)
     src: str = param("fp32", choices=FORMAT_NAMES, doc="source format")
     dst: str = param("fp16", choices=FORMAT_NAMES, doc="destination format")
     rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
     saturate: bool = param(False, doc="overflow and inf go to ±max finite")
     ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
     pipeline: int = param(0, range=(0, 1), doc="pipeline register stages (= latency)")
+    cuts: str = cuts_param()
 
     def check(self):
         if self.src == self.dst:
@@ -151,6 +170,11 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
         mag = Cat(Const(0, pad), mag)
     w = len(mag)
     lz = lzc(m, mag, name=f"{name}_lzc") if lz_hint is None else lz_hint
+    if stage is not None:          # cut 4 (lzc): a wire unless the datapath enables it
+        sign, mag, lz, et, is_nan, is_inf, sticky_in = stage(
+            4, sign, mag, lz, et, is_nan, is_inf, sticky_in)
+        if inf_sign is not None:
+            inf_sign = stage(4, inf_sign)
     ew = max(len(et) + 1, w.bit_length() + 2, fmt.exp_bits + 2)
     et_m1 = Signal(signed(ew), name=f"{name}_et_m1")
     m.d.comb += et_m1.eq(et - 1)
@@ -279,7 +303,7 @@ class _FPBinary(wiring.Component):
     def __init__(self, params):
         self.params = params
         self.fmt = get_format(params.fmt)
-        self.latency = params.pipeline
+        self.latency = params.latency
         w = self.fmt.width
         super().__init__({"a": In(w), "b": In(w), "y": Out(w)})
 
@@ -300,7 +324,7 @@ class FPMul(_FPBinary):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
+        st = Pipeline(m, p.enabled())
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
                                         ftz=p.ftz, stage=st, norm=p.norm,
                                         narrow=p.rshift == "narrow", mult=p.mult))
@@ -315,7 +339,9 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
     the product's leading zeros from the significands' (round_pack's ``lz_hint``)."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
-    prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul")
+    rows = None if 3 not in stage.cuts else (lambda r0, r1: stage(3, r0, r1))   # cut 3 (tree)
+    prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul",
+                                                           rows_stage=rows)
     hint = None
     if norm == "early":            # counted beside the multiplier, not after it
         lza, lzb = lzc(m, a.sig, name="lza"), lzc(m, b.sig, name="lzb")
@@ -334,9 +360,11 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
         et.eq(a.exp + b.exp - (fmt.bias - 1) + rebias if rebias else
               a.exp + b.exp - (fmt.bias - 1)),
     ]
-    if hint is None:
+    if hint is None:               # cut 3 (tree) for these too, then cut 1 (product)
+        sign, et, is_nan, is_inf = stage(3, sign, et, is_nan, is_inf)
         sign, prod, et, is_nan, is_inf = stage(1, sign, prod, et, is_nan, is_inf)
     else:
+        sign, et, is_nan, is_inf, hint = stage(3, sign, et, is_nan, is_inf, hint)
         sign, prod, et, is_nan, is_inf, hint = stage(1, sign, prod, et, is_nan, is_inf, hint)
     return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
                       is_inf=is_inf, stage=stage, lz_hint=hint, narrow=narrow)
@@ -356,13 +384,13 @@ class FPProduct(wiring.Component):
     def __init__(self, params: FPProductParams):
         self.params = params
         self.fmt, self.dst = get_format(params.fmt), get_format(params.dst)
-        self.latency = params.pipeline
+        self.latency = params.latency
         super().__init__({"a": In(self.fmt.width), "b": In(self.fmt.width),
                           "y": Out(self.dst.width)})
 
     def elaborate(self, platform):
         m = Module()
-        st = Pipeline(m, cuts(self.params.pipeline, (1, 2)))
+        st = Pipeline(m, self.params.enabled())
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.dst, self.a, self.b, mode="rne",
                                         ftz=False, stage=st))
         return m
@@ -383,7 +411,7 @@ class FPAdd(_FPBinary):
         m = Module()
         fmt, p = self.fmt, self.params
         prec, w = fmt.precision, fmt.width
-        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
+        st = Pipeline(m, p.enabled())
         a = unpack(m, fmt, self.a, "a", daz=p.ftz)
         b = unpack(m, fmt, self.b, "b", daz=p.ftz)
         # magnitude order (encodings are monotonic in magnitude; DAZ'd subnormals compare as 0)
@@ -405,13 +433,16 @@ class FPAdd(_FPBinary):
         aligned, sticky = shift_right_sticky(m, Cat(Const(0, 3), small_sig), d, name="align")
         op_b = Signal(prec + 3, name="op_small")
         m.d.comb += op_b.eq(aligned | sticky)
-        op_a = Cat(Const(0, 3), big_sig)
         sub = Signal(name="eff_sub")
         total = Signal(prec + 4, name="sum")
-        m.d.comb += [sub.eq(big_sign ^ small_sign),
-                     total.eq(Mux(sub, op_a - op_b, op_a + op_b))]
+        m.d.comb += sub.eq(big_sign ^ small_sign)
+        # cut 3 (align); the exponent and class signals below cross it where they are made
+        r_big, op_b, sub, r_sign, zero_sign = st(3, big_sig, op_b, sub, big_sign,
+                                                 a.sign & b.sign)
+        op_a = Cat(Const(0, 3), r_big)
+        m.d.comb += total.eq(Mux(sub, op_a - op_b, op_a + op_b))
         sign = Signal(name="sign")
-        m.d.comb += sign.eq(Mux(total == 0, a.sign & b.sign, big_sign))
+        m.d.comb += sign.eq(Mux(total == 0, zero_sign, r_sign))
         is_nan = Signal(name="is_nan")
         is_inf = Signal(name="is_inf")
         inf_sign = Signal(name="inf_sign")
@@ -422,6 +453,7 @@ class FPAdd(_FPBinary):
             inf_sign.eq(Mux(a.is_inf, a.sign, b.sign)),
             et.eq(big_exp + 1),
         ]
+        is_nan, is_inf, inf_sign, et = st(3, is_nan, is_inf, inf_sign, et)
         sign, total, et, is_nan, is_inf, inf_sign = st(1, sign, total, et, is_nan, is_inf,
                                                        inf_sign)
         m.d.comb += self.y.eq(round_pack(m, fmt, sign, total, et, mode=p.rounding, ftz=p.ftz,
@@ -444,13 +476,13 @@ class FPConvert(wiring.Component):
         self.params = params
         self.src = get_format(params.src)
         self.dst = get_format(params.dst)
-        self.latency = params.pipeline
+        self.latency = params.latency
         super().__init__({"a": In(self.src.width), "y": Out(self.dst.width)})
 
     def elaborate(self, platform):
         m = Module()
         src, dst, p = self.src, self.dst, self.params
-        st = Pipeline(m, cuts(p.pipeline, (2,)))     # one cut: before the rounding
+        st = Pipeline(m, p.enabled())     # cuts lzc (4) and shift (2, before the rounding)
         a = unpack(m, src, self.a, "a", daz=p.ftz)
         et = Signal(signed(max(src.exp_bits, dst.exp_bits) + 3), name="et")
         m.d.comb += et.eq(a.exp - src.bias + dst.bias)

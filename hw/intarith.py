@@ -87,11 +87,13 @@ def dadda_heights(max_height: int) -> list[int]:
     return [d for d in reversed(ds) if d < max_height]
 
 
-def compress(m: Module, columns: list[list], width: int, name: str = "csa"):
+def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
+             rows_stage=None):
     """Sum bit columns (``columns[i]`` holds 1-bit values of weight 2**i) modulo 2**width.
 
     Dadda reduction to two rows with full/half adders, then one carry-propagate adder.
-    Returns an ``unsigned(width)`` Signal.
+    ``rows_stage(row0, row1) -> (row0, row1)`` (optional) runs on the two rows before the
+    carry-propagate adder (a pipeline cut).  Returns an ``unsigned(width)`` Signal.
     """
     cols = [list(c) for c in columns[:width]] + [[] for _ in range(width - len(columns))]
     fa = ha = 0
@@ -126,7 +128,12 @@ def compress(m: Module, columns: list[list], width: int, name: str = "csa"):
         for r in range(2):
             rows[r].append(col[r] if r < len(col) else Const(0, 1))
     out = Signal(width, name=f"{name}_sum")
-    if width:
+    if width and rows_stage is not None:
+        r0, r1 = Signal(width, name=f"{name}_row0"), Signal(width, name=f"{name}_row1")
+        m.d.comb += [r0.eq(Cat(*rows[0])), r1.eq(Cat(*rows[1]))]
+        r0, r1 = rows_stage(r0, r1)
+        m.d.comb += out.eq(r0 + r1)
+    elif width:
         m.d.comb += out.eq(Cat(*rows[0]) + Cat(*rows[1]))
     _record(fa, ha, rows, width)
     return out
@@ -148,8 +155,9 @@ def _const_bits(value: int, width: int, cols):
 
 
 def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
-              name: str = "mul"):
-    """Structural multiplier: AND partial products summed by a Dadda tree.
+              name: str = "mul", *, rows_stage=None):
+    """Structural multiplier: AND partial products summed by a Dadda tree (``rows_stage``:
+    :func:`compress`'s, a pipeline cut before the carry-propagate adder).
 
     Signed operands use the Baugh–Wooley form: a partial product of negative weight
     -x·2**w is entered as (~x)·2**w plus the constant -2**w, and the constants are folded into
@@ -171,13 +179,13 @@ def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
                 m.d.comb += pp.eq(a[i] & b[j])
             cols[w].append(pp)
     _const_bits(const % (1 << width), width, cols)
-    p = compress(m, cols, width, name)
+    p = compress(m, cols, width, name, rows_stage=rows_stage)
     if a_signed or b_signed:
         return p.as_signed()
     return p
 
 
-def booth_mul(m: Module, a, b, name: str = "mul"):
+def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None):
     """Unsigned ``a × b`` with b recoded radix-4 (modified Booth): ⌈(len(b) + 1) / 2⌉ partial
     products of ``a`` times a digit in {-2, -1, 0, 1, 2} instead of len(b) AND rows, summed by
     the same Dadda tree as :func:`array_mul` (:func:`compress`).
@@ -223,7 +231,7 @@ def booth_mul(m: Module, a, b, name: str = "mul"):
             const -= 1 << w
         cols[2 * k].append(neg)
     _const_bits(const % (1 << width), width, cols)
-    return compress(m, cols, width, name)
+    return compress(m, cols, width, name, rows_stage=rows_stage)
 
 
 def int_dot(m: Module, a, b, c, width: int, *, a_signed: bool = True, b_signed: bool = True,

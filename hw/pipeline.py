@@ -3,8 +3,10 @@
 A :class:`Pipeline` belongs to one ``Module``.  Registers are placed either
 
 * at numbered **cut points** a datapath declares (``pipe(cut, *values)``): the unit's
-  ``pipeline`` parameter enables the first cuts (:func:`cuts`), and a disabled cut is a wire;
-  registers are named ``<value name>_p<cut>``; or
+  ``pipeline`` parameter enables the first cuts (:func:`cuts`), or its ``cuts`` parameter names
+  any set of them (:class:`CutPoints`; ``cuts=auto``: the set the application layer chooses
+  for a clock, :mod:`tcgen.pipelining`); a disabled cut is a wire; registers are named
+  ``<value name>_p<cut>``; or
 * by **name** (``pipe.reg(value, name)``), for pipelines whose depth is fixed by the design.
 
 With ``advance`` (a 1-bit Value) every register loads only when it is high: the whole pipeline
@@ -13,9 +15,26 @@ load every cycle.  ``latency`` is the number of enabled cut points.
 """
 from __future__ import annotations
 
-from amaranth import Module, Signal
+from typing import ClassVar
 
-__all__ = ["Pipeline", "cuts"]
+from amaranth import Const, Module, Signal
+
+from .params import ParamError, param
+
+__all__ = ["Pipeline", "cuts", "CutPoints", "cuts_param", "AUTO"]
+
+#: the ``cuts`` value that asks the application layer to choose the cuts for a clock
+AUTO = "auto"
+
+
+def cuts_param():
+    """The ``cuts`` field of a :class:`CutPoints` parameter class (off by default: at "" the
+    ``pipeline`` field decides, and every module keeps its name and Verilog)."""
+    return param("", key_default=False,
+                 doc="pipeline registers at these cut points, '+'-joined in datapath order "
+                     "(the unit's cut points are listed by `tcgen list`), or auto: the "
+                     "cheapest set in register bits meeting the clock of tcgen generate/ppa "
+                     "--clock-ns on --liberty (docs/pipelining.md); empty: pipeline decides")
 
 
 def cuts(pipeline: int, points) -> frozenset:
@@ -25,6 +44,62 @@ def cuts(pipeline: int, points) -> frozenset:
     if not 0 <= pipeline <= len(points):
         raise ValueError(f"pipeline must be in 0..{len(points)}, got {pipeline}")
     return frozenset(points[:pipeline])
+
+
+class CutPoints:
+    """Mixin of a frozen :class:`~tcgen.hw.params.Params` class whose datapath declares cut
+    points (derive from it before ``Params``; declare the fields ``pipeline`` and ``cuts =
+    cuts_param()``).
+
+    ``CUT_POINTS``: ``(name, number)`` pairs in datapath order, inputs to outputs (override
+    :meth:`cut_points` when they depend on other fields); ``PIPELINE_CUTS``: the numbers the
+    ``pipeline`` field enables first to last.  ``cuts`` names a set of them, ``"a+b"``
+    (normalized to datapath order); ``pipeline`` and ``cuts`` exclude each other.
+    :meth:`enabled` is the set the datapath builds, ``latency`` its size."""
+
+    CUT_POINTS: ClassVar[tuple] = ()
+    PIPELINE_CUTS: ClassVar[tuple] = (1, 2)
+
+    def __post_init__(self):
+        super().__post_init__()
+        text = self.cuts
+        if text in ("", AUTO):
+            if text == AUTO and self.pipeline:
+                raise self.error("cuts", text, f"empty when pipeline is set ({self.pipeline})")
+            return
+        points = dict(self.cut_points())
+        names = text.split("+")
+        allowed = (f"'+'-joined names of {', '.join(points)} (or {AUTO})" if points
+                   else "empty: this configuration has no cut points")
+        if any(n not in points for n in names) or len(set(names)) != len(names):
+            raise self.error("cuts", text, allowed)
+        if self.pipeline:
+            raise self.error("cuts", text, f"empty when pipeline is set ({self.pipeline})")
+        order = [n for n, _ in self.cut_points() if n in names]
+        object.__setattr__(self, "cuts", "+".join(order))
+
+    def cut_points(self) -> tuple:
+        return self.CUT_POINTS
+
+    def enabled(self) -> frozenset:
+        """The cut numbers the datapath registers (``cuts=auto`` cannot be built: the
+        application layer replaces it by a set first)."""
+        if self.cuts == AUTO:
+            raise ParamError(f"{self.UNIT}: cuts=auto is chosen for a clock: give --clock-ns "
+                             f"(tcgen generate / ppa / sweep; tcgen.pipelining.plan)")
+        if self.cuts:
+            points = dict(self.cut_points())
+            return frozenset(points[n] for n in self.cuts.split("+"))
+        return cuts(self.pipeline, self.PIPELINE_CUTS)
+
+    @property
+    def latency(self) -> int:
+        return len(self.enabled())
+
+    def with_cuts(self, names) -> "CutPoints":
+        """These params with ``cuts`` set to ``names`` (an iterable of cut names; pipeline 0)."""
+        import dataclasses
+        return dataclasses.replace(self, pipeline=0, cuts="+".join(names))
 
 
 class Pipeline:
@@ -53,6 +128,9 @@ class Pipeline:
             return values if len(values) != 1 else values[0]
         out = []
         for v in values:
+            if isinstance(v, Const):             # a constant needs no register
+                out.append(v)
+                continue
             r = Signal(v.shape(), name=f"{getattr(v, 'name', 'v')}_p{cut}")
             self._load(r, v)
             out.append(r)

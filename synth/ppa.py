@@ -45,7 +45,7 @@ from .liberty import BUILD, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
 from .yosys import SynthesisError, SynthResult, module_names, synthesize
 
-__all__ = ["measure_verilog", "check_options", "check_simulator", "check_hierarchical",
+__all__ = ["measure_verilog", "synthesized", "check_options", "check_simulator", "check_hierarchical",
            "ACTIVITIES", "SIMULATORS",
            "SynthesisError",
            "ToolError", "flow_hash"]
@@ -61,7 +61,7 @@ TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3
 SYNTH_STAGE_FILES = ("liberty.py", "tools.py", "yosys.py")
 # Modules of tcgen.synth that are not part of the PPA flow (they shape no measurement), so an
 # edit to them keeps every cached result.
-NOT_FLOW_FILES = ("formal.py",)
+NOT_FLOW_FILES = ("formal.py", "stages.py")
 
 
 def flow_hash(stage: str = "all") -> str:
@@ -165,11 +165,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     t_start = time.monotonic()
     flow = flow_hash()
     vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
-    skey = {"flow": flow_hash("synth"), "verilog": vsha, "top": top,
-            "liberty": lib.sha256, "clock_ps": int(round(clock_ns * 1000))}
-    if hierarchical:            # absent when flat: flat keys are what they were
-        skey["flatten"] = False
-    synth_key = _sha(skey)[:24]
+    synth_key = _synth_key(vsha, top, lib, clock_ns, hierarchical)
     opts = {"activity": activity}
     if hierarchical:
         opts["hierarchical"] = True
@@ -250,6 +246,23 @@ def _stimulus_sha(workload: dict) -> str:
         h.update(k.encode())
         h.update(",".join(_int_text(v) for v in np.asarray(workload[k]).tolist()).encode())
     return h.hexdigest()
+
+
+def _synth_key(vsha: str, top: str, lib: Liberty, clock_ns: float, hierarchical: bool) -> str:
+    skey = {"flow": flow_hash("synth"), "verilog": vsha, "top": top,
+            "liberty": lib.sha256, "clock_ps": int(round(clock_ns * 1000))}
+    if hierarchical:            # absent when flat: flat keys are what they were
+        skey["flatten"] = False
+    return _sha(skey)[:24]
+
+
+def synthesized(verilog_text: str, top: str, lib: Liberty, clock_ns: float, *,
+                cache: bool = True) -> tuple[SynthResult, bool]:
+    """The flat synthesis :func:`measure_verilog` uses for these inputs (the same cache entry):
+    ``(SynthResult, cached)``.  For other analyses of the mapped netlist (synth.stages)."""
+    vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
+    key = _synth_key(vsha, top, lib, clock_ns, False)
+    return _synth(verilog_text, top, lib, clock_ns, key, cache)
 
 
 def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True

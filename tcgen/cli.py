@@ -38,12 +38,14 @@ from amaranth.hdl import UnusedElaboratable
 from tcgen.hw import files
 from tcgen.hw.generate import check_module_name
 from tcgen.hw.params import ParamError, describe_field, parse_value
+from tcgen.hw.pipeline import AUTO, CutPoints
 from tcgen.synth.ppa import ACTIVITIES, SIMULATORS
 from tcgen.synth.tools import FlowInputError, Terminated, ToolError, signals_raise
 
 from .errors import UsageError
 from .generate import ENV_FORCE, check_size, verilog
 from .measure import measure
+from .pipelining import resolve_cuts
 from .registry import all_units, get_unit
 
 __all__ = ["main", "build_parser", "parse_params", "write_atomic", "format_table"]
@@ -105,7 +107,8 @@ def cmd_list(args) -> int:
                                     "allowed": describe_field(f),
                                     "doc": f.metadata.get("doc", "")}
                                    for f in u.params.fields()],
-                        "workloads": {k: w.doc for k, w in sorted(u.workloads.items())}})
+                        "workloads": {k: w.doc for k, w in sorted(u.workloads.items())},
+                        "cut_points": _cut_points(u)})
         print(json.dumps(out, indent=2))
         return 0
     for u in units:
@@ -115,9 +118,18 @@ def cmd_list(args) -> int:
             doc = f.metadata.get("doc", "")
             print(f"    {f.name}: {_tname(f)} = {default}  ({describe_field(f)})"
                   + (f"  {doc}" if doc else ""))
+        points = _cut_points(u)
+        if points:
+            print(f"    cut points (datapath order, defaults): {', '.join(points)}")
         for name, w in sorted(u.workloads.items()):
             print(f"    workload {name}: {w.doc}")
     return 0
+
+
+def _cut_points(u) -> list[str]:
+    """The unit's pipeline cut points at its default parameters (``-p cuts=``)."""
+    p = u.params()
+    return [name for name, _ in p.cut_points()] if isinstance(p, CutPoints) else []
 
 
 def _tname(f):
@@ -166,11 +178,24 @@ def cmd_generate(args) -> int:
         check_module_name(args.top)       # before any component is built
     unit = get_unit(args.unit)
     params = unit.make_params(parse_params(args.param))
+    if getattr(params, "cuts", None) == AUTO:
+        if args.clock_ns is None:
+            raise UsageError("generate: -p cuts=auto needs --clock-ns T (and --liberty, "
+                             "default osu018): the cuts are chosen for that clock")
+        params, planned = resolve_cuts(unit.name, params, liberty=args.liberty or "osu018",
+                                       clock_ns=args.clock_ns)
+    elif args.clock_ns is not None or args.liberty is not None:
+        raise UsageError("generate: --clock-ns and --liberty choose the cuts of -p cuts=auto; "
+                         "without it they do nothing")
+    else:
+        planned = None
     text = verilog(unit.name, params, top=args.top, flat=args.flat, force=args.force)
     if args.output and args.output != "-":
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
+    if planned is not None:
+        print(planned.summary(), file=sys.stderr)
     return 0
 
 
@@ -382,6 +407,11 @@ def format_table(r: dict) -> str:
             f"{_g(r['energy_pj_per_op'])} pJ/{r['ops_unit']}   "
             f"{_g(r['gops_per_mm2'])} GOPS/mm^2   {_g(r['gops_per_w'])} GOPS/W at clock;  "
             f"{_g(r['gops_per_mm2_fmax'])} GOPS/mm^2   {_g(r['gops_per_w_fmax'])} GOPS/W at fmax")
+    if r.get("pipelining"):
+        pl = r["pipelining"]
+        lines.append(f"  pipelined   cuts={pl['cuts'] or '(none)'} for {pl['clock_ns']:g} ns: "
+                     f"latency {pl['latency']}, {pl['registers']} register bits "
+                     f"({len(pl['designs'])} designs measured, {pl['runtime_s']:.1f} s)")
     if r["activity"] == "sim":
         q = r["sim"]["power_mw_opensta_propagated"]
         lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "
@@ -410,6 +440,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="set a parameter (repeatable)")
     p.add_argument("-o", "--output", help="output file (default stdout); a folder with --all")
     p.add_argument("--top", help="top module name (default: the unit name)")
+    p.add_argument("--clock-ns", type=_float, default=None, metavar="T",
+                   help="with -p cuts=auto: pipeline to this clock period (docs/pipelining.md)")
+    p.add_argument("--liberty", default=None, metavar="NAME|PATH",
+                   help="with -p cuts=auto: the liberty timing the cuts (default osu018)")
     p.add_argument("--all", action="store_true", help="every unit at its defaults into -o DIR")
     p.add_argument("--flat", action="store_true",
                    help="elaborate every instance of a sub-component in place (default: each "

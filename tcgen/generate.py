@@ -15,12 +15,13 @@ from tcgen import __version__
 from tcgen.hw import dedup
 from tcgen.hw.generate import check_module_name, component_verilog
 from tcgen.hw.params import ParamError, Params
+from tcgen.hw.pipeline import AUTO, CutPoints
 from tcgen.hw.spec import UnitSpec
 
 from .errors import UsageError
 from .registry import get_unit
 
-__all__ = ["verilog", "header", "Size", "estimate", "check_size", "max_cells", "forced",
+__all__ = ["verilog", "header", "unit_params", "Size", "estimate", "check_size", "max_cells", "forced",
            "MAX_CELLS", "ENV_MAX_CELLS", "ENV_FORCE"]
 
 #: the default limit on a unit's estimated size, in standard cells after flat synthesis: ~4x the
@@ -37,6 +38,19 @@ ENV_FORCE = "TCGEN_FORCE"               # 1: build whatever the estimate says (`
 SYNTH_S_PER_CELL = 1.8e-3
 SYNTH_BYTES_PER_CELL = 15e3
 FLAT_GEN_S_PER_CELL = 0.5e-3
+
+
+def unit_params(unit: UnitSpec, params) -> Params:
+    """``params`` as the unit's Params: None (the defaults), a dict of Python values or strings
+    (checked as typed on the command line) or the unit's Params object; ParamError else."""
+    if params is None:
+        return unit.params()
+    if isinstance(params, unit.params):
+        return params
+    if isinstance(params, dict):
+        return unit.make_params({k: _fmt(v) for k, v in params.items()})
+    raise ParamError(f"{unit.name}: params must be None, a dict or {unit.params.__name__}, "
+                     f"got {type(params).__name__}")
 
 
 def header(unit_name: str, params: Params) -> str:
@@ -114,6 +128,8 @@ def estimate(unit: UnitSpec | str, params: Params | None = None, *,
     latter (``input_bits`` 0)."""
     unit = get_unit(unit) if isinstance(unit, str) else unit
     params = params if params is not None else unit.params()
+    if isinstance(params, CutPoints) and params.cuts == AUTO:   # sized with every cut
+        params = params.with_cuts(name for name, _ in params.cut_points())
     n_in, widest = dedup.port_bits(unit.interface(params)) if ports else (0, None)
     return Size(unit.name, params, unit.estimate_cells(params), n_in, widest)
 

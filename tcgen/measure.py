@@ -20,7 +20,8 @@ from tcgen.hw.params import ParamError
 from tcgen.synth.liberty import KNOWN, resolve
 from tcgen.synth.ppa import check_hierarchical, check_options, check_simulator, measure_verilog
 
-from .generate import verilog
+from .generate import unit_params, verilog
+from .pipelining import resolve_cuts
 from .registry import get_unit
 
 __all__ = ["measure"]
@@ -39,11 +40,15 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     ports -- measured with the unit's workload and ops per cycle (the peers benchmark,
     scripts/peers.py); ``label`` replaces the command in the result."""
     unit = get_unit(unit_name)
-    params = _params(unit, params)
+    params = unit_params(unit, params)
     clock_ns, toggle_rate, workload_cycles, seed = check_options(
         clock_ns, activity, toggle_rate, workload_cycles, seed)
     check_hierarchical(hierarchical, activity)
     lib = resolve(liberty)
+    asked = params
+    if design is None:             # cuts=auto: the cheapest cut set for this clock first
+        params, planned = resolve_cuts(unit.name, params, liberty=lib, clock_ns=clock_ns,
+                                       cache=cache)
     named = None
     if workload is not None:
         if not isinstance(workload, str):
@@ -69,7 +74,7 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         text = verilog(unit.name, params)
     t_gen = time.monotonic() - t0
     defaults = unit.params().as_dict()
-    changed = {k: v for k, v in params.as_dict().items() if defaults.get(k) != v}
+    changed = {k: v for k, v in asked.as_dict().items() if defaults.get(k) != v}
     cmd = ["tcgen", "ppa", unit.name]
     for k, v in changed.items():
         cmd += ["-p", f"{k}={_fmt(v)}"]
@@ -93,6 +98,9 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
                           hierarchical=hierarchical)
     out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
     out.update(res)
+    if design is None and planned is not None:
+        out["pipelining"] = planned.as_dict()
+        out["latency"] = planned.latency
     if workload is not None:
         out["workload_name"] = workload
     if activity == "sim":
@@ -108,14 +116,3 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
 
 def _fmt(v):
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
-def _params(unit, params):
-    if params is None:
-        return unit.params()
-    if isinstance(params, unit.params):
-        return params
-    if isinstance(params, dict):
-        return unit.make_params({k: _fmt(v) for k, v in params.items()})
-    raise ParamError(f"ppa: params of {unit.name} must be None, a dict or "
-                     f"{unit.params.__name__}, got {type(params).__name__}")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tcgen.hw.files import locked, write_atomic
 from tcgen.registry import get_unit
+from tcgen.synth import stages
 from tcgen.synth.liberty import resolve
 from tcgen.synth.ppa import flow_hash
 from tcgen.synth.tools import versions
@@ -39,9 +40,10 @@ from .spec import Point
 __all__ = ["point_key", "Store", "source_hash", "source_files"]
 
 _TCGEN = Path(__file__).resolve().parent.parent            # the installed tcgen package
+_STAGES = Path(stages.__file__).resolve()                  # the stage timing of cuts=auto
 #: key format: bump when a record's layout changes
 FORMAT = 1
-_APP = ("measure.py", "generate.py", "registry.py")
+_APP = ("measure.py", "pipelining.py", "generate.py", "registry.py")
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,6 +82,7 @@ def source_hash(unit_name: str) -> str:
         h.update(_tree_hash(str(part)).encode())
     for name in _APP:
         h.update((_TCGEN / name).read_bytes())
+    h.update(_STAGES.read_bytes())      # cuts=auto plans: outside the flow's own hash
     return h.hexdigest()[:16]
 
 
@@ -87,7 +90,7 @@ def source_files(unit_name: str) -> list[Path]:
     """The files :func:`source_hash` reads: every module of tcgen.hw and of the unit's family,
     and the application modules that turn a unit into Verilog and a measurement."""
     files = [p for f in _folders(unit_name) for p in sorted(f.rglob("*.py"))]
-    return files + [_TCGEN / name for name in _APP]
+    return files + [_TCGEN / name for name in _APP] + [_STAGES]
 
 
 @functools.lru_cache(maxsize=None)

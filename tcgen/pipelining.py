@@ -1,0 +1,184 @@
+"""Pipelining to a clock: the cheapest set of a unit's cut points that meets a period on a
+liberty (docs/pipelining.md).
+
+    from tcgen.pipelining import plan
+    p = plan("fp_mul", {"fmt": "fp16"}, liberty="osu018", clock_ns=4.0)
+    p.cuts, p.latency, p.registers, p.crit_path_ns    # 'product+shift', 2, 55, 3.75
+    p.params                                          # FPMulParams(..., cuts='product+shift')
+
+A unit whose parameters derive from :class:`tcgen.hw.pipeline.CutPoints` declares its cut
+points in datapath order.  With n of them there are n + 2 *boundaries* (the input ports, the
+cuts, the output ports), and an enabled set S makes |S| + 1 *stages*: the intervals between
+consecutive enabled boundaries.  A set meets the clock when every stage does, so the search
+works on intervals:
+
+1. Two designs are measured first, both synthesized for the target period (ABC ``-D``) and
+   timed per register bank by :func:`tcgen.synth.stages.stage_timing`: no cuts (the interval
+   inputs..outputs) and every cut (each single-segment interval; its banks give each cut's
+   register bits).
+2. Each measured stage is recorded as a meeting or failing interval; an interval that contains
+   a failing one fails (more logic is not faster).
+3. The cheapest set -- fewest register bits (the all-cuts design's banks), then fewest stages,
+   then the earliest cuts -- whose stages are not known to fail is found by a shortest path over
+   the boundaries, and measured.  If all its stages meet the period it is the answer; otherwise
+   its failing stages are recorded and step 3 repeats.
+
+Every answer is a measured design that meets the period, and every cheaper set contains a stage
+measured to fail in some design (the model: a stage's delay depends on its own logic, not on
+the cuts elsewhere).  At most 2^n designs are measured, in practice three or four; every
+synthesis is the PPA flow's and is cached with it.  A period that even the all-cuts design
+misses is a :class:`PlanError` naming the slowest stage.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from tcgen.hw.params import ParamError, Params
+from tcgen.hw.pipeline import AUTO, CutPoints
+from tcgen.synth.liberty import resolve
+from tcgen.synth.ppa import check_options
+from tcgen.synth.stages import stage_timing
+
+from .generate import unit_params, verilog
+from .registry import get_unit
+
+__all__ = ["plan", "resolve_cuts", "Plan", "PlanError", "cheapest"]
+
+
+class PlanError(ParamError):
+    """No set of the unit's cut points meets the clock (bad input: one line, exit 2)."""
+
+
+@dataclass
+class Plan:
+    unit: str
+    liberty: str
+    clock_ns: float
+    params: Params                 # the unit's params with the chosen cuts
+    cuts: tuple                    # names, datapath order
+    latency: int
+    registers: int                 # flip-flops of the chosen design (after synthesis)
+    crit_path_ns: float
+    area_um2: float
+    points: tuple                  # (name, register bits in the all-cuts design)
+    designs: list = field(default_factory=list)     # every design measured, in order
+    runtime_s: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {"unit": self.unit, "liberty": self.liberty, "clock_ns": self.clock_ns,
+                "cuts": "+".join(self.cuts), "latency": self.latency,
+                "registers": self.registers, "crit_path_ns": self.crit_path_ns,
+                "area_um2": self.area_um2,
+                "points": [{"name": n, "bits": b} for n, b in self.points],
+                "designs": self.designs, "runtime_s": self.runtime_s}
+
+    def summary(self) -> str:
+        cuts = "+".join(self.cuts) or "none (combinational)"
+        return (f"{self.unit}: {self.clock_ns:g} ns on {self.liberty}: cuts {cuts}, latency "
+                f"{self.latency}, {self.registers} register bits, critical path "
+                f"{self.crit_path_ns:.3f} ns, {self.area_um2:,.0f} um2 "
+                f"({len(self.designs)} designs measured)")
+
+
+def cheapest(n: int, bits, fails) -> tuple | None:
+    """The cheapest enabled set of cut indices 0..n-1: a path from boundary 0 (inputs) to n + 1
+    (outputs) through boundaries 1..n (cut i is boundary i + 1) over intervals ``(i, j)`` for
+    which ``fails(i, j)`` is false.  Cost: (sum of ``bits`` of the cuts, stages, the cut
+    indices); None if no path."""
+    best: dict[int, tuple] = {0: (0, 0, ())}
+    for j in range(1, n + 2):
+        cands = []
+        for i in range(j):
+            if i in best and not fails(i, j):
+                b, s, path = best[i]
+                cut = () if j == n + 1 else (j - 1,)
+                cands.append((b + (bits[j - 1] if j <= n else 0), s + 1, path + cut))
+        if cands:
+            best[j] = min(cands)
+    return best[n + 1][2] if n + 1 in best else None
+
+
+def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
+         cache: bool = True) -> Plan:
+    """The cheapest cut set of ``unit_name`` meeting ``clock_ns`` on ``liberty`` (module doc).
+    ``params``: None, a dict of values or strings, or the unit's Params; ``cuts`` may be
+    ``auto`` or empty, ``pipeline`` must be 0."""
+    t0 = time.monotonic()
+    unit = get_unit(unit_name)
+    params = unit_params(unit, params)
+    clock_ns, *_ = check_options(clock_ns, "vectorless", 0.1, 2000, 0)
+    lib = resolve(liberty)
+    if not isinstance(params, CutPoints) or not params.cut_points():
+        raise ParamError(f"{unit.name}: has no pipeline cut points; clock-driven pipelining "
+                         f"covers the units `tcgen list` shows with cut points")
+    if params.pipeline:
+        raise ParamError(f"{unit.name}: pipeline must be 0 with cuts=auto, got "
+                         f"{params.pipeline}")
+    names = [name for name, _ in params.cut_points()]
+    n = len(names)
+    measured: dict[tuple, dict] = {}
+    failing: set[tuple] = set()
+    meeting: set[tuple] = set()
+    designs: list[dict] = []
+
+    def measure(idx: tuple) -> dict:
+        p = params.with_cuts(names[i] for i in idx)
+        t = stage_timing(verilog(unit.name, p), unit.name, liberty=lib, clock_ns=clock_ns,
+                         cache=cache)
+        bounds = (0, *(i + 1 for i in idx), n + 1)
+        groups = [*t["banks"], t["outputs"]]
+        if len(t["banks"]) != len(idx) or t["outputs"]["depth"] != len(idx):
+            raise RuntimeError(f"{unit.name} cuts {p.cuts or '(none)'}: the netlist has "
+                               f"{len(t['banks'])} register banks and its outputs come from "
+                               f"bank {t['outputs']['depth']}, for {len(idx)} cuts")
+        stages = []
+        for k, g in enumerate(groups):
+            iv = (bounds[k], bounds[k + 1])
+            period = g["period_ns"] or 0.0
+            (meeting if period <= clock_ns else failing).add(iv)
+            stages.append({"from": _bound(names, iv[0]), "to": _bound(names, iv[1]),
+                           "period_ns": g["period_ns"], "bits": g["bits"]})
+        rec = {"cuts": p.cuts, "crit_path_ns": t["crit_path_ns"], "registers": t["registers"],
+               "area_um2": t["area_um2"], "stages": stages,
+               "meets": t["crit_path_ns"] is None or t["crit_path_ns"] <= clock_ns}
+        measured[idx] = rec
+        designs.append(rec)
+        return rec
+
+    def fails(i: int, j: int) -> bool:
+        return any(a >= i and b <= j for a, b in failing)
+
+    measure(())
+    every = measure(tuple(range(n)))
+    bits = [g["bits"] for g in every["stages"][:n]]
+    while True:
+        idx = cheapest(n, bits, fails)
+        if idx is None:
+            worst = max(every["stages"], key=lambda s: s["period_ns"] or 0.0)
+            raise PlanError(f"{unit.name}: no set of its cut points ({', '.join(names)}) meets "
+                            f"{clock_ns:g} ns on {lib.name}: with all of them the stage "
+                            f"{worst['from']} -> {worst['to']} takes {worst['period_ns']:.3f} "
+                            f"ns")
+        rec = measured.get(idx) or measure(idx)
+        if rec["meets"]:
+            chosen = params.with_cuts(names[i] for i in idx)
+            return Plan(unit=unit.name, liberty=lib.name, clock_ns=clock_ns, params=chosen,
+                        cuts=tuple(names[i] for i in idx), latency=chosen.latency,
+                        registers=rec["registers"], crit_path_ns=rec["crit_path_ns"],
+                        area_um2=rec["area_um2"], points=tuple(zip(names, bits)),
+                        designs=designs, runtime_s=round(time.monotonic() - t0, 3))
+
+
+def resolve_cuts(unit_name: str, params, *, liberty, clock_ns, cache: bool = True):
+    """``(params, plan)``: ``params`` with ``cuts=auto`` replaced by the planned set (and the
+    Plan), or ``(params, None)`` when there is nothing to plan."""
+    if isinstance(params, CutPoints) and params.cuts == AUTO:
+        p = plan(unit_name, params, liberty=liberty, clock_ns=clock_ns, cache=cache)
+        return p.params, p
+    return params, None
+
+
+def _bound(names, b: int) -> str:
+    return "inputs" if b == 0 else "outputs" if b == len(names) + 1 else names[b - 1]
+
