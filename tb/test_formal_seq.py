@@ -25,6 +25,7 @@ the larger ones are ``slow`` (``make formal`` writes them all to reports/formal.
 from __future__ import annotations
 
 import re
+from itertools import combinations
 
 import pytest
 
@@ -124,12 +125,13 @@ def test_dedup_mutant_is_caught(request):
 
 
 # -- pipelined == combinational, delayed ----------------------------------------------------------
-#: (unit, params, pipeline depths): every unit with a `pipeline` parameter
+#: (unit, params, pipeline depths or cut sets): every unit with a `pipeline` parameter; a str is
+#: a `cuts` value (clock-driven pipelining, docs/pipelining.md), its latency the number of cuts
 PIPE_QUICK = [
-    ("fp_add", dict(fmt="fp8_e4m3"), (1, 2)),
-    ("fp_mul", dict(fmt="fp8_e4m3"), (1, 2)),
-    ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), (1,)),
-    ("fp_product", dict(fmt="fp8_e5m2", dst="bf16"), (1, 2)),
+    ("fp_add", dict(fmt="fp8_e4m3"), (1, 2, "align+sum+lzc+shift")),
+    ("fp_mul", dict(fmt="fp8_e4m3"), (1, 2, "tree+product+lzc+shift")),
+    ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), (1, "lzc+shift")),
+    ("fp_product", dict(fmt="fp8_e5m2", dst="bf16"), (1, 2, "tree+product+lzc+shift")),
 ]
 PIPE_SLOW = [
     ("fp_add", dict(fmt="fp16"), (1, 2)),
@@ -140,6 +142,16 @@ PIPE_SLOW = [
     ("fp16_mul", dict(), (1, 2)),
     ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"), (1, 2)),
     ("pacq_mul", dict(), (1, 2)),
+    ("fp_mul", dict(fmt="fp16"), ("tree+product+lzc+shift",)),
+    ("fp_add", dict(fmt="fp16"), ("align+sum+lzc+shift",)),
+    # every cut set of the FP8 datapaths (the quick list has the full sets)
+    *[(u, p, tuple("+".join(c) for k in range(1, len(n)) for c in combinations(n, k)))
+      for u, p, n in (("fp_mul", dict(fmt="fp8_e4m3"), ("tree", "product", "lzc", "shift")),
+                      ("fp_mul", dict(fmt="fp8_e5m2", norm="early", mult="booth4"),
+                       ("tree", "product", "shift")),
+                      ("fp_add", dict(fmt="fp8_e5m2", rounding="rtz"),
+                       ("align", "sum", "lzc", "shift")),
+                      ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), ("lzc", "shift")))],
 ]
 
 
@@ -148,15 +160,19 @@ def _expand(cases):
 
 
 def _pipe(request, unit, params, L, *, latency=None, expect="proved"):
+    """``L``: a pipeline depth, or a cut set (str) whose latency is its number of cuts."""
     u = get_unit(unit)
     comb = verilog(unit, u.params(**params), top="dut")
-    piped = verilog(unit, u.params(**params, pipeline=L), top="dut")
-    assert u.interface(u.params(**params, pipeline=L)).latency == L
+    setting = {"pipeline": L} if isinstance(L, int) else {"cuts": L}
+    depth = L if isinstance(L, int) else len(L.split("+"))
+    piped = verilog(unit, u.params(**params, **setting), top="dut")
+    assert u.interface(u.params(**params, **setting)).latency == depth
     r = prove_pipelined(Design(comb, top="dut"), Design(piped, top="dut"),
-                        latency if latency is not None else L, timeout=TIMEOUT)
-    record(request, unit, {**params, "pipeline": L}, r, expect=expect, section="pipeline",
-           reference=f"{unit} pipeline=0, outputs delayed {latency or L}",
-           rtl=f"{unit} pipeline={L}")
+                        latency if latency is not None else depth, timeout=TIMEOUT)
+    key, val = next(iter(setting.items()))
+    record(request, unit, {**params, **setting}, r, expect=expect, section="pipeline",
+           reference=f"{unit} pipeline=0, outputs delayed {latency or depth}",
+           rtl=f"{unit} {key}={val}")
     return r
 
 

@@ -1,0 +1,263 @@
+"""Clock-driven pipelining (docs/pipelining.md): cut points by name, the stage timing of the
+flow, the planner's choice, and the commands.
+
+The planned designs are proved equal to the combinational ones in tb/test_formal_seq.py (FP8:
+every cut set, slow; the full sets in ``make test``); here they are simulated against the golden
+model at FP16/FP32 widths.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import harness
+from tcgen.generate import verilog
+from tcgen.hw.params import ParamError
+from tcgen.pipelining import PlanError, cheapest, plan
+from tcgen.registry import all_units, get_unit
+from tcgen.synth.stages import stage_timing
+from tcgen.synth.tools import FlowInputError
+
+slow = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+TCGEN = [sys.executable, "-m", "tcgen.cli"]
+
+#: every unit with cut points and its points in datapath order (at default params)
+POINTS = {
+    "fp_add": ("align", "sum", "lzc", "shift"),
+    "fp_mul": ("tree", "product", "lzc", "shift"),
+    "fp_product": ("tree", "product", "lzc", "shift"),
+    "fp_convert": ("lzc", "shift"),
+}
+
+
+# -- parameters ----------------------------------------------------------------------------------
+def test_the_units_with_cut_points():
+    have = {u.name: tuple(n for n, _ in u.params().cut_points()) for u in all_units()
+            if hasattr(u.params(), "cut_points") and u.params().cut_points()}
+    assert have == POINTS
+
+
+def test_cuts_are_normalized_to_datapath_order():
+    u = get_unit("fp_mul")
+    p = u.make_params({"cuts": "shift+tree"})
+    assert p.cuts == "tree+shift" and p.latency == 2 and p.enabled() == frozenset({3, 2})
+    assert u.make_params({"cuts": "product+shift"}).enabled() == \
+        u.make_params({"pipeline": "2"}).enabled()
+    assert u.make_params({}).latency == 0
+
+
+@pytest.mark.parametrize("values,message", [
+    ({"cuts": "bogus"}, "cuts must be '+'-joined names of tree, product, lzc, shift"),
+    ({"cuts": "tree+tree"}, "cuts must be '+'-joined names"),
+    ({"cuts": "tree+"}, "cuts must be '+'-joined names"),
+    ({"cuts": "tree", "pipeline": "1"}, "cuts must be empty when pipeline is set (1)"),
+    ({"cuts": "auto", "pipeline": "2"}, "cuts must be empty when pipeline is set (2)"),
+    ({"cuts": "lzc", "norm": "early"}, "names of tree, product, shift"),
+])
+def test_bad_cuts_are_one_line_errors(values, message):
+    with pytest.raises(ParamError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("+", r"\+")):
+        get_unit("fp_mul").make_params(values)
+
+
+def test_auto_cannot_be_built_without_a_clock():
+    p = get_unit("fp_add").make_params({"cuts": "auto"})
+    with pytest.raises(ParamError, match="cuts=auto is chosen for a clock"):
+        verilog("fp_add", p)
+
+
+def test_default_verilog_names_no_cuts():
+    """cuts is off by default (key_default=False): the header and every module are as before."""
+    text = verilog("fp_mul")
+    assert "cuts" not in text.splitlines()[0]
+    assert "cuts=tree+lzc" in verilog("fp_mul", get_unit("fp_mul").make_params(
+        {"cuts": "lzc+tree"})).splitlines()[0]
+
+
+# -- every cut set equals the combinational unit (simulation against the golden model) ----------
+def _subsets(names):
+    return ["+".join(c) for k in range(1, len(names) + 1)
+            for c in itertools.combinations(names, k)]
+
+
+QUICK = [("fp_mul", {"fmt": "fp16"}, "tree+product+lzc+shift"),
+         ("fp_add", {"fmt": "fp16"}, "align+sum+lzc+shift"),
+         ("fp_product", {"fmt": "fp16", "dst": "fp32"}, "tree+product+lzc+shift"),
+         ("fp_convert", {"src": "fp32", "dst": "bf16"}, "lzc+shift"),
+         ("fp_mul", {"fmt": "bf16", "mult": "booth4", "norm": "early", "rounding": "rtz"},
+          "tree+shift")]
+SLOW = [(u, extra, c) for u, extra in (("fp_mul", {"fmt": "fp16"}), ("fp_add", {"fmt": "fp16"}),
+                                      ("fp_product", {"fmt": "fp16", "dst": "fp32"}),
+                                      ("fp_convert", {"src": "fp32", "dst": "fp16"}),
+                                      ("fp_mul", {"fmt": "fp32"}), ("fp_add", {"fmt": "fp32"}))
+        for c in _subsets(POINTS[u])]
+
+
+def _simulate(unit, extra, cuts, n):
+    u = get_unit(unit)
+    p = u.make_params({**extra, "cuts": cuts})
+    assert u.interface(p).latency == len(cuts.split("+"))
+    stim = u.workload(p, np.random.default_rng(7), n)
+    r = harness.run_batch(unit, p, stimulus=stim, sim="icarus")
+    assert r["checked"] == n and r["mismatches"] == 0, r["first_mismatches"]
+
+
+@pytest.mark.parametrize("unit,extra,cuts", QUICK, ids=[f"{u}-{c}" for u, _, c in QUICK])
+def test_cut_set_equals_model(unit, extra, cuts):
+    _simulate(unit, extra, cuts, 2000)
+
+
+@slow
+@pytest.mark.parametrize("unit,extra,cuts", SLOW,
+                         ids=[f"{u}-{'-'.join(e.values())}-{c}" for u, e, c in SLOW])
+def test_every_cut_set_equals_model(unit, extra, cuts):
+    _simulate(unit, extra, cuts, 20000)
+
+
+# -- the search ----------------------------------------------------------------------------------
+def _brute(n, bits, fails):
+    best = None
+    for mask in range(1 << n):
+        idx = tuple(i for i in range(n) if mask >> i & 1)
+        bounds = (0, *(i + 1 for i in idx), n + 1)
+        if any(fails(a, b) for a, b in zip(bounds, bounds[1:])):
+            continue
+        cost = (sum(bits[i] for i in idx), len(idx) + 1, idx)
+        best = cost if best is None or cost < best else best
+    return None if best is None else best[2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.integers(0, 60), min_size=n, max_size=n),
+    st.sets(st.tuples(st.integers(0, n + 1), st.integers(0, n + 1)), max_size=8))))
+def test_cheapest_is_the_brute_force_optimum(case):
+    n, bits, bad = case
+    bad = {(a, b) for a, b in bad if a < b}
+
+    def fails(i, j):
+        return (i, j) in bad
+    assert cheapest(n, bits, fails) == _brute(n, bits, fails)
+
+
+# -- the flow's stage timing ---------------------------------------------------------------------
+def test_stage_timing_finds_one_bank_per_cut():
+    u = get_unit("fp_convert")
+    p = u.make_params({"src": "fp16", "dst": "fp8_e4m3", "cuts": "lzc+shift"})
+    t = stage_timing(verilog("fp_convert", p), "fp_convert", clock_ns=5.0)
+    assert [b["depth"] for b in t["banks"]] == [1, 2]
+    assert t["outputs"]["depth"] == 2 and t["outputs"]["bits"] == 8
+    assert all(b["bits"] > 0 for b in t["banks"]) and t["registers"] == sum(
+        b["bits"] for b in t["banks"])
+    periods = [b["period_ns"] for b in t["banks"]] + [t["outputs"]["period_ns"]]
+    assert t["crit_path_ns"] == pytest.approx(max(periods))
+    for b in t["banks"][1:]:          # launched by flip-flops: clock-to-Q, then setup
+        assert b["launch_ns"] > 0 and b["setup_ns"] > 0
+        assert 0 < b["logic_ns"] and b["period_ns"] <= b["launch_ns"] + b["logic_ns"] + \
+            b["setup_ns"] + 1e-6
+    assert t["banks"][0]["launch_ns"] == 0.0          # from the input ports
+
+
+def test_stage_timing_refuses_a_feedback_loop():
+    """bmma's s32 accumulators feed back: not a feed-forward pipeline."""
+    text = verilog("int8_mac_array", get_unit("int8_mac_array").make_params(
+        {"m": "1", "n": "1", "k": "2", "fold": "2", "acc_width": "18"}))
+    with pytest.raises(FlowInputError, match="feedback loop"):
+        stage_timing(text, "int8_mac_array", clock_ns=10.0)
+
+
+# -- the planner on the real flow ----------------------------------------------------------------
+#: 2.04 ns combinational at 2 ns on osu018, 1.33 ns cut at shift, 3.28 ns cut at lzc
+CONVERT = {"src": "fp16", "dst": "fp8_e4m3"}
+
+
+def _period(cuts: str, clock: float) -> float:
+    p = get_unit("fp_convert").make_params({**CONVERT, "cuts": cuts})
+    return stage_timing(verilog("fp_convert", p), "fp_convert", clock_ns=clock)["crit_path_ns"]
+
+
+def test_plan_loose_clock_needs_no_cut():
+    p = plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=20.0)
+    assert p.cuts == () and p.latency == 0 and p.registers == 0
+    assert p.crit_path_ns <= 20.0 and p.params.cuts == ""
+
+
+def test_plan_is_the_cheapest_cut_set_that_meets_the_clock():
+    """A clock the combinational design misses: the chosen set meets it, every set cheaper in
+    register bits misses it (each measured here), and a cut that makes the unit slower (lzc,
+    with every cut containing it) does not keep the planner from the one that helps."""
+    clock = 1.8
+    assert _period("", clock) > clock
+    p = plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=clock)
+    assert p.latency >= 1 and p.crit_path_ns <= clock
+    assert _period("+".join(p.cuts), clock) == pytest.approx(p.crit_path_ns)
+    bits = dict(p.points)
+    mine = sum(bits[c] for c in p.cuts)
+    for cuts in ("", "lzc", "shift", "lzc+shift"):
+        names = [c for c in cuts.split("+") if c]
+        if sum(bits[c] for c in names) < mine:
+            assert _period(cuts, clock) > clock, cuts
+    assert p.designs[0]["cuts"] == "" and p.designs[1]["cuts"] == "lzc+shift"
+
+
+def test_plan_unreachable_clock_is_a_param_error():
+    with pytest.raises(PlanError, match=r"no set of its cut points \(lzc, shift\) meets 0.5 ns "
+                                        r"on osu018: the fastest of the \d+ designs measured, cuts="):
+        plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=0.5)
+
+
+def test_plan_refuses_units_without_cut_points():
+    with pytest.raises(ParamError, match="has no pipeline cut points"):
+        plan("int_mul", None, clock_ns=5.0)
+
+
+# -- the commands --------------------------------------------------------------------------------
+def _tcgen(*args):
+    return subprocess.run([*TCGEN, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_generate_auto_is_deterministic_and_says_what_it_chose(tmp_path):
+    args = ["generate", "fp_convert", "-p", "src=fp16", "-p", "dst=fp8_e4m3", "-p",
+            "cuts=auto", "--clock-ns", "1.8"]
+    a = _tcgen(*args, "-o", str(tmp_path / "a.v"))
+    b = _tcgen(*args, "-o", str(tmp_path / "b.v"))
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    ta, tb_ = (tmp_path / "a.v").read_text(), (tmp_path / "b.v").read_text()
+    assert ta == tb_
+    chosen = plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=1.8)
+    assert chosen.cuts and f"cuts={'+'.join(chosen.cuts)}" in ta.splitlines()[0]
+    assert "fp_convert: 1.8 ns on osu018: cuts" in a.stderr and "latency" in a.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["generate", "fp_add", "-p", "cuts=auto"], "-p cuts=auto needs --clock-ns T"),
+    (["generate", "fp_add", "--clock-ns", "3"], "--clock-ns and --liberty choose the cuts"),
+    (["generate", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns"),
+    (["generate", "int_mul", "-p", "cuts=auto"], "unknown parameter 'cuts'"),
+    (["ppa", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns"),
+])
+def test_command_errors(args, message, tmp_path):
+    r = _tcgen(*args, "-o" if args[0] == "generate" else "--json",
+               str(tmp_path / "out"))
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_ppa_auto_reports_the_plan():
+    r = _tcgen("ppa", "fp_convert", "-p", "src=fp16", "-p", "dst=fp8_e4m3", "-p", "cuts=auto",
+               "--clock-ns", "1.8", "--json", "-")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["pipelining"]["clock_ns"] == 1.8 and res["latency"] == res["pipelining"]["latency"]
+    assert res["params"]["cuts"] == res["pipelining"]["cuts"] != ""
+    assert "-p cuts=auto" in res["command"] and res["crit_path_ns"] <= 1.8
