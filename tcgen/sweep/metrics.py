@@ -64,6 +64,16 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                                       "sim.input_toggle_rate", _get("sim", "input_toggle_rate")),
     "runtime__flow__s": ("seconds the flow took for this point when first measured",
                          "runtime_s.total_s", _get("runtime_s", "total_s")),
+    "pipe__cuts__names": ("the cut points `cuts=auto` chose for the clock ('+'-joined; empty: "
+                          "none; docs/pipelining.md)", "pipelining.cuts",
+                          _get("pipelining", "cuts")),
+    "pipe__latency__cycles": ("the latency of the cut set `cuts=auto` chose (cycles)",
+                              "pipelining.latency", _get("pipelining", "latency")),
+    "pipe__registers__bits": ("flip-flops of the design `cuts=auto` chose",
+                              "pipelining.registers", _get("pipelining", "registers")),
+    "pipe__designs__count": ("designs measured to choose the cuts", "pipelining.designs",
+                             lambda r: (float(len(r["pipelining"]["designs"]))
+                                        if isinstance(r.get("pipelining"), dict) else None)),
 }
 
 DEFAULT_METRICS = ("synth__area__um2", "timing__fmax__mhz", "timing__setup__ws",
