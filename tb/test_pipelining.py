@@ -23,7 +23,9 @@ from tcgen.generate import verilog
 from tcgen.hw.params import ParamError
 from tcgen.pipelining import PlanError, cheapest, plan
 from tcgen.registry import all_units, get_unit
-from tcgen.synth.stages import stage_timing
+from tcgen.synth import activity as act
+from tcgen.synth.liberty import resolve
+from tcgen.synth.stages import register_depths, stage_timing
 from tcgen.synth.tools import FlowInputError
 
 slow = pytest.mark.slow
@@ -89,13 +91,12 @@ def _subsets(names):
             for c in itertools.combinations(names, k)]
 
 
-QUICK = [("fp_mul", {"fmt": "fp16"}, "tree+product+lzc+shift"),
-         ("fp_add", {"fmt": "fp16"}, "align+sum+lzc+shift"),
-         ("fp_product", {"fmt": "fp16", "dst": "fp32"}, "tree+product+lzc+shift"),
-         ("fp_convert", {"src": "fp32", "dst": "bf16"}, "lzc+shift"),
-         ("fp_mul", {"fmt": "bf16", "mult": "booth4", "norm": "early", "rounding": "rtz"},
-          "tree+shift")]
-SLOW = [(u, extra, c) for u, extra in (("fp_mul", {"fmt": "fp16"}), ("fp_add", {"fmt": "fp16"}),
+#: make test: one simulation (the FP8 proofs of tb/test_formal_seq.py cover every unit's full set)
+QUICK = [("fp_mul", {"fmt": "fp16"}, "tree+product+lzc+shift")]
+SLOW = [("fp_convert", {"src": "fp32", "dst": "bf16"}, "lzc+shift"),
+        ("fp_mul", {"fmt": "bf16", "mult": "booth4", "norm": "early", "rounding": "rtz"},
+         "tree+shift")]
+SLOW += [(u, extra, c) for u, extra in (("fp_mul", {"fmt": "fp16"}), ("fp_add", {"fmt": "fp16"}),
                                       ("fp_product", {"fmt": "fp16", "dst": "fp32"}),
                                       ("fp_convert", {"src": "fp32", "dst": "fp16"}),
                                       ("fp_mul", {"fmt": "fp32"}), ("fp_add", {"fmt": "fp32"}))
@@ -167,12 +168,29 @@ def test_stage_timing_finds_one_bank_per_cut():
     assert t["banks"][0]["launch_ns"] == 0.0          # from the input ports
 
 
-def test_stage_timing_refuses_a_feedback_loop():
-    """bmma's s32 accumulators feed back: not a feed-forward pipeline."""
-    text = verilog("int8_mac_array", get_unit("int8_mac_array").make_params(
-        {"m": "1", "n": "1", "k": "2", "fold": "2", "acc_width": "18"}))
-    with pytest.raises(FlowInputError, match="feedback loop"):
-        stage_timing(text, "int8_mac_array", clock_ns=10.0)
+def _netlist(instances, inputs=("a",), outputs=("y",)):
+    ports = {**{i: ("input", None, None) for i in (*inputs, "clk")},
+             **{o: ("output", None, None) for o in outputs}}
+    return act.Netlist(top="t", ports=ports, instances=instances, assigns=[])
+
+
+def test_register_depths_of_a_small_pipeline():
+    """a -> r1 -> INV -> r2 -> y, and r3 fed by a and r1 (depth 2): banks by depth."""
+    lib = resolve("osu018")
+    nl = _netlist({"r1": ("DFFPOSX1", {"CLK": "clk", "D": "a", "Q": "q1"}),
+                   "i1": ("INVX1", {"A": "q1", "Y": "n1"}),
+                   "r2": ("DFFPOSX1", {"CLK": "clk", "D": "n1", "Q": "y"}),
+                   "g": ("AND2X2", {"A": "a", "B": "q1", "Y": "n2"}),
+                   "r3": ("DFFPOSX1", {"CLK": "clk", "D": "n2", "Q": "q3"})})
+    assert register_depths(nl, lib) == {"r1": 1, "r2": 2, "r3": 2, "<outputs>": 2}
+
+
+def test_register_depths_refuses_a_feedback_loop():
+    lib = resolve("osu018")
+    nl = _netlist({"r1": ("DFFPOSX1", {"CLK": "clk", "D": "n1", "Q": "y"}),
+                   "g": ("AND2X2", {"A": "a", "B": "y", "Y": "n1"})})
+    with pytest.raises(FlowInputError, match="r1 is on a feedback loop"):
+        register_depths(nl, lib)
 
 
 # -- the planner on the real flow ----------------------------------------------------------------
