@@ -43,6 +43,7 @@ from .fparith import (FORMAT_NAMES, FPAdd, FPAddParams, FPConvert, FPConvertPara
                       FPMulParams, FPProduct, FPProductParams, add_tree)
 from .numeric import get_format
 from .params import Params, param
+from .pipeline import CutPoints, Pipeline, cuts_param
 
 __all__ = ["Dp4Params", "Dp4", "PRODUCTS", "product", "widen", "fp_add", "dot_sum"]
 
@@ -52,8 +53,14 @@ _LANES = 4
 
 
 @dataclass(frozen=True)
-class Dp4Params(Params):
+class Dp4Params(CutPoints, Params):
+    """``cuts``: the DP-4's own cut points (``products``, ``level0``, ``level1``: after the
+    products and after each tree level) and its sub-units' (``mul.*``: the four multipliers',
+    one bank across the lanes; ``add0.*`` the level-0 adders', ``add1.*`` the level-1
+    adder's, ``acc.*`` the accumulating adder's), in datapath order; ``c`` and the lanes'
+    zero flags are delayed alongside.  Not with ``split``."""
     UNIT = "dp4"
+    PIPELINE_CUTS = ()
     fmt: str = param("fp16", choices=FORMAT_NAMES, doc="operand format (a, b)")
     acc: str = param("fp32", choices=FORMAT_NAMES, doc="tree / accumulator format (c, y)")
     product: str = param("exact", choices=PRODUCTS,
@@ -63,8 +70,20 @@ class Dp4Params(Params):
     split: bool = param(False, doc="run-time split: a mode port selects 1×DP-4, 2×DP-2 or "
                                    "4×DP-1 (c, y: one accumulator per group)",
                         key_default=False)
+    cuts: str = cuts_param()
+
+    def cut_points(self):
+        mul = (FPProductParams if self.product == "exact" else FPMulParams).CUT_POINTS
+        add = FPAddParams.CUT_POINTS
+        return (*((f"mul.{n}", None) for n, _ in mul), ("products", 1),
+                *((f"add0.{n}", None) for n, _ in add), ("level0", 2),
+                *((f"add1.{n}", None) for n, _ in add), ("level1", 3),
+                *((f"acc.{n}", None) for n, _ in add))
 
     def check(self):
+        if self.split and self.cuts:
+            raise self.error("cuts", self.cuts, "empty with split (the split tree is "
+                                                "combinational)")
         src, acc = get_format(self.fmt), get_format(self.acc)
         if self.product == "exact" and not num.product_is_exact(src, acc):
             raise self.error("acc", self.acc, f"a format holding every {self.fmt} product "
@@ -88,24 +107,27 @@ def widen(m: Module, x, src: str, dst: str, name: str):
     return conv.y
 
 
-def fp_add(m: Module, a, b, fmt: str, rounding: str, name: str):
-    """``a + b`` rounded once in ``fmt`` by one shared :class:`FPAdd`."""
-    add = FPAdd(FPAddParams(fmt=fmt, rounding=rounding, ftz=False, pipeline=0))
+def fp_add(m: Module, a, b, fmt: str, rounding: str, name: str, cuts: str = ""):
+    """``a + b`` rounded once in ``fmt`` by one shared :class:`FPAdd` (``cuts``: its own)."""
+    add = FPAdd(FPAddParams(fmt=fmt, rounding=rounding, ftz=False, pipeline=0, cuts=cuts))
     shared(m, name, add)
     m.d.comb += [add.a.eq(a), add.b.eq(b)]
     return add.y
 
 
 def product(m: Module, a, b, p: Dp4Params, k: int, *, name: str = "mul",
-            widen_name: str = "widen"):
-    """Lane ``k``'s product in ``p.acc`` (submodules ``{name}{k}``, ``{widen_name}{k}``)."""
+            widen_name: str = "widen", cuts: str = "", delay=None):
+    """Lane ``k``'s product in ``p.acc`` (submodules ``{name}{k}``, ``{widen_name}{k}``).
+    ``cuts``: the multiplier's own; ``delay(value, name)`` then delays the lane's zero flag
+    (``skip_zero``) by the multiplier's latency."""
     if p.product == "exact":
         mul = shared(m, f"{name}{k}", FPProduct(FPProductParams(fmt=p.fmt, dst=p.acc,
-                                                                pipeline=0)))
+                                                                pipeline=0, cuts=cuts)))
         m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
         y = mul.y
     else:
-        mul = FPMul(FPMulParams(fmt=p.fmt, rounding=p.rounding, ftz=False, pipeline=0))
+        mul = FPMul(FPMulParams(fmt=p.fmt, rounding=p.rounding, ftz=False, pipeline=0,
+                                cuts=cuts))
         shared(m, f"{name}{k}", mul)
         m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
         y = widen(m, mul.y, p.fmt, p.acc, f"{widen_name}{k}")
@@ -113,8 +135,10 @@ def product(m: Module, a, b, p: Dp4Params, k: int, *, name: str = "mul",
         return y
     fmt, acc = get_format(p.fmt), get_format(p.acc)
     gated = Signal(acc.width, name=f"{name}{k}_gated")
-    m.d.comb += gated.eq(Mux(a[:fmt.width - 1] == 0, Const(1 << (acc.width - 1), acc.width),
-                             y))
+    zero = a[:fmt.width - 1] == 0
+    if cuts:
+        zero = delay(zero, f"{name}{k}_zero")
+    m.d.comb += gated.eq(Mux(zero, Const(1 << (acc.width - 1), acc.width), y))
     return gated
 
 
@@ -167,7 +191,7 @@ class Dp4(wiring.Component):
 
     def __init__(self, params: Dp4Params):
         self.params = params
-        self.latency = 0
+        self.latency = params.latency
         fw, aw = get_format(params.fmt).width, get_format(params.acc).width
         ports = {"a": In(data.ArrayLayout(fw, _LANES)), "b": In(data.ArrayLayout(fw, _LANES)),
                  "c": In(aw), "y": Out(aw)}
@@ -179,6 +203,8 @@ class Dp4(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
+        if p.cuts:
+            return self._pipelined(m, p)
         prods = [product(m, self.a[k], self.b[k], p, k) for k in range(_LANES)]
         if p.split:
             ys = dot_sum(m, prods, [self.c[k] for k in range(_LANES)], p.acc, p.rounding,
@@ -186,4 +212,28 @@ class Dp4(wiring.Component):
             m.d.comb += [self.y[k].eq(y) for k, y in enumerate(ys)]
         else:
             m.d.comb += self.y.eq(dot_sum(m, prods, self.c, p.acc, p.rounding, "tree"))
+        return m
+
+    def _pipelined(self, m: Module, p: Dp4Params) -> Module:
+        """The DP-4 with cuts: the same products and adders (names and summation order as
+        :func:`dot_sum`'s), each sub-unit with its own cuts, registers at the enabled tree
+        boundaries, ``c`` delayed to the accumulating adder."""
+        st = Pipeline(m, p.enabled())
+        mulc, add0, add1, accc = (p.sub_cuts(r) for r in ("mul", "add0", "add1", "acc"))
+        n_mul = len(mulc.split("+")) if mulc else 0
+
+        def delay(value, name, n=n_mul):
+            for i in range(n):
+                value = st.reg(value, f"{name}_d{i + 1}")
+            return value
+        prods = [product(m, self.a[k], self.b[k], p, k, cuts=mulc, delay=delay)
+                 for k in range(_LANES)]
+        prods = list(st(1, *prods))
+        s = [fp_add(m, prods[0], prods[1], p.acc, p.rounding, "tree_add0_0", add0),
+             fp_add(m, prods[2], prods[3], p.acc, p.rounding, "tree_add0_1", add0)]
+        s = list(st(2, *s))
+        t = st(3, fp_add(m, s[0], s[1], p.acc, p.rounding, "tree_add1_0", add1))
+        before_acc = p.latency - (len(accc.split("+")) if accc else 0)
+        c = delay(self.c, "tree_c", before_acc)
+        m.d.comb += self.y.eq(fp_add(m, t, c, p.acc, p.rounding, "tree_acc", accc))
         return m

@@ -29,15 +29,15 @@ The six rules, as measured on an H100 (mma.sync m16n8k16, FP16 inputs) and as re
 6. an exact zero sum is +0, even when every addend is −0.  (A nonzero sum that rounds to zero
    -- possible with FP16 output only -- keeps its sign, as any rounding does.)
 
-Datapath (``pipeline`` cuts 1 and 2)::
+Datapath (``pipeline`` cuts 1 and 2; ``cuts`` names any of align, tree, sum, lzc, shift)::
 
     a_k, b_k ─► FusedProduct ×N (unpack, array_mul Sa·Sb, ea'+eb', flags; one shared module)
     c ─► unpack
     exponents (nonzero addends; others 0) ─► max tree ─► E
-    per addend: E − e_k ─► shift_right (truncation = the shifted-out bits dropped)
-    sign-magnitude -> two's complement folded into the columns ─► compress (Dadda tree + one
-    CPA) ─► |sum|, sign ─┤cut 1├─► round_pack (LZC, shifts, one rounding; sticky = 0) ─┤cut 2├
-    ─► NaN / ±inf override ─► y
+    per addend: E − e_k ─► shift_right (truncation = the shifted-out bits dropped) ─┤align├─►
+    sign-magnitude -> two's complement folded into the columns ─► compress (Dadda tree
+    ─┤tree├─► one CPA) ─► |sum|, sign ─┤sum (1)├─► round_pack (LZC ─┤lzc├─► shifts, one
+    rounding; sticky = 0) ─┤shift (2)├─► NaN / ±inf override ─► y
 
 Golden model: :func:`tcgen.hw.numeric.fused_dot`.
 """
@@ -55,7 +55,7 @@ from .fparith import round_pack, unpack
 from .intarith import _const_bits, array_mul, compress, shift_right_sticky
 from .numeric import get_format
 from .params import Params, param
-from .pipeline import Pipeline, cuts
+from .pipeline import CutPoints, Pipeline, cuts_param
 
 __all__ = ["FusedDotParams", "FusedDot", "FusedProduct", "PRESETS", "OPERAND_FORMATS",
            "RESULT_FORMATS", "ROUNDINGS"]
@@ -76,12 +76,13 @@ PRESETS = {
 
 
 @dataclass(frozen=True)
-class FusedDotParams(Params):
+class FusedDotParams(CutPoints, Params):
     """Defaults = preset ``fused16_sm90`` (H100, FP16 inputs, FP32 C and result).  ``window``
     may be any value in :func:`tcgen.hw.numeric.fused_window_bounds` of (fmt, acc): fp16 with
     an fp32 C 25..181, with an fp16 C 22..80; at the upper bound nothing is ever truncated and
     (with rounding=rne) the unit returns the correctly rounded exact dot product."""
     UNIT = "fused_dot"
+    CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("shift", 2))
     n: int = param(16, choices=(4, 8, 16), doc="products per dot product")
     fmt: str = param("fp16", choices=OPERAND_FORMATS, doc="operand format (a, b)")
     acc: str = param("fp32", choices=RESULT_FORMATS, doc="format of the addend c")
@@ -92,6 +93,7 @@ class FusedDotParams(Params):
     rounding: str = param("auto", choices=ROUNDINGS,
                           doc="final rounding (auto: rtz for fp32 out, rne for fp16 out)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+    cuts: str = cuts_param()
 
     def check(self):
         lo, hi = num.fused_window_bounds(self.fmt, self.acc)
@@ -183,7 +185,7 @@ class FusedDot(wiring.Component):
 
     def __init__(self, params: FusedDotParams):
         self.params = params
-        self.latency = params.pipeline
+        self.latency = params.latency
         self.src = get_format(params.fmt)
         self.accf = get_format(params.acc)
         self.outf = get_format(params.out)
@@ -196,7 +198,7 @@ class FusedDot(wiring.Component):
         m = Module()
         p, src, accf, outf = self.params, self.src, self.accf, self.outf
         W, T = p.window, p.sum_width
-        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
+        st = Pipeline(m, p.enabled())
         lanes = [shared(m, f"prod{k}", FusedProduct(p.fmt),
                         connect={"a": self.a[k], "b": self.b[k]}) for k in range(p.n)]
         c = unpack(m, accf, self.c, "c")
@@ -239,6 +241,10 @@ class FusedDot(wiring.Component):
         word_c = c.sig if pre_c == 0 else Cat(Const(0, pre_c), c.sig)
         mag_c, _ = shift_right_sticky(m, word_c, d_c, name="align_c")
         addends.append((mag_c, c.sign))
+        # cut 5 (align): the aligned addends, E and the specials (a wire unless enabled)
+        flat = st(5, *(v for a in addends for v in a), e_max, nan, pos_inf, neg_inf)
+        addends = [(flat[2 * k], flat[2 * k + 1]) for k in range(len(addends))]
+        e_max, nan, pos_inf, neg_inf = flat[-4:]
 
         # the exact signed sum on one compressor tree: ±M (w bits) enters as (M ⊕ s) + s in
         # columns 0..w-1 and ~s at column w, less the constant 2^w (folded into one row)
@@ -252,7 +258,9 @@ class FusedDot(wiring.Component):
             cols[w].append(~s)
             const -= 1 << w
         _const_bits(const % (1 << T), T, cols)
-        total = compress(m, cols, T, name="sum")
+        total = compress(m, cols, T, name="sum", rows_stage=None if 3 not in st.cuts else
+                         (lambda r0, r1: st(3, r0, r1)))             # cut 3 (tree)
+        e_max, nan, pos_inf, neg_inf = st(3, e_max, nan, pos_inf, neg_inf)
         neg = Signal(name="neg")
         mag = Signal(T - 1, name="mag")
         m.d.comb += [neg.eq(total[T - 1]), mag.eq(Mux(neg, -total, total))]
@@ -266,6 +274,6 @@ class FusedDot(wiring.Component):
         neg, mag, et, nan, is_inf, neg_inf = st(1, neg, mag, et, nan, is_inf, neg_inf)
         y = round_pack(m, outf, neg, mag, et, mode=p.mode, is_inf=is_inf, inf_sign=neg_inf,
                        stage=st, name="rnd")
-        nan = st(2, nan)
+        nan = st(2, st(4, nan))          # beside round_pack: through its cuts lzc and shift
         m.d.comb += self.y.eq(Mux(nan, outf.sign_mask - 1, y))
         return m

@@ -34,7 +34,8 @@ def cuts_param():
                  doc="pipeline registers at these cut points, '+'-joined in datapath order "
                      "(the unit's cut points are listed by `tcgen list`), or auto: the "
                      "cheapest set in register bits meeting the clock of tcgen generate/ppa "
-                     "--clock-ns on --liberty (docs/pipelining.md); empty: pipeline decides")
+                     "--clock-ns on --liberty (docs/pipelining.md); empty: none, or the "
+                     "`pipeline` parameter's")
 
 
 def cuts(pipeline: int, points) -> frozenset:
@@ -55,7 +56,12 @@ class CutPoints:
     :meth:`cut_points` when they depend on other fields); ``PIPELINE_CUTS``: the numbers the
     ``pipeline`` field enables first to last.  ``cuts`` names a set of them, ``"a+b"``
     (normalized to datapath order); ``pipeline`` and ``cuts`` exclude each other.
-    :meth:`enabled` is the set the datapath builds, ``latency`` its size."""
+    :meth:`enabled` is the set of numbers the datapath builds, ``latency`` the number of cuts
+    (each is one register bank on the one path from the inputs to the outputs).
+
+    A cut point ``"<role>.<name>"`` with number None is a point inside a sub-unit: the
+    datapath passes :meth:`sub_cuts` (``role``) to the sub-unit's own ``cuts`` (the DP-4's
+    ``mul.tree`` is the ``tree`` cut of its four multipliers, one bank across the lanes)."""
 
     CUT_POINTS: ClassVar[tuple] = ()
     PIPELINE_CUTS: ClassVar[tuple] = (1, 2)
@@ -63,9 +69,10 @@ class CutPoints:
     def __post_init__(self):
         super().__post_init__()
         text = self.cuts
+        pipeline = getattr(self, "pipeline", 0)
         if text in ("", AUTO):
-            if text == AUTO and self.pipeline:
-                raise self.error("cuts", text, f"empty when pipeline is set ({self.pipeline})")
+            if text == AUTO and pipeline:
+                raise self.error("cuts", text, f"empty when pipeline is set ({pipeline})")
             return
         points = dict(self.cut_points())
         names = text.split("+")
@@ -73,8 +80,8 @@ class CutPoints:
                    else "empty: this configuration has no cut points")
         if any(n not in points for n in names) or len(set(names)) != len(names):
             raise self.error("cuts", text, allowed)
-        if self.pipeline:
-            raise self.error("cuts", text, f"empty when pipeline is set ({self.pipeline})")
+        if pipeline:
+            raise self.error("cuts", text, f"empty when pipeline is set ({pipeline})")
         order = [n for n, _ in self.cut_points() if n in names]
         object.__setattr__(self, "cuts", "+".join(order))
 
@@ -89,17 +96,27 @@ class CutPoints:
                              f"(tcgen generate / ppa / sweep; tcgen.pipelining.plan)")
         if self.cuts:
             points = dict(self.cut_points())
-            return frozenset(points[n] for n in self.cuts.split("+"))
-        return cuts(self.pipeline, self.PIPELINE_CUTS)
+            return frozenset(points[n] for n in self.cuts.split("+") if points[n] is not None)
+        return cuts(getattr(self, "pipeline", 0), self.PIPELINE_CUTS)
+
+    def sub_cuts(self, role: str) -> str:
+        """The enabled points ``<role>.<name>`` as a ``cuts`` value of the sub-unit."""
+        if self.cuts == AUTO:
+            self.enabled()                    # the error
+        pre = role + "."
+        return "+".join(n[len(pre):] for n in self.cuts.split("+") if n.startswith(pre))
 
     @property
     def latency(self) -> int:
+        if self.cuts and self.cuts != AUTO:
+            return len(self.cuts.split("+"))
         return len(self.enabled())
 
     def with_cuts(self, names) -> "CutPoints":
         """These params with ``cuts`` set to ``names`` (an iterable of cut names; pipeline 0)."""
         import dataclasses
-        return dataclasses.replace(self, pipeline=0, cuts="+".join(names))
+        extra = {"pipeline": 0} if hasattr(self, "pipeline") else {}
+        return dataclasses.replace(self, **extra, cuts="+".join(names))
 
 
 class Pipeline:

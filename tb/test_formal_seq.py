@@ -143,6 +143,11 @@ PIPE_SLOW = [
     ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"), (1, 2)),
     ("pacq_mul", dict(), (1, 2)),
     ("fp_mul", dict(fmt="fp16"), ("tree+product+lzc+shift",)),
+    ("fp16_mul", dict(), ("tree+lzc",)),
+    ("pacq_mul", dict(), ("lanes", "round", "lanes+round")),
+    # (cut sets with align ran past the 900 s limit: tb/test_pipelining.py simulates them)
+    ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"),
+     ("tree+shift", "sum+lzc")),
     ("fp_add", dict(fmt="fp16"), ("align+sum+lzc+shift",)),
     # every cut set of the FP8 datapaths (the quick list has the full sets)
     *[(u, p, tuple("+".join(c) for k in range(1, len(n)) for c in combinations(n, k)))

@@ -190,5 +190,7 @@ def verilog(unit_name: str, params: Params | None = None, top: str | None = None
     unit = get_unit(unit_name)
     top = check_module_name(unit.name if top is None else top)
     params = params if params is not None else unit.params()
+    if isinstance(params, CutPoints):
+        params.enabled()          # cuts=auto: a ParamError before any component is built
     check_size(unit, params, force=force)
     return component_verilog(unit.component(params), top, header(unit.name, params), flat=flat)

@@ -47,7 +47,10 @@ from tcgen.synth.stages import stage_timing
 from .generate import unit_params, verilog
 from .registry import get_unit
 
-__all__ = ["plan", "resolve_cuts", "Plan", "PlanError", "cheapest"]
+__all__ = ["plan", "resolve_cuts", "Plan", "PlanError", "cheapest", "MAX_DESIGNS"]
+
+#: the search's default budget of measured designs (a DP-4 with 19 cut points: ~25 s each)
+MAX_DESIGNS = 24
 
 
 class PlanError(ParamError):
@@ -67,6 +70,7 @@ class Plan:
     area_um2: float
     points: tuple                  # (name, register bits in the all-cuts design)
     designs: list = field(default_factory=list)     # every design measured, in order
+    exhaustive: bool = True        # every cheaper set was measured or has a failing stage
     runtime_s: float = 0.0
 
     def as_dict(self) -> dict:
@@ -75,14 +79,17 @@ class Plan:
                 "registers": self.registers, "crit_path_ns": self.crit_path_ns,
                 "area_um2": self.area_um2,
                 "points": [{"name": n, "bits": b} for n, b in self.points],
-                "designs": self.designs, "runtime_s": self.runtime_s}
+                "designs": self.designs, "exhaustive": self.exhaustive,
+                "runtime_s": self.runtime_s}
 
     def summary(self) -> str:
         cuts = "+".join(self.cuts) or "none (combinational)"
         return (f"{self.unit}: {self.clock_ns:g} ns on {self.liberty}: cuts {cuts}, latency "
                 f"{self.latency}, {self.registers} register bits, critical path "
                 f"{self.crit_path_ns:.3f} ns, {self.area_um2:,.0f} um2 "
-                f"({len(self.designs)} designs measured)")
+                f"({len(self.designs)} designs measured"
+                + ("" if self.exhaustive else "; search stopped: cheaper sets unmeasured")
+                + ")")
 
 
 def cheapest(n: int, bits, fails) -> tuple | None:
@@ -104,10 +111,11 @@ def cheapest(n: int, bits, fails) -> tuple | None:
 
 
 def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
-         cache: bool = True) -> Plan:
+         cache: bool = True, max_designs: int = MAX_DESIGNS) -> Plan:
     """The cheapest cut set of ``unit_name`` meeting ``clock_ns`` on ``liberty`` (module doc).
     ``params``: None, a dict of values or strings, or the unit's Params; ``cuts`` may be
-    ``auto`` or empty, ``pipeline`` must be 0."""
+    ``auto`` or empty, ``pipeline`` must be 0.  ``max_designs``: the search's budget of
+    measured designs (the plan says whether it finished: ``exhaustive``)."""
     t0 = time.monotonic()
     unit = get_unit(unit_name)
     params = unit_params(unit, params)
@@ -116,7 +124,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     if not isinstance(params, CutPoints) or not params.cut_points():
         raise ParamError(f"{unit.name}: has no pipeline cut points; clock-driven pipelining "
                          f"covers the units `tcgen list` shows with cut points")
-    if params.pipeline:
+    if getattr(params, "pipeline", 0):
         raise ParamError(f"{unit.name}: pipeline must be 0 with cuts=auto, got "
                          f"{params.pipeline}")
     names = [name for name, _ in params.cut_points()]
@@ -125,6 +133,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     failing: set[tuple] = set()
     meeting: set[tuple] = set()
     designs: list[dict] = []
+    stage_log: list[dict] = []
 
     def measure(idx: tuple) -> dict:
         p = params.with_cuts(names[i] for i in idx)
@@ -142,7 +151,11 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
             period = g["period_ns"] or 0.0
             (meeting if period <= clock_ns else failing).add(iv)
             stages.append({"from": _bound(names, iv[0]), "to": _bound(names, iv[1]),
-                           "period_ns": g["period_ns"], "bits": g["bits"]})
+                           "period_ns": g["period_ns"], "bits": g["bits"],
+                           "logic_ns": g.get("logic_ns", 0.0),
+                           "launch_ns": g.get("launch_ns", 0.0),
+                           "setup_ns": g.get("setup_ns", 0.0)})
+            stage_log.append({"i": iv[0], "j": iv[1], "period_ns": period})
         rec = {"cuts": p.cuts, "crit_path_ns": t["crit_path_ns"], "registers": t["registers"],
                "area_um2": t["area_um2"], "stages": stages,
                "meets": t["crit_path_ns"] is None or t["crit_path_ns"] <= clock_ns}
@@ -150,28 +163,67 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
         designs.append(rec)
         return rec
 
-    def fails(i: int, j: int) -> bool:
-        return (i, j) in failing
-
     measure(())
     every = measure(tuple(range(n)))
     bits = [g["bits"] for g in every["stages"][:n]]
-    while True:
-        idx = cheapest(n, bits, fails)
+    seg = every["stages"]                  # segment k: boundary k -> k + 1
+
+    def estimate(i: int, j: int) -> float:
+        """The all-cuts design's segments i..j-1 added up: launch, logic, setup."""
+        return (seg[i]["launch_ns"] + sum(seg[k]["logic_ns"] for k in range(i, j))
+                + seg[j - 1]["setup_ns"])
+
+    def ratio() -> float:
+        """The most optimistic measured / estimated period of a multi-segment stage."""
+        rs = [d["period_ns"] / estimate(d["i"], d["j"]) for d in stage_log
+              if d["j"] - d["i"] >= 2 and d["period_ns"] and estimate(d["i"], d["j"]) > 0]
+        return min(rs, default=1.0)
+
+    def cost(idx):
+        return (sum(bits[i] for i in idx), len(idx) + 1, idx)
+
+    def predicted_fail(i: int, j: int) -> bool:
+        if (i, j) in failing or (i, j) in meeting:
+            return (i, j) in failing
+        return estimate(i, j) * ratio() > clock_ns
+
+    answer = None
+    # phase 1, guided: unmeasured stages predicted from the calibrated estimate
+    while len(designs) < max_designs:
+        idx = cheapest(n, bits, predicted_fail)
         if idx is None:
-            best = min(designs, key=lambda d: (d["crit_path_ns"], d["registers"]))
-            raise PlanError(f"{unit.name}: no set of its cut points ({', '.join(names)}) meets "
-                            f"{clock_ns:g} ns on {lib.name}: the fastest of the "
-                            f"{len(designs)} designs measured, cuts="
-                            f"{best['cuts'] or '(none)'}, takes {best['crit_path_ns']:.3f} ns")
+            break
         rec = measured.get(idx) or measure(idx)
         if rec["meets"]:
-            chosen = params.with_cuts(names[i] for i in idx)
-            return Plan(unit=unit.name, liberty=lib.name, clock_ns=clock_ns, params=chosen,
-                        cuts=tuple(names[i] for i in idx), latency=chosen.latency,
-                        registers=rec["registers"], crit_path_ns=rec["crit_path_ns"],
-                        area_um2=rec["area_um2"], points=tuple(zip(names, bits)),
-                        designs=designs, runtime_s=round(time.monotonic() - t0, 3))
+            answer = idx
+            break
+    # phase 2, exact: every cheaper set whose stages are not measured to fail
+    exhaustive = False
+    while True:
+        idx = cheapest(n, bits, lambda i, j: (i, j) in failing)
+        if idx is None or (answer is not None and cost(idx) >= cost(answer)):
+            exhaustive = True
+            break
+        if len(designs) >= max_designs:
+            break
+        rec = measured.get(idx) or measure(idx)
+        if rec["meets"]:
+            answer, exhaustive = idx, True
+            break
+    if answer is None:
+        best = min(designs, key=lambda d: (d["crit_path_ns"], d["registers"]))
+        why = "" if exhaustive else f" (search stopped at max_designs={max_designs})"
+        raise PlanError(f"{unit.name}: no set of its cut points ({', '.join(names)}) meets "
+                        f"{clock_ns:g} ns on {lib.name}{why}: the fastest of the "
+                        f"{len(designs)} designs measured, cuts={best['cuts'] or '(none)'}, "
+                        f"takes {best['crit_path_ns']:.3f} ns")
+    rec = measured[answer]
+    chosen = params.with_cuts(names[i] for i in answer)
+    return Plan(unit=unit.name, liberty=lib.name, clock_ns=clock_ns, params=chosen,
+                cuts=tuple(names[i] for i in answer), latency=chosen.latency,
+                registers=rec["registers"], crit_path_ns=rec["crit_path_ns"],
+                area_um2=rec["area_um2"], points=tuple(zip(names, bits)), designs=designs,
+                exhaustive=exhaustive, runtime_s=round(time.monotonic() - t0, 3))
 
 
 def resolve_cuts(unit_name: str, params, *, liberty, clock_ns, cache: bool = True):

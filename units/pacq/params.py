@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tcgen.hw.fparith import FPMulParams
 from tcgen.hw.numeric import MODES
 from tcgen.hw.params import Params, param
+from tcgen.hw.pipeline import CutPoints, cuts_param
 
 __all__ = ["WBITS", "PACQ_MODES", "ACC_FORMATS", "Fp16MulParams", "IntDequantParams",
            "DequantMulParams", "PacqMulParams", "Dp4BaselineParams", "Dp4PacqParams",
@@ -49,10 +51,12 @@ _WBITS_DOC = ("weight width: 4 (INT4 x4 per word), 2 (INT2 x8) or both (run-time
 
 
 @dataclass(frozen=True)
-class Fp16MulParams(Params):
+class Fp16MulParams(CutPoints, Params):
     UNIT = "fp16_mul"
+    CUT_POINTS = FPMulParams.CUT_POINTS          # FPMul's, passed down
     rounding: str = param("rne", choices=MODES, doc="rne or rtz")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+    cuts: str = cuts_param()
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,11 @@ class DequantMulParams(Params):
 
 
 @dataclass(frozen=True)
-class PacqMulParams(Params):
+class PacqMulParams(CutPoints, Params):
     UNIT = "pacq_mul"
+    #: lanes: after the parallel integer lanes; round: before each lane's round increment
+    #: (paper mode; the other modes register their outputs there)
+    CUT_POINTS = (("lanes", 1), ("round", 2))
     wbits: str = param("both", choices=WBITS, doc=_WBITS_DOC, convert=_wbits_text)
     mode: str = param("paper", choices=PACQ_MODES,
                       doc="paper: FP16(A*(B+1032)) per lane, corrected datapath; exact: "
@@ -79,6 +86,7 @@ class PacqMulParams(Params):
                           "normalization, truncation)")
     rounding: str = param("rne", choices=MODES, doc="per-lane rounding (paper mode)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
+    cuts: str = cuts_param()
 
     def check(self):
         if self.mode == "literal" and self.rounding != "rtz":

@@ -40,7 +40,7 @@ from tcgen.hw.dot import Dp4Params, dot_sum, product, widen
 from tcgen.hw.fparith import FPAdd, FPAddParams, FPMul, FPMulParams, round_pack, unpack
 from tcgen.hw.intarith import lzc, shift_left, sum_operands
 from tcgen.hw.numeric import FP16, get_format
-from tcgen.hw.pipeline import Pipeline, cuts
+from tcgen.hw.pipeline import Pipeline
 
 from . import layouts
 from .params import (Dp4BaselineParams, Dp4PacqParams, PacqMulParams, lanes_of, supports_int2,
@@ -63,7 +63,7 @@ class Fp16Mul(FPMul):
     def __init__(self, params):
         self.pacq_params = params
         super().__init__(FPMulParams(fmt="fp16", rounding=params.rounding, ftz=False,
-                                     pipeline=params.pipeline))
+                                     pipeline=params.pipeline, cuts=params.cuts))
 
 
 def _dequant_core(m, code, int2, wbits, name="dq"):
@@ -203,7 +203,7 @@ class PacqMul(wiring.Component):
 
     def __init__(self, params: PacqMulParams):
         self.params = params
-        self.latency = params.pipeline
+        self.latency = params.latency
         L = self.lanes = lanes_of(params.wbits)
         sig = {"a": In(16), "w": In(16)}
         if params.wbits == "both":
@@ -220,7 +220,7 @@ class PacqMul(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        st = Pipeline(m, cuts(p.pipeline, (1, 2)))
+        st = Pipeline(m, p.enabled())
         u = unpack(m, FP16, self.a, "a")
         int2 = self.int2 if p.wbits == "both" else None
         if p.mode == "paper":            # the single normalization unit: subnormal A only
