@@ -267,6 +267,16 @@ def test_plan_unreachable_clock_is_a_param_error():
         plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=0.5)
 
 
+def test_plan_budget_is_reported():
+    """Two designs (none, all cuts) spend a budget of two: the clock that needs a search is
+    then an error that says the search stopped, not that no set exists."""
+    with pytest.raises(PlanError, match=r"meets 1.8 ns on osu018 \(search stopped at "
+                                        r"max_designs=2\)"):
+        plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=1.8, max_designs=2)
+    p = plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=1.8)
+    assert p.search == "exact" and p.as_dict()["search"] == "exact"
+
+
 def test_plan_refuses_units_without_cut_points():
     with pytest.raises(ParamError, match="has no pipeline cut points"):
         plan("int_mul", None, clock_ns=5.0)
@@ -313,3 +323,16 @@ def test_ppa_auto_reports_the_plan():
     assert res["pipelining"]["clock_ns"] == 1.8 and res["latency"] == res["pipelining"]["latency"]
     assert res["params"]["cuts"] == res["pipelining"]["cuts"] != ""
     assert "-p cuts=auto" in res["command"] and res["crit_path_ns"] <= 1.8
+
+
+def test_cut_sets_lint_clean(tmp_path):
+    """`verilator --lint-only` has nothing to say of a DP-4 with cuts inside and between its
+    sub-units (registers named <value>_p<cut>, delay chains)."""
+    path = tmp_path / "dp4.v"
+    r = _tcgen("generate", "dp4", "-p", "skip_zero=true", "-p",
+               "cuts=mul.tree+products+add0.align+level0+add1.lzc+level1+acc.shift",
+               "-o", str(path))
+    assert r.returncode == 0, r.stderr
+    lint = subprocess.run(["verilator", "--lint-only", str(path)], capture_output=True,
+                          text=True)
+    assert lint.returncode == 0 and lint.stdout + lint.stderr == "", lint.stderr

@@ -411,7 +411,8 @@ def format_table(r: dict) -> str:
         pl = r["pipelining"]
         lines.append(f"  pipelined   cuts={pl['cuts'] or '(none)'} for {pl['clock_ns']:g} ns: "
                      f"latency {pl['latency']}, {pl['registers']} register bits "
-                     f"({len(pl['designs'])} designs measured, {pl['runtime_s']:.1f} s)")
+                     f"({len(pl['designs'])} designs measured, {pl['search']} search, "
+                     f"{pl['runtime_s']:.1f} s)")
     if r["activity"] == "sim":
         q = r["sim"]["power_mw_opensta_propagated"]
         lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "

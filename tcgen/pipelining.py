@@ -51,6 +51,8 @@ __all__ = ["plan", "resolve_cuts", "Plan", "PlanError", "cheapest", "MAX_DESIGNS
 
 #: the search's default budget of measured designs (a DP-4 with 19 cut points: ~25 s each)
 MAX_DESIGNS = 24
+#: up to this many cut points the second phase is exact; above, monotone (module doc)
+EXACT_POINTS = 6
 
 
 class PlanError(ParamError):
@@ -70,7 +72,10 @@ class Plan:
     area_um2: float
     points: tuple                  # (name, register bits in the all-cuts design)
     designs: list = field(default_factory=list)     # every design measured, in order
-    exhaustive: bool = True        # every cheaper set was measured or has a failing stage
+    #: what the answer is known to be: "exact" (every cheaper set has a stage measured to
+    #: fail), "monotone" (every cheaper set has a stage containing one measured to fail) or
+    #: "budget" (the search stopped at max_designs with cheaper sets unmeasured)
+    search: str = "exact"
     runtime_s: float = 0.0
 
     def as_dict(self) -> dict:
@@ -79,7 +84,7 @@ class Plan:
                 "registers": self.registers, "crit_path_ns": self.crit_path_ns,
                 "area_um2": self.area_um2,
                 "points": [{"name": n, "bits": b} for n, b in self.points],
-                "designs": self.designs, "exhaustive": self.exhaustive,
+                "designs": self.designs, "search": self.search,
                 "runtime_s": self.runtime_s}
 
     def summary(self) -> str:
@@ -87,9 +92,8 @@ class Plan:
         return (f"{self.unit}: {self.clock_ns:g} ns on {self.liberty}: cuts {cuts}, latency "
                 f"{self.latency}, {self.registers} register bits, critical path "
                 f"{self.crit_path_ns:.3f} ns, {self.area_um2:,.0f} um2 "
-                f"({len(self.designs)} designs measured"
-                + ("" if self.exhaustive else "; search stopped: cheaper sets unmeasured")
-                + ")")
+                f"({len(self.designs)} designs measured, {self.search} search"
+                + (": cheaper sets unmeasured" if self.search == "budget" else "") + ")")
 
 
 def cheapest(n: int, bits, fails) -> tuple | None:
@@ -115,7 +119,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     """The cheapest cut set of ``unit_name`` meeting ``clock_ns`` on ``liberty`` (module doc).
     ``params``: None, a dict of values or strings, or the unit's Params; ``cuts`` may be
     ``auto`` or empty, ``pipeline`` must be 0.  ``max_designs``: the search's budget of
-    measured designs (the plan says whether it finished: ``exhaustive``)."""
+    measured designs (the plan's ``search`` says what the answer is known to be)."""
     t0 = time.monotonic()
     unit = get_unit(unit_name)
     params = unit_params(unit, params)
@@ -174,10 +178,10 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
                 + seg[j - 1]["setup_ns"])
 
     def ratio() -> float:
-        """The most optimistic measured / estimated period of a multi-segment stage."""
-        rs = [d["period_ns"] / estimate(d["i"], d["j"]) for d in stage_log
-              if d["j"] - d["i"] >= 2 and d["period_ns"] and estimate(d["i"], d["j"]) > 0]
-        return min(rs, default=1.0)
+        """The median measured / estimated period of the multi-segment stages so far."""
+        rs = sorted(d["period_ns"] / estimate(d["i"], d["j"]) for d in stage_log
+                    if d["j"] - d["i"] >= 2 and d["period_ns"] and estimate(d["i"], d["j"]) > 0)
+        return rs[len(rs) // 2] if rs else 1.0
 
     def cost(idx):
         return (sum(bits[i] for i in idx), len(idx) + 1, idx)
@@ -185,6 +189,10 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     def predicted_fail(i: int, j: int) -> bool:
         if (i, j) in failing or (i, j) in meeting:
             return (i, j) in failing
+        if any(i <= a and b <= j for a, b in failing):    # usually: more logic is slower
+            return True
+        if any(a <= i and j <= b for a, b in meeting):
+            return False
         return estimate(i, j) * ratio() > clock_ns
 
     answer = None
@@ -197,22 +205,29 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
         if rec["meets"]:
             answer = idx
             break
-    # phase 2, exact: every cheaper set whose stages are not measured to fail
-    exhaustive = False
+    # phase 2: every cheaper set whose stages are not measured to fail (exact), or for more
+    # than EXACT_POINTS points, contain no stage measured to fail (monotone)
+    model = "exact" if n <= EXACT_POINTS else "monotone"
+    search = "budget"
+
+    def pruned(i: int, j: int) -> bool:
+        if model == "exact":
+            return (i, j) in failing
+        return any(i <= a and b <= j for a, b in failing)
     while True:
-        idx = cheapest(n, bits, lambda i, j: (i, j) in failing)
+        idx = cheapest(n, bits, pruned)
         if idx is None or (answer is not None and cost(idx) >= cost(answer)):
-            exhaustive = True
+            search = model
             break
         if len(designs) >= max_designs:
             break
         rec = measured.get(idx) or measure(idx)
         if rec["meets"]:
-            answer, exhaustive = idx, True
+            answer, search = idx, model
             break
     if answer is None:
         best = min(designs, key=lambda d: (d["crit_path_ns"], d["registers"]))
-        why = "" if exhaustive else f" (search stopped at max_designs={max_designs})"
+        why = "" if search != "budget" else f" (search stopped at max_designs={max_designs})"
         raise PlanError(f"{unit.name}: no set of its cut points ({', '.join(names)}) meets "
                         f"{clock_ns:g} ns on {lib.name}{why}: the fastest of the "
                         f"{len(designs)} designs measured, cuts={best['cuts'] or '(none)'}, "
@@ -223,7 +238,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
                 cuts=tuple(names[i] for i in answer), latency=chosen.latency,
                 registers=rec["registers"], crit_path_ns=rec["crit_path_ns"],
                 area_um2=rec["area_um2"], points=tuple(zip(names, bits)), designs=designs,
-                exhaustive=exhaustive, runtime_s=round(time.monotonic() - t0, 3))
+                search=search, runtime_s=round(time.monotonic() - t0, 3))
 
 
 def resolve_cuts(unit_name: str, params, *, liberty, clock_ns, cache: bool = True):

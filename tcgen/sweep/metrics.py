@@ -71,6 +71,9 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                               "pipelining.latency", _get("pipelining", "latency")),
     "pipe__registers__bits": ("flip-flops of the design `cuts=auto` chose",
                               "pipelining.registers", _get("pipelining", "registers")),
+    "pipe__search__kind": ("what the chosen cuts are known to be: exact, monotone or budget "
+                           "(docs/pipelining.md)", "pipelining.search",
+                           _get("pipelining", "search")),
     "pipe__designs__count": ("designs measured to choose the cuts", "pipelining.designs",
                              lambda r: (float(len(r["pipelining"]["designs"]))
                                         if isinstance(r.get("pipelining"), dict) else None)),
