@@ -7,7 +7,9 @@ The components at the bottom wrap them as registered, generatable units.
 Structure (so that areas compare like with like):
 
 * :func:`compress` — a Dadda tree of full adders (3:2) and half adders (2:2) over bit columns,
-  followed by one carry-propagate adder.  Every multi-operand sum in tcgen goes through it.
+  followed by one carry-propagate adder: Yosys's ``$add`` (``cpa="auto"``, the default) or a
+  structural parallel-prefix adder (:func:`prefix_add`: ripple, Sklansky, Kogge–Stone,
+  Brent–Kung).  Every multi-operand sum in tcgen goes through it.
 * :func:`array_mul` — explicit AND partial products (Baugh–Wooley complemented terms plus a
   constant for signed operands) summed by :func:`compress`.
 * :func:`int_dot` — c + Σ a_k·b_k modulo 2**width: :func:`array_mul` products sign-extended
@@ -28,12 +30,81 @@ from amaranth.lib.wiring import In, Out
 
 from .params import Params, param
 
-__all__ = ["compress", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
+__all__ = ["compress", "prefix_add", "CPA_TOPOLOGIES", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
            "shift_left", "dadda_heights", "adder_census", "IntMul", "CSATree", "Popcount", "LZC",
            "BarrelShifter", "IntDot", "IntMulParams", "IntDotParams", "CSATreeParams", "PopcountParams", "LZCParams",
            "BarrelShiftParams"]
 
 _censuses: list[dict] = []
+
+#: final adders of :func:`compress`: ``auto`` = Yosys's ``$add`` (its techmap, then ABC), or
+#: one of :func:`prefix_add`'s structural topologies
+CPA_TOPOLOGIES = ("auto", "ripple", "sklansky", "kogge_stone", "brent_kung")
+
+
+def prefix_add(m: Module, a, b, topology: str, name: str = "cpa"):
+    """``(a + b) mod 2**len(a)`` (operands of equal width) by a structural parallel-prefix
+    adder: bit generate g = a & b and propagate p = a ^ b, the prefix of the carry operator
+    (g1, p1) o (g0, p0) = (g1 | p1 & g0, p1 & p0) over the positions, sum = p ^ carry-in.
+
+    * ``ripple``: the prefix one position at a time (n - 1 levels, n - 1 operators);
+    * ``sklansky``: divide and conquer, log2 n levels, fan-out up to n / 2;
+    * ``kogge_stone``: log2 n levels, fan-out 2, n log2 n - n + 1 operators;
+    * ``brent_kung``: an up-sweep and a down-sweep, 2 log2 n - 1 levels, 2n - 2 - log2 n ops.
+
+    Returns an unsigned Signal of ``len(a)`` bits."""
+    n = len(a)
+    if len(b) != n:
+        raise ValueError(f"prefix_add: operands of {n} and {len(b)} bits")
+    if topology not in CPA_TOPOLOGIES[1:]:
+        raise ValueError(f"prefix_add: topology must be one of {', '.join(CPA_TOPOLOGIES[1:])}"
+                         f", got {topology!r}")
+    g = [Signal(name=f"{name}_g{i}") for i in range(n)]
+    p = [Signal(name=f"{name}_p{i}") for i in range(n)]
+    for i in range(n):
+        m.d.comb += [g[i].eq(a[i] & b[i]), p[i].eq(a[i] ^ b[i])]
+    G, P = list(g), list(p)                 # (G, P)[i]: the group from some j up to i
+    ops = [0]
+
+    def combine(i: int, j: int):            # (G, P)[i] <- (G, P)[i] o (G, P)[j]
+        ng, np_ = Signal(name=f"{name}_G{ops[0]}_{i}"), Signal(name=f"{name}_P{ops[0]}_{i}")
+        m.d.comb += [ng.eq(G[i] | (P[i] & G[j])), np_.eq(P[i] & P[j])]
+        ops[0] += 1
+        return ng, np_
+    if topology == "ripple":
+        for i in range(1, n):
+            G[i], P[i] = combine(i, i - 1)
+    elif topology == "kogge_stone":
+        d = 1
+        while d < n:
+            new = {i: combine(i, i - d) for i in range(d, n)}
+            for i, v in new.items():
+                G[i], P[i] = v
+            d *= 2
+    elif topology == "sklansky":
+        d = 1
+        while d < n:
+            new = {}
+            for i in range(n):
+                if i & d:
+                    new[i] = combine(i, (i // d) * d - 1)
+            for i, v in new.items():
+                G[i], P[i] = v
+            d *= 2
+    else:                                   # brent_kung
+        d = 1
+        while d < n:                        # up-sweep: blocks of 2d ending at i
+            for i in range(2 * d - 1, n, 2 * d):
+                G[i], P[i] = combine(i, i - d)
+            d *= 2
+        d //= 2
+        while d >= 1:                       # down-sweep: the positions in between
+            for i in range(3 * d - 1, n, 2 * d):
+                G[i], P[i] = combine(i, i - d)
+            d //= 2
+    out = Signal(n, name=f"{name}_sum")
+    m.d.comb += out.eq(Cat(p[0], *(p[i] ^ G[i - 1] for i in range(1, n))))
+    return out
 
 
 @contextlib.contextmanager
@@ -88,12 +159,13 @@ def dadda_heights(max_height: int) -> list[int]:
 
 
 def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
-             rows_stage=None):
+             rows_stage=None, cpa: str = "auto"):
     """Sum bit columns (``columns[i]`` holds 1-bit values of weight 2**i) modulo 2**width.
 
     Dadda reduction to two rows with full/half adders, then one carry-propagate adder.
     ``rows_stage(row0, row1) -> (row0, row1)`` (optional) runs on the two rows before the
-    carry-propagate adder (a pipeline cut).  Returns an ``unsigned(width)`` Signal.
+    carry-propagate adder (a pipeline cut).  ``cpa``: the final adder (:data:`CPA_TOPOLOGIES`).
+    Returns an ``unsigned(width)`` Signal.
     """
     cols = [list(c) for c in columns[:width]] + [[] for _ in range(width - len(columns))]
     fa = ha = 0
@@ -128,11 +200,13 @@ def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
         for r in range(2):
             rows[r].append(col[r] if r < len(col) else Const(0, 1))
     out = Signal(width, name=f"{name}_sum")
-    if width and rows_stage is not None:
+    if width and (rows_stage is not None or cpa != "auto"):
         r0, r1 = Signal(width, name=f"{name}_row0"), Signal(width, name=f"{name}_row1")
         m.d.comb += [r0.eq(Cat(*rows[0])), r1.eq(Cat(*rows[1]))]
-        r0, r1 = rows_stage(r0, r1)
-        m.d.comb += out.eq(r0 + r1)
+        if rows_stage is not None:
+            r0, r1 = rows_stage(r0, r1)
+        m.d.comb += out.eq(r0 + r1 if cpa == "auto" else
+                           prefix_add(m, r0, r1, cpa, name=f"{name}_cpa"))
     elif width:
         m.d.comb += out.eq(Cat(*rows[0]) + Cat(*rows[1]))
     _record(fa, ha, rows, width)
@@ -155,9 +229,10 @@ def _const_bits(value: int, width: int, cols):
 
 
 def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
-              name: str = "mul", *, rows_stage=None):
-    """Structural multiplier: AND partial products summed by a Dadda tree (``rows_stage``:
-    :func:`compress`'s, a pipeline cut before the carry-propagate adder).
+              name: str = "mul", *, rows_stage=None, cpa: str = "auto"):
+    """Structural multiplier: AND partial products summed by a Dadda tree (``rows_stage``,
+    ``cpa``: :func:`compress`'s, a pipeline cut before the carry-propagate adder and its
+    topology).
 
     Signed operands use the Baugh–Wooley form: a partial product of negative weight
     -x·2**w is entered as (~x)·2**w plus the constant -2**w, and the constants are folded into
@@ -179,13 +254,13 @@ def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
                 m.d.comb += pp.eq(a[i] & b[j])
             cols[w].append(pp)
     _const_bits(const % (1 << width), width, cols)
-    p = compress(m, cols, width, name, rows_stage=rows_stage)
+    p = compress(m, cols, width, name, rows_stage=rows_stage, cpa=cpa)
     if a_signed or b_signed:
         return p.as_signed()
     return p
 
 
-def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None):
+def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None, cpa: str = "auto"):
     """Unsigned ``a × b`` with b recoded radix-4 (modified Booth): ⌈(len(b) + 1) / 2⌉ partial
     products of ``a`` times a digit in {-2, -1, 0, 1, 2} instead of len(b) AND rows, summed by
     the same Dadda tree as :func:`array_mul` (:func:`compress`).
@@ -231,7 +306,7 @@ def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None):
             const -= 1 << w
         cols[2 * k].append(neg)
     _const_bits(const % (1 << width), width, cols)
-    return compress(m, cols, width, name, rows_stage=rows_stage)
+    return compress(m, cols, width, name, rows_stage=rows_stage, cpa=cpa)
 
 
 def int_dot(m: Module, a, b, c, width: int, *, a_signed: bool = True, b_signed: bool = True,
@@ -343,6 +418,9 @@ class IntMulParams(Params):
     mult: str = param("array", choices=("array", "booth4"), key_default=False,
                       doc="partial products: array (Baugh-Wooley AND rows) or booth4 (radix-4 "
                           "modified Booth, unsigned operands)")
+    cpa: str = param("auto", choices=CPA_TOPOLOGIES, key_default=False,
+                     doc="the final carry-propagate adder: auto (Yosys's $add) or a structural "
+                         "ripple, sklansky, kogge_stone or brent_kung prefix adder")
 
     def check(self):
         if self.mult == "booth4" and (self.a_signed or self.b_signed):
@@ -397,7 +475,7 @@ class BarrelShiftParams(Params):
 class IntMul(wiring.Component):
     """Structural integer multiplier ``p = a × b`` (:func:`array_mul`).
 
-    Parameters: ``IntMulParams`` (a_width, b_width, a_signed, b_signed, mult).
+    Parameters: ``IntMulParams`` (a_width, b_width, a_signed, b_signed, mult, cpa).
     Attributes: a ``In(a_width)``, b ``In(b_width)``, p ``Out(a_width + b_width)`` (two's
     complement if either operand is signed).  ``latency = 0``.
     """
@@ -414,9 +492,9 @@ class IntMul(wiring.Component):
         a = self.a.as_signed() if p.a_signed else self.a
         b = self.b.as_signed() if p.b_signed else self.b
         if p.mult == "booth4":
-            m.d.comb += self.p.eq(booth_mul(m, a, b))
+            m.d.comb += self.p.eq(booth_mul(m, a, b, cpa=p.cpa))
         else:
-            m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed))
+            m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed, cpa=p.cpa))
         return m
 
 

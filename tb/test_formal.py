@@ -346,6 +346,38 @@ def test_fp8_mul_variants(prove, fmt, mode, variant):
           reference=FP_REF.format(op="fp_mul"))
 
 
+#: the structural final adders (intarith.prefix_add): make test proves each in a signed 6 x 6
+#: int_mul and sklansky in FP8 fp_mul; slow: every sign and 8 x 8, every FP8 mode
+CPA = ["ripple", "sklansky", "kogge_stone", "brent_kung"]
+
+
+@pytest.mark.parametrize("cpa", CPA)
+@pytest.mark.parametrize("aw,bw,sa,sb", [(6, 6, True, True),
+                                         pytest.param(8, 8, False, False, marks=slow),
+                                         pytest.param(7, 5, True, False, marks=slow)],
+                         ids=["6x6ss", "8x8uu", "7x5su"])
+def test_int_mul_cpa(prove, aw, bw, sa, sb, cpa):
+    """int_mul with a structural carry-propagate adder equals $mul on every operand pair."""
+    prove("int_mul", {"a_width": aw, "b_width": bw, "a_signed": sa, "b_signed": sb,
+                      "cpa": cpa}, "int_mul.v", "ref_int_mul",
+          {"AW": aw, "BW": bw, "AS": int(sa), "BS": int(sb)},
+          _rtl("int_mul", a_width=aw, b_width=bw, a_signed=sa, b_signed=sb, cpa=cpa),
+          rtl=f"int_mul cpa={cpa} (Dadda tree, {cpa} prefix adder)")
+
+
+@pytest.mark.parametrize("fmt,mode,cpa", [("fp8_e4m3", "rne", "sklansky")] + [
+    pytest.param(f, md, c, marks=slow) for f in ("fp8_e4m3", "fp8_e5m2") for md in ("rne", "rtz")
+    for c in CPA if (f, md, c) != ("fp8_e4m3", "rne", "sklansky")])
+def test_fp8_mul_cpa(prove, fmt, mode, cpa):
+    """fp_mul cpa=<topology> (also with booth4 + early + narrow: the candidate default)."""
+    params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
+    for extra in ({}, {"mult": "booth4", "norm": "early", "rshift": "narrow"}):
+        cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, "cpa": cpa, **extra}
+        prove("fp_mul", cfg, "fp.v", "ref_fp_mul", params, _rtl("fp_mul", **cfg),
+              rtl=f"fp_mul cpa={cpa} {' '.join(f'{k}={v}' for k, v in extra.items())}",
+              reference=FP_REF.format(op="fp_mul"))
+
+
 @slow
 @pytest.mark.parametrize("mode", ["rne", "rtz"])
 def test_fp16_add_slow(prove, mode):

@@ -122,6 +122,21 @@ def test_mul_variants(variant, fmt, n, mode, request):
     _binop("fp_mul", fmt, mode, *pairs, request, **_MUL_VARIANTS[variant])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt,n", [("fp16", 20_000), ("bf16", 20_000), ("fp32", 5_000)])
+@pytest.mark.parametrize("cpa", ["ripple", "sklansky", "kogge_stone", "brent_kung"])
+def test_mul_cpa(cpa, fmt, n, request):
+    """fp_mul cpa=<topology> (intarith.prefix_add as the product's final adder, alone and with
+    booth4 + early + narrow), RNE, edge x edge, ties and random pairs against the model (FP8
+    and int_mul: proved in test_formal.py)."""
+    rng = np.random.default_rng(harness.seed(3241))
+    pairs = concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 1000),
+                         random_fp_pairs(fmt, rng, n))
+    _binop("fp_mul", fmt, "rne", *pairs, request, cpa=cpa)
+    _binop("fp_mul", fmt, "rne", *pairs, request, cpa=cpa, mult="booth4", norm="early",
+           rshift="narrow")
+
+
 # -- pipelining and flush-to-zero ------------------------------------------------------------------
 @pytest.mark.parametrize("pipeline", [1, 2])
 @pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
