@@ -237,6 +237,7 @@ def _period(cuts: str, clock: float) -> float:
     return stage_timing(verilog("fp_convert", p), "fp_convert", clock_ns=clock)["crit_path_ns"]
 
 
+@slow
 def test_plan_loose_clock_needs_no_cut():
     p = plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=20.0)
     assert p.cuts == () and p.latency == 0 and p.registers == 0
@@ -261,12 +262,14 @@ def test_plan_is_the_cheapest_cut_set_that_meets_the_clock():
     assert p.designs[0]["cuts"] == "" and p.designs[1]["cuts"] == "lzc+shift"
 
 
+@slow
 def test_plan_unreachable_clock_is_a_param_error():
     with pytest.raises(PlanError, match=r"no set of its cut points \(lzc, shift\) meets 0.5 ns "
                                         r"on osu018: the fastest of the \d+ designs measured, cuts="):
         plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=0.5)
 
 
+@slow
 def test_plan_budget_is_reported():
     """Two designs (none, all cuts) spend a budget of two: the clock that needs a search is
     then an error that says the search stopped, not that no set exists."""
@@ -305,7 +308,8 @@ def test_generate_auto_is_deterministic_and_says_what_it_chose(tmp_path):
     (["generate", "fp_add", "--clock-ns", "3"], "--clock-ns and --liberty choose the cuts"),
     (["generate", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns"),
     (["generate", "int_mul", "-p", "cuts=auto"], "unknown parameter 'cuts'"),
-    (["ppa", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns"),
+    pytest.param(["ppa", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns",
+                 marks=slow),
 ])
 def test_command_errors(args, message, tmp_path):
     r = _tcgen(*args, "-o" if args[0] == "generate" else "--json",
@@ -325,6 +329,7 @@ def test_ppa_auto_reports_the_plan():
     assert "-p cuts=auto" in res["command"] and res["crit_path_ns"] <= 1.8
 
 
+@slow
 def test_cut_sets_lint_clean(tmp_path):
     """`verilator --lint-only` has nothing to say of a DP-4 with cuts inside and between its
     sub-units (registers named <value>_p<cut>, delay chains)."""

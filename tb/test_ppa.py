@@ -317,12 +317,13 @@ def test_scalarized_simulation_gives_identical_toggles(lib, tmp_path):
     assert any(v[0] > 0 for k, v in rates[1].items() if k.startswith("q["))
 
 
-# Verilator on one library in make test (the registered design only: its build is the slow part,
-# ~20 s per design), every library and both designs in make test-slow: its cell models come from
-# the same liberty functions the levelized engine reads (checked on every library, both designs).
+# Verilator in make test-slow only (its build is the slow part, ~12-20 s per design; moved out of
+# make test for its 10-min budget, reports/make_test_profile.md), every library and both
+# designs: its cell models come from the same liberty functions the levelized engine reads
+# (checked on every library, both designs, in make test).
 @pytest.mark.parametrize("lib,engine", [(lib, "levelized") for lib in SIM_LIBS]
-                         + [pytest.param(lib, "verilator", marks=[pytest.mark.slow] if i else [])
-                            for i, lib in enumerate(SIM_LIBS)])
+                         + [pytest.param(lib, "verilator", marks=[pytest.mark.slow])
+                            for lib in SIM_LIBS])
 def test_activity_engines_equal_icarus(lib, engine, tmp_path):
     """The levelized and Verilator engines (cells from the liberty's functions) give the same
     toggle count for every net bit as Icarus on the vendor models and its VCD, and the same

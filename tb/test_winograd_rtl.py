@@ -231,7 +231,8 @@ def test_itf_int_extremes_and_random(m, bits, request):
 
 
 # == wino_ftf =====================================================================================
-@pytest.mark.parametrize("m,mode", [(2, "fp32"), (2, "fp16"), (2, "int"), (4, "int")])
+@pytest.mark.parametrize("m,mode", [(2, "fp32"), pytest.param(2, "fp16", marks=_slow),
+                                    (2, "int"), (4, "int")])
 def test_ftf_basis(m, mode, request):
     """Case 1: the 9 one-hot filters give the columns of G⊗G (FP, exact: ¼, ½, 1) or s²·G⊗G
     (int: 4·G⊗G, 576·G⊗G)."""
