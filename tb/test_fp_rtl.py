@@ -212,7 +212,7 @@ _DP4 = [("exact", "fp32", False), ("exact", "fp32", True), ("rounded", "fp32", F
         ("rounded", "fp16", False)]
 
 
-@pytest.mark.parametrize("product,acc,skip,n", [(*c, 1_500) for c in _DP4] + [
+@pytest.mark.parametrize("product,acc,skip,n", [(*c, 1_500) for c in _DP4[:3]] + [
     pytest.param(*c, 40_000, marks=pytest.mark.slow) for c in _DP4])
 def test_dp4(product, acc, skip, n, request):
     """DP-4s with operand lanes from the adder/multiplier mix with specials and cancelling

@@ -91,7 +91,7 @@ def test_int_dot_random(params, request):
     Python ints; the model is checked against the same Python ints."""
     p = get_unit("int_dot").params(**params)
     rng = np.random.default_rng(harness.seed(p.k * 100 + p.a_width))
-    n = 6_000
+    n = 3_000
     a = random_words(rng, n, p.k * p.a_width)
     b = random_words(rng, n, p.k * p.b_width)
     c = random_words(rng, n, p.acc_width)

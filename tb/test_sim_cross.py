@@ -15,7 +15,8 @@ from stimulus import concat_pairs, cross, random_fp_pairs, specials
 SIMS = ("icarus", "verilator")
 
 
-@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("sim", [s if s == "icarus" else pytest.param(s, marks=pytest.mark.slow)
+                                 for s in SIMS])      # Verilator: test_stream_bench_on_both
 def test_fp_add_batch_on_both(sim):
     rng = np.random.default_rng(harness.seed(401))
     a, b = concat_pairs(cross(specials("fp16")), random_fp_pairs("fp16", rng, 20_000))
