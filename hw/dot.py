@@ -215,9 +215,9 @@ class Dp4(wiring.Component):
         return m
 
     def _pipelined(self, m: Module, p: Dp4Params) -> Module:
-        """The DP-4 with cuts: the same products and adders (names and summation order as
-        :func:`dot_sum`'s), each sub-unit with its own cuts, registers at the enabled tree
-        boundaries, ``c`` delayed to the accumulating adder."""
+        """The DP-4 with cuts: :func:`dot_sum`'s products and tree (hw's :func:`add_tree`, the
+        same names and summation order), each sub-unit with its own cuts, registers at the
+        enabled tree boundaries, ``c`` delayed to the accumulating adder."""
         st = Pipeline(m, p.enabled())
         mulc, add0, add1, accc = (p.sub_cuts(r) for r in ("mul", "add0", "add1", "acc"))
         n_mul = len(mulc.split("+")) if mulc else 0
@@ -229,10 +229,16 @@ class Dp4(wiring.Component):
         prods = [product(m, self.a[k], self.b[k], p, k, cuts=mulc, delay=delay)
                  for k in range(_LANES)]
         prods = list(st(1, *prods))
-        s = [fp_add(m, prods[0], prods[1], p.acc, p.rounding, "tree_add0_0", add0),
-             fp_add(m, prods[2], prods[3], p.acc, p.rounding, "tree_add0_1", add0)]
-        s = list(st(2, *s))
-        t = st(3, fp_add(m, s[0], s[1], p.acc, p.rounding, "tree_add1_0", add1))
+
+        def level_params(level):              # the level's adders with their own cuts
+            return FPAddParams(fmt=p.acc, rounding=p.rounding, ftz=False, pipeline=0,
+                               cuts=(add0, add1)[level])
+
+        def stage(level, values):             # cut level0 (2) / level1 (3) after the level
+            out = st(2 + level, *values)
+            return list(out) if isinstance(out, tuple) else [out]
+        t = add_tree(m, prods, level_params(0), "tree_add", stage=stage,
+                     level_params=level_params)
         before_acc = p.latency - (len(accc.split("+")) if accc else 0)
         c = delay(self.c, "tree_c", before_acc)
         m.d.comb += self.y.eq(fp_add(m, t, c, p.acc, p.rounding, "tree_acc", accc))

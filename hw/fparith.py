@@ -280,17 +280,20 @@ def scale_pow2(m: Module, fmt: FloatFormat, x, amount, *, sign=None, mode: str =
                       is_nan=u.is_nan, is_inf=u.is_inf, name=name)
 
 
-def add_tree(m: Module, terms, params: "FPAddParams", name: str = "add", *, stage=None):
+def add_tree(m: Module, terms, params: "FPAddParams", name: str = "add", *, stage=None,
+             level_params=None):
     """The pairwise FP adder tree ((t0 + t1) + (t2 + t3)) ...: level by level, an odd last term
-    carried to the next level; one :class:`FPAdd` (``params``) per '+', added with
-    tcgen.hw.dedup.shared as ``{name}{level}_{i}``.  ``stage(level, values) -> values`` runs
-    after each level (e.g. pipeline registers).  Returns the sum (a single term is returned
-    as it is).  Golden model: :func:`tcgen.hw.numeric.pairwise_sum` with ``fp_add``."""
+    carried to the next level; one :class:`FPAdd` (``params``, or ``level_params(level)``) per
+    '+', added with tcgen.hw.dedup.shared as ``{name}{level}_{i}``.  ``stage(level, values) ->
+    values`` runs after each level (e.g. pipeline registers).  Returns the sum (a single term
+    is returned as it is).  Golden model: :func:`tcgen.hw.numeric.pairwise_sum` with
+    ``fp_add``."""
     terms, level = list(terms), 0
     while len(terms) > 1:
         nxt = []
         for t in range(0, len(terms) - 1, 2):
-            add = shared(m, f"{name}{level}_{t // 2}", FPAdd(params))
+            add = shared(m, f"{name}{level}_{t // 2}",
+                         FPAdd(params if level_params is None else level_params(level)))
             m.d.comb += [add.a.eq(terms[t]), add.b.eq(terms[t + 1])]
             nxt.append(add.y)
         if len(terms) % 2:

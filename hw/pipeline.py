@@ -15,6 +15,7 @@ load every cycle.  ``latency`` is the number of enabled cut points.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from amaranth import Const, Module, Signal
@@ -114,7 +115,6 @@ class CutPoints:
 
     def with_cuts(self, names) -> "CutPoints":
         """These params with ``cuts`` set to ``names`` (an iterable of cut names; pipeline 0)."""
-        import dataclasses
         extra = {"pipeline": 0} if hasattr(self, "pipeline") else {}
         return dataclasses.replace(self, **extra, cuts="+".join(names))
 

@@ -186,19 +186,20 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     def cost(idx):
         return (sum(bits[i] for i in idx), len(idx) + 1, idx)
 
-    def predicted_fail(i: int, j: int) -> bool:
+    def predicted_fail(i: int, j: int, r: float) -> bool:
         if (i, j) in failing or (i, j) in meeting:
             return (i, j) in failing
         if any(i <= a and b <= j for a, b in failing):    # usually: more logic is slower
             return True
         if any(a <= i and j <= b for a, b in meeting):
             return False
-        return estimate(i, j) * ratio() > clock_ns
+        return estimate(i, j) * r > clock_ns
 
     answer = None
     # phase 1, guided: unmeasured stages predicted from the calibrated estimate
     while len(designs) < max_designs:
-        idx = cheapest(n, bits, predicted_fail)
+        r = ratio()                        # once per search: it changes only by measuring
+        idx = cheapest(n, bits, lambda i, j: predicted_fail(i, j, r))
         if idx is None:
             break
         rec = measured.get(idx) or measure(idx)
