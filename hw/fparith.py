@@ -29,7 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import numeric as num
 from .dedup import shared
-from .intarith import CPA_TOPOLOGIES, array_mul, booth_mul, lzc, shift_left, shift_right_sticky
+from .intarith import CPA_TOPOLOGIES, TREES, array_mul, booth_mul, lzc, shift_left, shift_right_sticky
 from .numeric import FloatFormat, get_format
 from .params import Params, param
 from .pipeline import CutPoints, Pipeline, cuts_param
@@ -71,6 +71,9 @@ class FPMulParams(FPAddParams):
                      doc="the significand product's carry-propagate adder: auto (Yosys's $add) "
                          "or a structural ripple, sklansky, kogge_stone or brent_kung prefix "
                          "adder")
+    tree: str = param("dadda", choices=TREES, key_default=False,
+                      doc="the significand product's compressor tree: dadda (full and half "
+                          "adders) or gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs)")
 
     def cut_points(self):
         if self.norm == "early":       # the count sits beside the multiplier: no lzc cut
@@ -334,13 +337,14 @@ class FPMul(_FPBinary):
         st = Pipeline(m, p.enabled())
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
                                         ftz=p.ftz, stage=st, norm=p.norm,
-                                        narrow=p.rshift == "narrow", mult=p.mult, cpa=p.cpa))
+                                        narrow=p.rshift == "narrow", mult=p.mult, cpa=p.cpa,
+                                        tree=p.tree))
         return m
 
 
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
               stage, norm: str = "late", narrow: bool = False, mult: str = "array",
-              cpa: str = "auto"):
+              cpa: str = "auto", tree: str = "dadda"):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
     normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
@@ -349,7 +353,8 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
     b = unpack(m, fmt, y, "b", daz=ftz)
     rows = None if 3 not in stage.cuts else (lambda r0, r1: stage(3, r0, r1))   # cut 3 (tree)
     prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul",
-                                                           rows_stage=rows, cpa=cpa)
+                                                           rows_stage=rows, cpa=cpa,
+                                                           tree=tree)
     hint = None
     if norm == "early":            # counted beside the multiplier, not after it
         lza, lzb = lzc(m, a.sig, name="lza"), lzc(m, b.sig, name="lzb")

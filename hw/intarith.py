@@ -30,7 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from .params import Params, param
 
-__all__ = ["compress", "prefix_add", "CPA_TOPOLOGIES", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
+__all__ = ["compress", "prefix_add", "CPA_TOPOLOGIES", "TREES", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
            "shift_left", "dadda_heights", "adder_census", "IntMul", "CSATree", "Popcount", "LZC",
            "BarrelShifter", "IntDot", "IntMulParams", "IntDotParams", "CSATreeParams", "PopcountParams", "LZCParams",
            "BarrelShiftParams"]
@@ -111,10 +111,16 @@ def prefix_add(m: Module, a, b, topology: str, name: str = "cpa"):
 def adder_census():
     """Count the adders every :func:`compress` call builds inside the ``with`` block.
 
-    Yields a dict that fills in as logic is built: ``tree_fa`` / ``tree_ha`` (the Dadda tree's
-    full and half adders), ``cpa_fa`` / ``cpa_ha`` (the final carry-propagate adder read as a
+    Yields a dict that fills in as logic is built: ``tree_fa`` / ``tree_ha`` (the tree's full
+    and half adders), ``cpa_fa`` / ``cpa_ha`` (the final carry-propagate adder read as a
     ripple-carry adder over the bit positions where an operand bit or a carry is live; the top
     column's carry-out is not built), ``fa`` / ``ha`` (totals) and ``compressors`` (calls).
+    Gate counts over the full binary basis (every two-input function is one gate, the measure
+    of Goncharov, Kulikov and Levtsov, STACS 2026): ``tree_gates`` (a full adder is 5 gates, a
+    half adder 2, ``tree="gkl"``'s blocks as :func:`compress` lists), ``cpa_gates`` (the ripple
+    reading: 5 per full adder, 2 per half adder) and ``gates``; ``bits_in`` / ``bits_out``: the
+    bits the trees add (constant ones included) and the bits of their sums, the n and m of the
+    bounds 5n - 3m (full and half adders) and 4.5n - 2m (``tree="gkl"``).
     Censuses nest; each sees everything built inside it::
 
         with adder_census() as c:
@@ -122,7 +128,8 @@ def adder_census():
         c["fa"]   # 120
     """
     c = {"tree_fa": 0, "tree_ha": 0, "cpa_fa": 0, "cpa_ha": 0, "fa": 0, "ha": 0,
-         "compressors": 0}
+         "compressors": 0, "tree_gates": 0, "cpa_gates": 0, "gates": 0, "bits_in": 0,
+         "bits_out": 0}
     _censuses.append(c)
     try:
         yield c
@@ -130,7 +137,7 @@ def adder_census():
         _censuses.remove(c)
 
 
-def _record(tree_fa: int, tree_ha: int, rows: list[list], width: int):
+def _record(built: dict, rows: list[list], width: int, bits_in: int):
     if not _censuses:
         return
     cpa_fa = cpa_ha = 0
@@ -141,12 +148,17 @@ def _record(tree_fa: int, tree_ha: int, rows: list[list], width: int):
         cpa_ha += k == 2
         carry = k >= 2 and i < width - 1
     for c in _censuses:
-        c["tree_fa"] += tree_fa
-        c["tree_ha"] += tree_ha
+        c["tree_fa"] += built["fa"]
+        c["tree_ha"] += built["ha"]
         c["cpa_fa"] += cpa_fa
         c["cpa_ha"] += cpa_ha
-        c["fa"] += tree_fa + cpa_fa
-        c["ha"] += tree_ha + cpa_ha
+        c["fa"] += built["fa"] + cpa_fa
+        c["ha"] += built["ha"] + cpa_ha
+        c["tree_gates"] += built["gates"]
+        c["cpa_gates"] += 5 * cpa_fa + 2 * cpa_ha
+        c["gates"] += built["gates"] + 5 * cpa_fa + 2 * cpa_ha
+        c["bits_in"] += bits_in
+        c["bits_out"] += width
         c["compressors"] += 1
 
 
@@ -158,16 +170,14 @@ def dadda_heights(max_height: int) -> list[int]:
     return [d for d in reversed(ds) if d < max_height]
 
 
-def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
-             rows_stage=None, cpa: str = "auto"):
-    """Sum bit columns (``columns[i]`` holds 1-bit values of weight 2**i) modulo 2**width.
+#: the constructions of :func:`compress`'s tree: ``dadda`` (full and half adders, Dadda 1965)
+#: or ``gkl`` (Goncharov, Kulikov and Levtsov, "Smaller Circuits for Bit Addition", STACS 2026:
+#: bit pairs carried as (x, x XOR y) and summed five at a time by their 8-gate MDFA block)
+TREES = ("dadda", "gkl")
 
-    Dadda reduction to two rows with full/half adders, then one carry-propagate adder.
-    ``rows_stage(row0, row1) -> (row0, row1)`` (optional) runs on the two rows before the
-    carry-propagate adder (a pipeline cut).  ``cpa``: the final adder (:data:`CPA_TOPOLOGIES`).
-    Returns an ``unsigned(width)`` Signal.
-    """
-    cols = [list(c) for c in columns[:width]] + [[] for _ in range(width - len(columns))]
+
+def _dadda(m: Module, cols: list[list], width: int, name: str):
+    """Dadda reduction of ``cols`` to at most two bits per column with full and half adders."""
     fa = ha = 0
     for stage, d in enumerate(dadda_heights(max((len(c) for c in cols), default=0))):
         new = [[] for _ in range(width + 1)]
@@ -195,6 +205,167 @@ def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
                 new[i + 1].append(c)
             new[i].extend(bits)
         cols = new[:width]
+    return cols, {"fa": fa, "ha": ha, "gates": 5 * fa + 2 * ha}
+
+
+class _GKL:
+    """The blocks of ``tree="gkl"``, each built gate by gate (one two-input gate per Signal) so
+    the census counts what the construction costs.  A *pair* (x, x ^ y) stands for two bits x
+    and y of one weight; the blocks take and give pairs, which is where the gates are saved:
+
+    * ``mdfa(z, (x1, x1^y1), (x2, x2^y2))`` -> (s, (c, c^d)) with z+x1+y1+x2+y2 = s + 2(c+d):
+      8 gates for five bits (two full adders: 10);
+    * ``mdfa0`` the same with z = 0: 6 gates for four bits;
+    * ``fa_pair(z, (x, x^y))`` -> (s, c): a full adder given one input pair, 4 gates;
+    * ``pair(a, b)`` = (a, a^b) and ``unpair`` its inverse, 1 gate each; ``ha_pair((x, x^y))``
+      = (x^y, x & ~(x^y)): a half adder on a pair, 1 gate; ``fa``, ``ha``: 5 and 2 gates.
+
+    The MDFA block's gate list is the paper's (its Section 3; checked on all 32 inputs in
+    tb/test_int_rtl.py); the reduction schedule around it is tcgen's (:func:`_gkl`)."""
+
+    def __init__(self, m: Module, name: str):
+        self.m, self.name = m, name
+        self.gates = self.fa = self.ha = 0
+
+    def g(self, expr, tag: str = "g"):
+        s = Signal(name=f"{self.name}_{tag}{self.gates}")
+        self.m.d.comb += s.eq(expr)
+        self.gates += 1
+        return s
+
+    def mdfa(self, z, p1, p2):
+        (x1, xy1), (x2, xy2) = p1, p2
+        g1 = self.g(x1 ^ z)
+        g2 = self.g(xy1 | g1)
+        g3 = self.g(xy1 ^ z)
+        g4 = self.g(g2 ^ g3)
+        g5 = self.g(x2 ^ g3)
+        g6 = self.g(g3 ^ xy2, "s")
+        g7 = self.g(g5 & ~xy2)
+        g8 = self.g(g2 ^ g7)
+        return g6, (g4, g8)
+
+    def mdfa0(self, p1, p2):
+        (x1, xy1), (x2, xy2) = p1, p2
+        g2 = self.g(xy1 | x1)
+        g4 = self.g(g2 ^ xy1)
+        g5 = self.g(x2 ^ xy1)
+        g6 = self.g(xy1 ^ xy2, "s")
+        g7 = self.g(g5 & ~xy2)
+        g8 = self.g(g2 ^ g7)
+        return g6, (g4, g8)
+
+    def fa_pair(self, z, p):
+        x, xy = p
+        return self.g(z ^ xy, "s"), self.g(self.g(x & ~xy) ^ self.g(z & xy), "c")
+
+    def pair(self, a, b):
+        return a, self.g(a ^ b, "p")
+
+    def unpair(self, p):
+        return [p[0], self.g(p[0] ^ p[1], "u")]
+
+    def ha_pair(self, p):
+        return p[1], self.g(p[0] & ~p[1], "c")
+
+    def full(self, x, y, z):
+        self.fa += 1
+        t = self.g(x ^ y)
+        return self.g(t ^ z, "s"), self.g(self.g(x & y) | self.g(t & z), "c")
+
+    def half(self, x, y):
+        self.ha += 1
+        return self.g(x ^ y, "s"), self.g(x & y, "c")
+
+
+def _gkl(m: Module, cols: list[list], width: int, name: str):
+    """Reduce ``cols`` to at most two bits per column with :class:`_GKL`'s blocks.
+
+    Stages as Dadda's: each stage takes every column down to the next Dadda height d (the
+    largest below the tallest column, counting a pair as two bits) from the bits it holds plus
+    the sums and carries this stage has already put there.  Per column, while the height is
+    above d, the first block that applies: an MDFA (three or more bits over d; a single bit
+    and two pairs, taking the column down by four: measured, this beats waiting for four over
+    by 1-4 % of the tree's gates); pairing two single bits so an
+    MDFA can follow; a full adder on a bit and a pair (two over); a full adder on three bits;
+    an MDFA with z = 0 (three over, pairs only); unpairing; a half adder on a pair or on two
+    bits (one over).  A pair left at the end (none
+    is, for any multiplier or popcount up to 24 x 24 bits and 200 bits: the last stage, to
+    height 2, builds no MDFA and takes the pairs before it) would be unpaired into the rows."""
+    blk = _GKL(m, name)
+    singles = [list(c) for c in cols]
+    pairs: list[list] = [[] for _ in range(width)]
+
+    def height(i):
+        return len(singles[i]) + 2 * len(pairs[i])
+    for _ in range(4 * width + 64):
+        tallest = max((height(i) for i in range(width)), default=0)
+        if tallest <= 2:
+            break
+        d = dadda_heights(tallest)[0]
+        ns = [[] for _ in range(width + 1)]
+        np_ = [[] for _ in range(width + 1)]
+        for i in range(width):
+            s, p = singles[i], pairs[i]
+            while True:
+                over = len(s) + 2 * len(p) + len(ns[i]) + 2 * len(np_[i]) - d
+                if over <= 0:
+                    break
+                if over >= 3 and s and len(p) >= 2:
+                    out, carry = blk.mdfa(s.pop(0), p.pop(0), p.pop(0))
+                    ns[i].append(out)
+                    np_[i + 1].append(carry)
+                elif over >= 3 and (len(s) >= 3 and p or len(s) >= 5):
+                    p.append(blk.pair(s.pop(0), s.pop(0)))
+                elif over >= 2 and s and p:
+                    out, carry = blk.fa_pair(s.pop(0), p.pop(0))
+                    ns[i].append(out)
+                    ns[i + 1].append(carry)
+                elif over >= 2 and len(s) >= 3:
+                    out, carry = blk.full(s.pop(0), s.pop(0), s.pop(0))
+                    ns[i].append(out)
+                    ns[i + 1].append(carry)
+                elif over >= 3 and len(p) >= 2:
+                    out, carry = blk.mdfa0(p.pop(0), p.pop(0))
+                    ns[i].append(out)
+                    np_[i + 1].append(carry)
+                elif over >= 2 and p:
+                    s.extend(blk.unpair(p.pop(0)))
+                elif p:
+                    out, carry = blk.ha_pair(p.pop(0))
+                    ns[i].append(out)
+                    ns[i + 1].append(carry)
+                elif len(s) >= 2:
+                    out, carry = blk.half(s.pop(0), s.pop(0))
+                    ns[i].append(out)
+                    ns[i + 1].append(carry)
+                else:           # only this stage's outputs are left: the next stage takes them
+                    break
+            ns[i].extend(s)
+            np_[i].extend(p)
+        singles, pairs = ns[:width], np_[:width]
+    else:
+        raise RuntimeError(f"compress(tree='gkl'): {name} did not converge")
+    for i in range(width):
+        for p in pairs[i]:
+            singles[i].extend(blk.unpair(p))
+    return singles, {"fa": blk.fa, "ha": blk.ha, "gates": blk.gates}
+
+
+def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
+             rows_stage=None, cpa: str = "auto", tree: str = "dadda"):
+    """Sum bit columns (``columns[i]`` holds 1-bit values of weight 2**i) modulo 2**width.
+
+    A tree (``tree``: :data:`TREES`) reduces the columns to two rows, then one carry-propagate
+    adder sums them.  ``rows_stage(row0, row1) -> (row0, row1)`` (optional) runs on the two
+    rows before the carry-propagate adder (a pipeline cut).  ``cpa``: the final adder
+    (:data:`CPA_TOPOLOGIES`).  Returns an ``unsigned(width)`` Signal.
+    """
+    if tree not in TREES:
+        raise ValueError(f"compress: tree must be one of {', '.join(TREES)}, got {tree!r}")
+    cols = [list(c) for c in columns[:width]] + [[] for _ in range(width - len(columns))]
+    bits_in = sum(len(c) for c in cols)
+    cols, built = (_dadda if tree == "dadda" else _gkl)(m, cols, width, name)
     rows = [[], []]
     for i, col in enumerate(cols):
         for r in range(2):
@@ -209,17 +380,18 @@ def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
                            prefix_add(m, r0, r1, cpa, name=f"{name}_cpa"))
     elif width:
         m.d.comb += out.eq(Cat(*rows[0]) + Cat(*rows[1]))
-    _record(fa, ha, rows, width)
+    _record(built, rows, width, bits_in)
     return out
 
 
-def sum_operands(m: Module, operands, width: int, name: str = "csa"):
-    """Sum unsigned operands (Values) modulo 2**width with one compressor tree."""
+def sum_operands(m: Module, operands, width: int, name: str = "csa", *, tree: str = "dadda"):
+    """Sum unsigned operands (Values) modulo 2**width with one compressor tree (``tree``:
+    :func:`compress`'s)."""
     cols = [[] for _ in range(width)]
     for op in operands:
         for i in range(min(len(op), width)):
             cols[i].append(op[i])
-    return compress(m, cols, width, name)
+    return compress(m, cols, width, name, tree=tree)
 
 
 def _const_bits(value: int, width: int, cols):
@@ -229,10 +401,10 @@ def _const_bits(value: int, width: int, cols):
 
 
 def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
-              name: str = "mul", *, rows_stage=None, cpa: str = "auto"):
-    """Structural multiplier: AND partial products summed by a Dadda tree (``rows_stage``,
-    ``cpa``: :func:`compress`'s, a pipeline cut before the carry-propagate adder and its
-    topology).
+              name: str = "mul", *, rows_stage=None, cpa: str = "auto", tree: str = "dadda"):
+    """Structural multiplier: AND partial products summed by a compressor tree (``rows_stage``,
+    ``cpa``, ``tree``: :func:`compress`'s, a pipeline cut before the carry-propagate adder, its
+    topology and the tree's construction).
 
     Signed operands use the Baugh–Wooley form: a partial product of negative weight
     -x·2**w is entered as (~x)·2**w plus the constant -2**w, and the constants are folded into
@@ -254,13 +426,14 @@ def array_mul(m: Module, a, b, a_signed: bool = False, b_signed: bool = False,
                 m.d.comb += pp.eq(a[i] & b[j])
             cols[w].append(pp)
     _const_bits(const % (1 << width), width, cols)
-    p = compress(m, cols, width, name, rows_stage=rows_stage, cpa=cpa)
+    p = compress(m, cols, width, name, rows_stage=rows_stage, cpa=cpa, tree=tree)
     if a_signed or b_signed:
         return p.as_signed()
     return p
 
 
-def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None, cpa: str = "auto"):
+def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None, cpa: str = "auto",
+              tree: str = "dadda"):
     """Unsigned ``a × b`` with b recoded radix-4 (modified Booth): ⌈(len(b) + 1) / 2⌉ partial
     products of ``a`` times a digit in {-2, -1, 0, 1, 2} instead of len(b) AND rows, summed by
     the same Dadda tree as :func:`array_mul` (:func:`compress`).
@@ -306,7 +479,7 @@ def booth_mul(m: Module, a, b, name: str = "mul", *, rows_stage=None, cpa: str =
             const -= 1 << w
         cols[2 * k].append(neg)
     _const_bits(const % (1 << width), width, cols)
-    return compress(m, cols, width, name, rows_stage=rows_stage, cpa=cpa)
+    return compress(m, cols, width, name, rows_stage=rows_stage, cpa=cpa, tree=tree)
 
 
 def int_dot(m: Module, a, b, c, width: int, *, a_signed: bool = True, b_signed: bool = True,
@@ -421,6 +594,9 @@ class IntMulParams(Params):
     cpa: str = param("auto", choices=CPA_TOPOLOGIES, key_default=False,
                      doc="the final carry-propagate adder: auto (Yosys's $add) or a structural "
                          "ripple, sklansky, kogge_stone or brent_kung prefix adder")
+    tree: str = param("dadda", choices=TREES, key_default=False,
+                      doc="the compressor tree: dadda (full and half adders) or gkl (Goncharov-"
+                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates)")
 
     def check(self):
         if self.mult == "booth4" and (self.a_signed or self.b_signed):
@@ -443,6 +619,9 @@ class CSATreeParams(Params):
     UNIT = "csa_tree"
     n: int = param(8, range=(2, 64), doc="number of operands")
     width: int = param(16, range=(1, 32), doc="bits per operand")
+    tree: str = param("dadda", choices=TREES, key_default=False,
+                      doc="the compressor tree: dadda (full and half adders) or gkl (Goncharov-"
+                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates)")
 
 
 @dataclass(frozen=True)
@@ -492,9 +671,10 @@ class IntMul(wiring.Component):
         a = self.a.as_signed() if p.a_signed else self.a
         b = self.b.as_signed() if p.b_signed else self.b
         if p.mult == "booth4":
-            m.d.comb += self.p.eq(booth_mul(m, a, b, cpa=p.cpa))
+            m.d.comb += self.p.eq(booth_mul(m, a, b, cpa=p.cpa, tree=p.tree))
         else:
-            m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed, cpa=p.cpa))
+            m.d.comb += self.p.eq(array_mul(m, a, b, p.a_signed, p.b_signed, cpa=p.cpa,
+                                            tree=p.tree))
         return m
 
 
@@ -540,7 +720,7 @@ class CSATree(wiring.Component):
         m = Module()
         w = self.params.width
         ops = [self.x[i * w:(i + 1) * w] for i in range(self.params.n)]
-        m.d.comb += self.sum.eq(sum_operands(m, ops, self.out_width))
+        m.d.comb += self.sum.eq(sum_operands(m, ops, self.out_width, tree=self.params.tree))
         return m
 
 

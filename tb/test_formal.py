@@ -377,6 +377,35 @@ def test_fp8_mul_cpa(prove, fmt, mode, cpa):
               reference=FP_REF.format(op="fp_mul"))
 
 
+@pytest.mark.parametrize("aw,bw,sa,sb,mult", [(6, 6, True, True, "array")] + [
+    pytest.param(*shape, marks=slow) for shape in ((8, 8, False, False, "array"),
+                                                   (7, 5, True, False, "array"),
+                                                   (8, 8, False, False, "booth4"))])
+def test_int_mul_tree_gkl(prove, aw, bw, sa, sb, mult):
+    """int_mul tree=gkl (Goncharov-Kulikov-Levtsov MDFA blocks) equals $mul on every pair."""
+    prove("int_mul", {"a_width": aw, "b_width": bw, "a_signed": sa, "b_signed": sb,
+                      "mult": mult, "tree": "gkl"}, "int_mul.v", "ref_int_mul",
+          {"AW": aw, "BW": bw, "AS": int(sa), "BS": int(sb)},
+          _rtl("int_mul", a_width=aw, b_width=bw, a_signed=sa, b_signed=sb, mult=mult,
+               tree="gkl"),
+          rtl=f"int_mul mult={mult} tree=gkl")
+
+
+@pytest.mark.parametrize("fmt,mode", [("fp8_e4m3", "rne")] + [
+    pytest.param(f, md, marks=slow) for f in ("fp8_e4m3", "fp8_e5m2") for md in ("rne", "rtz")
+    if (f, md) != ("fp8_e4m3", "rne")])
+def test_fp8_mul_tree_gkl(prove, fmt, mode):
+    """fp_mul tree=gkl, alone and with booth4 + early + narrow + Kogge-Stone."""
+    params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
+    for extra in ({}, {"mult": "booth4", "norm": "early", "rshift": "narrow",
+                       "cpa": "kogge_stone"}):
+        cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, "tree": "gkl",
+               **extra}
+        prove("fp_mul", cfg, "fp.v", "ref_fp_mul", params, _rtl("fp_mul", **cfg),
+              rtl=f"fp_mul tree=gkl {' '.join(f'{k}={v}' for k, v in extra.items())}",
+              reference=FP_REF.format(op="fp_mul"))
+
+
 @slow
 @pytest.mark.parametrize("mode", ["rne", "rtz"])
 def test_fp16_add_slow(prove, mode):

@@ -139,6 +139,21 @@ def test_mul_cpa(cpa, fmt, n, request):
            rshift="narrow")
 
 
+@pytest.mark.parametrize("fmt,n,extra", [("fp16", 3_000, {})] + [
+    pytest.param(f, n, x, marks=pytest.mark.slow)
+    for f, n in (("fp16", 20_000), ("bf16", 20_000), ("fp32", 5_000))
+    for x in ({}, {"mult": "booth4", "norm": "early", "rshift": "narrow", "cpa": "kogge_stone"})
+    if (f, x) != ("fp16", {})])
+def test_mul_tree_gkl(fmt, n, extra, request):
+    """fp_mul tree=gkl (the significand product's tree of Goncharov-Kulikov-Levtsov MDFA
+    blocks; alone and with booth4 + early + narrow + Kogge-Stone), RNE, edge x edge, ties and
+    random pairs against the model (FP8 and int_mul: proved in test_formal.py)."""
+    rng = np.random.default_rng(harness.seed(3242))
+    pairs = concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 1000),
+                         random_fp_pairs(fmt, rng, n))
+    _binop("fp_mul", fmt, "rne", *pairs, request, tree="gkl", **extra)
+
+
 # -- pipelining and flush-to-zero ------------------------------------------------------------------
 @pytest.mark.parametrize("pipeline", [1, 2])
 @pytest.mark.parametrize("op", ["fp_add", "fp_mul"])

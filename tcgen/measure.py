@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from tcgen.hw.intarith import adder_census
 from tcgen.hw.params import ParamError
 from tcgen.synth.liberty import KNOWN, resolve
 from tcgen.synth.ppa import check_hierarchical, check_options, check_simulator, measure_verilog
@@ -70,8 +71,10 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         if not isinstance(text, str) or f"module {unit.name}(" not in text:
             raise ParamError(f"ppa: the design standing in for {unit.name} must be Verilog text "
                              f"with a module named {unit.name}")
+        census = None
     else:
-        text = verilog(unit.name, params)
+        with adder_census() as census:
+            text = verilog(unit.name, params)
     t_gen = time.monotonic() - t0
     defaults = unit.params().as_dict()
     changed = {k: v for k, v in asked.as_dict().items() if defaults.get(k) != v}
@@ -101,6 +104,9 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     if design is None and planned is not None:
         out["pipelining"] = planned.as_dict()
         out["latency"] = planned.latency
+    if census and census["compressors"]:
+        n, mo = census["bits_in"], census["bits_out"]
+        out["census"] = dict(census, bound_fa_ha=5 * n - 3 * mo, bound_gkl=4.5 * n - 2 * mo)
     if workload is not None:
         out["workload_name"] = workload
     if activity == "sim":

@@ -64,6 +64,19 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                                       "sim.input_toggle_rate", _get("sim", "input_toggle_rate")),
     "runtime__flow__s": ("seconds the flow took for this point when first measured",
                          "runtime_s.total_s", _get("runtime_s", "total_s")),
+    "arith__gates__count": ("two-input gates of the unit's compressor trees and final adders (the "
+                            "adders read as ripple-carry; tcgen.hw.intarith.adder_census)",
+                            "census.gates", _get("census", "gates")),
+    "arith__tree_gates__count": ("two-input gates of the compressor trees alone",
+                                 "census.tree_gates", _get("census", "tree_gates")),
+    "arith__bits_in__count": ("bits the compressor trees add (n; constant bits included)",
+                              "census.bits_in", _get("census", "bits_in")),
+    "arith__bound_fa_ha__count": ("5n - 3m: the gates full and half adders need at most for n "
+                                  "bits into m (Dadda's construction)", "census.bound_fa_ha",
+                                  _get("census", "bound_fa_ha")),
+    "arith__bound_gkl__count": ("4.5n - 2m: the Goncharov-Kulikov-Levtsov bound (STACS 2026) "
+                                "for n bits into m", "census.bound_gkl",
+                                _get("census", "bound_gkl")),
     "pipe__cuts__names": ("the cut points `cuts=auto` chose for the clock ('+'-joined; empty: "
                           "none; docs/pipelining.md)", "pipelining.cuts",
                           _get("pipelining", "cuts")),
