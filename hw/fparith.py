@@ -39,6 +39,10 @@ __all__ = ["Unpacked", "unpack", "round_pack", "scale_pow2", "add_tree", "FPAdd"
            "FPConvertParams", "FORMAT_NAMES"]
 
 FORMAT_NAMES = tuple(num.FORMATS)
+#: ``FPMul mult=auto``: radix-4 Booth from this many significand bits (FP16's 11), the AND
+#: array below -- at BF16's 8 bits Booth's recoding cost more than the rows it saves on two
+#: of three liberties (reports/fp_mul.md)
+BOOTH_FROM_BITS = 11
 
 
 # -- parameters --------------------------------------------------------------------------------
@@ -57,16 +61,20 @@ class FPAddParams(CutPoints, Params):
 class FPMulParams(FPAddParams):
     UNIT = "fp_mul"
     CUT_POINTS = (("tree", 3), ("product", 1), ("lzc", 4), ("shift", 2))
-    norm: str = param("late", choices=("late", "early"), key_default=False,
-                      doc="normalization of the product: late (leading zeros counted on the "
-                          "product, after the multiplier) or early (counted on the two "
-                          "significands, beside the multiplier; a 1-bit correction after it)")
-    mult: str = param("array", choices=("array", "booth4"), key_default=False,
-                      doc="the significand product: array (AND partial products) or booth4 "
-                          "(radix-4 modified Booth: about half as many rows), one Dadda tree")
-    rshift: str = param("wide", choices=("wide", "narrow"), key_default=False,
-                        doc="the right shift of subnormal results: wide (the whole product) "
-                            "or narrow (p + 2 bits, the rest ORed into the sticky bit first)")
+    # the defaults are the issue-17 library (reports/fp_mul.md); norm=late, mult=array,
+    # rshift=wide are the multiplier before it, measured beside (reports/peers.md)
+    norm: str = param("early", choices=("late", "early"), key_default=False,
+                      doc="normalization of the product: early (leading zeros counted on the "
+                          "two significands, beside the multiplier; a 1-bit correction after "
+                          "it) or late (counted on the product, after the multiplier)")
+    mult: str = param("auto", choices=("auto", "array", "booth4"), key_default=False,
+                      doc="the significand product: array (AND partial products), booth4 "
+                          "(radix-4 modified Booth: about half as many rows) or auto (booth4 "
+                          "from 11 significand bits, FP16 and FP32; array below, BF16 and "
+                          "FP8), one compressor tree")
+    rshift: str = param("narrow", choices=("wide", "narrow"), key_default=False,
+                        doc="the right shift of subnormal results: narrow (p + 2 bits, the "
+                            "rest ORed into the sticky bit first) or wide (the whole product)")
     cpa: str = param("auto", choices=CPA_TOPOLOGIES, key_default=False,
                      doc="the significand product's carry-propagate adder: auto (Yosys's $add) "
                          "or a structural ripple, sklansky, kogge_stone or brent_kung prefix "
@@ -321,13 +329,13 @@ class _FPBinary(wiring.Component):
 class FPMul(_FPBinary):
     """IEEE-754 multiplier ``y = round(a × b)`` for any :class:`FloatFormat`.
 
-    Significands are multiplied by the structural array multiplier
-    (:func:`tcgen.hw.intarith.array_mul`)
-    so PPA compares like with like.  Golden model: :func:`tcgen.hw.numeric.fp_mul`.
+    Significands are multiplied by a structural multiplier (:func:`tcgen.hw.intarith.booth_mul`
+    from 11 significand bits, :func:`~tcgen.hw.intarith.array_mul` below: ``mult=auto``) so PPA
+    compares like with like.  Golden model: :func:`tcgen.hw.numeric.fp_mul`.
 
-    Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline, norm: ``late`` counts the
-    product's leading zeros after the multiplier, ``early`` takes them from the significands'
-    beside it -- docs/peers.md).
+    Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline, cuts; the datapath's techniques,
+    issue 17: norm -- ``early`` takes the product's leading zeros from the significands' beside
+    the multiplier, ``late`` counts them after it; mult; rshift; cpa; tree -- docs/peers.md).
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
@@ -351,6 +359,8 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
     the product's leading zeros from the significands' (round_pack's ``lz_hint``)."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
+    if mult == "auto":             # Booth pays from 11 bits (reports/fp_mul.md: BF16 loses)
+        mult = "booth4" if fmt.precision >= BOOTH_FROM_BITS else "array"
     rows = None if 3 not in stage.cuts else (lambda r0, r1: stage(3, r0, r1))   # cut 3 (tree)
     prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul",
                                                            rows_stage=rows, cpa=cpa,

@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT / "tb"))
 import harness                                                              # noqa: E402
 from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, tie_pairs  # noqa: E402
 from tcgen.hw import numeric as num                                         # noqa: E402
+from tcgen.hw.fparith import BOOTH_FROM_BITS                                # noqa: E402
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 from tcgen.study import report_header, tool_versions, write_report          # noqa: E402
@@ -62,15 +63,23 @@ FORMATS = ("fp16", "bf16", "fp32")
 LIBS = ("osu018", "nangate45", "sky130hd")
 #: HardFloat's (expWidth, sigWidth) -- sigWidth counts the hidden bit
 HF_WIDTHS = {"fp16": (5, 11), "bf16": (8, 8), "fp32": (8, 24)}
-#: tcgen's own variants measured beside its defaults (issue 17 §2: each technique a parameter)
-VARIANTS = {"mul": {"tcgen norm=early": {"norm": "early"},
-                    "tcgen rshift=narrow": {"rshift": "narrow"},
-                    "tcgen norm=early rshift=narrow": {"norm": "early", "rshift": "narrow"},
-                    "tcgen mult=booth4": {"mult": "booth4"},
-                    "tcgen mult=booth4 norm=early rshift=narrow": {"mult": "booth4",
-                                                                   "norm": "early",
-                                                                   "rshift": "narrow"}},
+#: tcgen's own variants measured beside its defaults (issue 17 §2: each technique a parameter):
+#: for the multiplier a ladder from the one before issue 17 ("before") through each technique
+#: the defaults took up, then the ones they did not (reports/fp_mul.md); a rung equal to the
+#: defaults at a format is not repeated (``_is_default``)
+BEFORE = "tcgen before issue 17"
+VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
+                    "tcgen + norm=early": {"mult": "array", "norm": "early", "rshift": "wide"},
+                    "tcgen + norm=early + rshift=narrow": {"mult": "array", "norm": "early",
+                                                           "rshift": "narrow"},
+                    "tcgen + norm=early + rshift=narrow + mult=booth4": {
+                        "mult": "booth4", "norm": "early", "rshift": "narrow"},
+                    "tcgen cpa=kogge_stone": {"cpa": "kogge_stone"},
+                    "tcgen tree=gkl": {"tree": "gkl"}},
             "add": {}}
+#: (variant, format) pairs not measured: ABC (Yosys 0.23's script) runs past 8 minutes on an
+#: FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml)
+SKIP = {("tcgen cpa=kogge_stone", "fp32")}
 #: FPnew's fp_format_e names
 FPNEW_FORMATS = {"fp16": "FP16", "bf16": "FP16ALT", "fp32": "FP32"}
 HF_SOURCES = ["HardFloat_consts.vi", "HardFloat_primitives.v", "HardFloat_rawFN.v",
@@ -247,9 +256,12 @@ def render(res: dict, header: str) -> str:
     for p in res["peers"]:
         out.append(f"| {p['name']} | {p['repo']} | `{p['commit']}` | {p['licence']} |")
     out += ["", "Designs: IEEE ports, round to nearest even (scripts/peers.py's docstring). "
-            "`tcgen` is the library's unit at its defaults; `tcgen norm=early` the multiplier "
-            "with the product's leading zeros taken from the significands (issue 17, verified "
-            "in tb/test_fp_rtl.py and proved for FP8 in tb/test_formal.py). "
+            "`tcgen` is the library's unit at its defaults (the multiplier's since issue 17: "
+            "`norm=early rshift=narrow`, `mult=auto` = radix-4 Booth at FP16 and FP32, the "
+            "AND array at BF16). `tcgen before issue 17` is the multiplier before it (`mult="
+            "array norm=late rshift=wide`); the `+` rows add its techniques one at a time, "
+            "the others are the techniques the defaults did not take up (docs/peers.md; "
+            "each verified in tb/test_fp_rtl.py and proved for FP8 in tb/test_formal.py). "
             "`hardfloat-core` is HardFloat's mulRecFN / addRecFN alone on recoded ports (no "
             "IEEE conversions): PPA only, vectorless, not an IEEE unit.", "",
             "## Equivalence (before any PPA figure)", "",
@@ -264,14 +276,19 @@ def render(res: dict, header: str) -> str:
     for lib in res["libs"]:
         out += ["", f"## PPA on {lib} (clock {res['clock_ns']:g} ns)", "",
                 "| op | format | design | area µm² | delay ns | energy pJ/op | area×delay "
-                "µm²·ns | area / tcgen | delay / tcgen | area×delay / tcgen |",
-                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+                "µm²·ns | area / tcgen | delay / tcgen | area×delay / tcgen | area×delay / "
+                "before |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         rows = [r for r in res["ppa"] if r["lib"] == lib]
         for r in rows:
             ref = next(x for x in rows if x["op"] == r["op"] and x["fmt"] == r["fmt"]
                        and x["design"] == "tcgen")
+            before = next((x for x in rows if x["op"] == r["op"] and x["fmt"] == r["fmt"]
+                           and x["design"] == BEFORE), None)
             ratio = [(r[k] / ref[k]) if r[k] and ref[k] else None
                      for k in ("area_um2", "delay_ns", "area_delay")]
+            ratio.append(r["area_delay"] / before["area_delay"]
+                         if before and r["area_delay"] and before["area_delay"] else None)
             out.append(f"| {r['op']} | {r['fmt']} | {r['design']} | {_f(r['area_um2'])} | "
                        f"{_f(r['delay_ns'], '{:.2f}')} | {_f(r['energy_pj_per_op'], '{:.3f}')} "
                        f"| {_f(r['area_delay'], '{:.0f}')} | "
@@ -358,11 +375,26 @@ def _one(op, fmt, libs, args, roots, res):
             r = ppa(op, fmt, lib, args.clock_ns, design)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
         for name, kw in VARIANTS[op].items():
+            if (name, fmt) in SKIP or _is_default(op, fmt, kw):
+                continue
             r = ppa(op, fmt, lib, args.clock_ns, None, variant=kw)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
         r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top)
         res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": "hardfloat-core", **r})
         print(f"peers: {op} {fmt} {lib} measured", flush=True)
+
+
+def _is_default(op: str, fmt: str, variant: dict) -> bool:
+    """The variant builds the same unit as the defaults (``mult=auto`` resolved by format)."""
+    unit = get_unit(OPS[op])
+    d = unit.params(fmt=fmt, rounding="rne").as_dict()
+    v = unit.params(fmt=fmt, rounding="rne", **variant).as_dict()
+    if op == "mul":
+        for x in (d, v):
+            if x["mult"] == "auto":
+                x["mult"] = ("booth4" if num.get_format(fmt).precision >= BOOTH_FROM_BITS
+                             else "array")
+    return d == v
 
 
 def _choices(text: str, allowed, flag: str) -> list[str]:

@@ -39,10 +39,10 @@ TCGEN = [sys.executable, "-m", "tcgen.cli"]
 #: every unit with cut points and its points in datapath order (at default params)
 POINTS = {
     "fp_add": ("align", "sum", "lzc", "shift"),
-    "fp_mul": ("tree", "product", "lzc", "shift"),
+    "fp_mul": ("tree", "product", "shift"),          # norm=early (the default): no lzc
     "fp_product": ("tree", "product", "lzc", "shift"),
     "fp_convert": ("lzc", "shift"),
-    "fp16_mul": ("tree", "product", "lzc", "shift"),
+    "fp16_mul": ("tree", "product", "shift"),
     "pacq_mul": ("lanes", "round"),
     "fused_dot": ("align", "tree", "sum", "lzc", "shift"),
     "dp4": (*(f"mul.{n}" for n in ("tree", "product", "lzc", "shift")), "products",
@@ -69,7 +69,9 @@ def test_cuts_are_normalized_to_datapath_order():
 
 
 @pytest.mark.parametrize("values,message", [
-    ({"cuts": "bogus"}, "cuts must be '+'-joined names of tree, product, lzc, shift"),
+    ({"cuts": "bogus"}, "cuts must be '+'-joined names of tree, product, shift"),
+    ({"cuts": "bogus", "norm": "late"}, "cuts must be '+'-joined names of tree, product, lzc, "
+                                        "shift"),
     ({"cuts": "tree+tree"}, "cuts must be '+'-joined names"),
     ({"cuts": "tree+"}, "cuts must be '+'-joined names"),
     ({"cuts": "tree", "pipeline": "1"}, "cuts must be empty when pipeline is set (1)"),
@@ -92,8 +94,8 @@ def test_default_verilog_names_no_cuts():
     """cuts is off by default (key_default=False): the header and every module are as before."""
     text = verilog("fp_mul")
     assert "cuts" not in text.splitlines()[0]
-    assert "cuts=tree+lzc" in verilog("fp_mul", get_unit("fp_mul").make_params(
-        {"cuts": "lzc+tree"})).splitlines()[0]
+    assert "cuts=tree+shift" in verilog("fp_mul", get_unit("fp_mul").make_params(
+        {"cuts": "shift+tree"})).splitlines()[0]
 
 
 # -- every cut set equals the combinational unit (simulation against the golden model) ----------
@@ -103,7 +105,7 @@ def _subsets(names):
 
 
 #: make test: one simulation (the FP8 proofs of tb/test_formal_seq.py cover every unit's full set)
-QUICK = [("fp_mul", {"fmt": "fp16"}, "tree+product+lzc+shift"),
+QUICK = [("fp_mul", {"fmt": "fp16", "norm": "late"}, "tree+product+lzc+shift"),
          ("dp4", {"skip_zero": "true"},
           "mul.tree+mul.shift+products+add0.align+level0+add1.lzc+acc.sum")]
 FUSED = {"n": "4", "fmt": "fp8_e4m3", "acc": "fp16", "out": "fp16"}
@@ -114,7 +116,8 @@ SLOW = [("fp_convert", {"src": "fp32", "dst": "bf16"}, "lzc+shift"),
         ("dp4", {"fmt": "fp8_e5m2", "acc": "bf16"}, "level0+level1"),
         ("fused_dot", {}, "align+tree+sum+lzc+shift"),
         *(("fused_dot", FUSED, c) for c in _subsets(POINTS["fused_dot"])),
-        ("fp16_mul", {}, "tree+lzc"),
+        ("fp16_mul", {}, "tree+shift"),
+        ("fp_mul", {"fmt": "fp32"}, "tree+product+shift"),
         ("pacq_mul", {}, "lanes+round"),
         ("fp_mul", {"fmt": "bf16", "mult": "booth4", "norm": "early", "rounding": "rtz"},
          "tree+shift")]

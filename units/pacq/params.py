@@ -53,7 +53,7 @@ _WBITS_DOC = ("weight width: 4 (INT4 x4 per word), 2 (INT2 x8) or both (run-time
 @dataclass(frozen=True)
 class Fp16MulParams(CutPoints, Params):
     UNIT = "fp16_mul"
-    CUT_POINTS = FPMulParams.CUT_POINTS          # FPMul's, passed down
+    CUT_POINTS = FPMulParams(fmt="fp16").cut_points()   # FPMul's at its defaults, passed down
     rounding: str = param("rne", choices=MODES, doc="rne or rtz")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
