@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import importlib
 import json
+import os
 import platform
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -51,10 +52,23 @@ def tools_text(tools: dict[str, str]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(tools.items()))
 
 
+def _shown_path(path) -> str:
+    """A liberty path as a report shows it: relative to the checkout when it lies beside it
+    (``../shared/liberty/...``: no machine's folder names in a report), else as given (a
+    system package's path, the same on every machine)."""
+    if not path:
+        return str(path)
+    p = Path(str(path))
+    root = Path(__file__).resolve().parents[1]
+    if p.is_absolute() and root.parent in p.resolve().parents:
+        return os.path.relpath(p.resolve(), root)
+    return str(path)
+
+
 def liberty_text(lib) -> str:
     """A liberty as the reports name it: a name, or a :meth:`Liberty.describe` dict."""
     if isinstance(lib, dict):
-        return (f"{lib.get('name')} ({lib.get('library')}), `{lib.get('path')}`, "
+        return (f"{lib.get('name')} ({lib.get('library')}), `{_shown_path(lib.get('path'))}`, "
                 f"sha256 {(lib.get('sha256') or '')[:16]}…")
     return str(lib)
 
