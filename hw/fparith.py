@@ -49,7 +49,7 @@ BOOTH_FROM_BITS = 11
 @dataclass(frozen=True)
 class FPAddParams(CutPoints, Params):
     UNIT = "fp_add"
-    CUT_POINTS = (("align", 3), ("sum", 1), ("lzc", 4), ("shift", 2))
+    CUT_POINTS = (("align", 3), ("sum", 1), ("lzc", 4), ("norm", 6), ("shift", 2))
     fmt: str = param("fp16", choices=FORMAT_NAMES, doc="number format")
     rounding: str = param("rne", choices=num.MODES, doc="rne or rtz")
     ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
@@ -60,7 +60,7 @@ class FPAddParams(CutPoints, Params):
 @dataclass(frozen=True)
 class FPMulParams(FPAddParams):
     UNIT = "fp_mul"
-    CUT_POINTS = (("tree", 3), ("product", 1), ("lzc", 4), ("shift", 2))
+    CUT_POINTS = (("tree", 3), ("product", 1), ("lzc", 4), ("norm", 6), ("shift", 2))
     # the defaults are the issue-17 library (reports/fp_mul.md); norm=late, mult=array,
     # rshift=wide are the multiplier before it, measured beside (reports/peers.md)
     norm: str = param("early", choices=("late", "early"), key_default=False,
@@ -108,7 +108,7 @@ class FPProductParams(CutPoints, Params):
 @dataclass(frozen=True)
 class FPConvertParams(CutPoints, Params):
     UNIT = "fp_convert"
-    CUT_POINTS = (("lzc", 4), ("shift", 2))
+    CUT_POINTS = (("lzc", 4), ("norm", 6), ("shift", 2))
     PIPELINE_CUTS = (2,)
     src: str = param("fp32", choices=FORMAT_NAMES, doc="source format")
     dst: str = param("fp16", choices=FORMAT_NAMES, doc="destination format")
@@ -211,6 +211,11 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
                      shifted_l.eq(Mux(more, pre << 1, pre)),
                      lshift.eq(hint + more),
                      rshift.eq(Mux(et_m1 < 0, -et_m1, 0))]
+    if stage is not None:          # cut 6 (norm): between the left and the right shift
+        sign, shifted_l, rshift, lshift, et, et_m1, is_nan, is_inf, sticky_in = stage(
+            6, sign, shifted_l, rshift, lshift, et, et_m1, is_nan, is_inf, sticky_in)
+        if inf_sign is not None:
+            inf_sign = stage(6, inf_sign)
     if not narrow:
         norm, st_r = shift_right_sticky(m, shifted_l, rshift, name=f"{name}_shr")
     e_msb = Signal(signed(ew + 1), name=f"{name}_emsb")

@@ -128,9 +128,9 @@ def test_dedup_mutant_is_caught(request):
 #: (unit, params, pipeline depths or cut sets): every unit with a `pipeline` parameter; a str is
 #: a `cuts` value (clock-driven pipelining, docs/pipelining.md), its latency the number of cuts
 PIPE_QUICK = [
-    ("fp_add", dict(fmt="fp8_e4m3"), (1, 2, "align+sum+lzc+shift")),
-    ("fp_mul", dict(fmt="fp8_e4m3"), (1, 2, "tree+product+shift")),
-    ("fp_mul", dict(fmt="fp8_e4m3", norm="late"), ("tree+product+lzc+shift",)),
+    ("fp_add", dict(fmt="fp8_e4m3"), (1, 2, "align+sum+lzc+norm+shift")),
+    ("fp_mul", dict(fmt="fp8_e4m3"), (1, 2, "tree+product+norm+shift")),
+    ("fp_mul", dict(fmt="fp8_e4m3", norm="late"), ("tree+product+lzc+norm+shift",)),
     ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), (1,)),
     ("fp_product", dict(fmt="fp8_e5m2", dst="bf16"), (1, 2)),
 ]
@@ -143,24 +143,24 @@ PIPE_SLOW = [
     ("fp16_mul", dict(), (1, 2)),
     ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"), (1, 2)),
     ("pacq_mul", dict(), (1, 2)),
-    ("fp_mul", dict(fmt="fp16", norm="late"), ("tree+product+lzc+shift",)),
-    ("fp_mul", dict(fmt="fp16"), ("tree+product+shift",)),
+    ("fp_mul", dict(fmt="fp16", norm="late"), ("tree+product+lzc+norm+shift",)),
+    ("fp_mul", dict(fmt="fp16"), ("tree+product+norm+shift",)),
     ("fp_product", dict(fmt="fp8_e5m2", dst="bf16"), ("tree+product+lzc+shift",)),
     ("fp16_mul", dict(), ("tree+shift",)),
     ("pacq_mul", dict(), ("lanes", "round", "lanes+round")),
     # (cut sets with align ran past the 900 s limit: tb/test_pipelining.py simulates them)
     ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"),
      ("tree+shift", "sum+lzc")),
-    ("fp_add", dict(fmt="fp16"), ("align+sum+lzc+shift",)),
+    ("fp_add", dict(fmt="fp16"), ("align+sum+lzc+norm+shift",)),
     # every cut set of the FP8 datapaths (the quick list has the full sets)
     *[(u, p, tuple("+".join(c) for k in range(1, len(n)) for c in combinations(n, k)))
       for u, p, n in (("fp_mul", dict(fmt="fp8_e4m3", norm="late"),
-                       ("tree", "product", "lzc", "shift")),
+                       ("tree", "product", "lzc", "norm", "shift")),
                       ("fp_mul", dict(fmt="fp8_e5m2", norm="early", mult="booth4"),
-                       ("tree", "product", "shift")),
+                       ("tree", "product", "norm", "shift")),
                       ("fp_add", dict(fmt="fp8_e5m2", rounding="rtz"),
-                       ("align", "sum", "lzc", "shift")),
-                      ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), ("lzc", "shift")))],
+                       ("align", "sum", "lzc", "norm", "shift")),
+                      ("fp_convert", dict(src="fp16", dst="fp8_e4m3"), ("lzc", "norm", "shift")))],
 ]
 
 

@@ -38,17 +38,17 @@ TCGEN = [sys.executable, "-m", "tcgen.cli"]
 
 #: every unit with cut points and its points in datapath order (at default params)
 POINTS = {
-    "fp_add": ("align", "sum", "lzc", "shift"),
-    "fp_mul": ("tree", "product", "shift"),          # norm=early (the default): no lzc
-    "fp_product": ("tree", "product", "lzc", "shift"),
-    "fp_convert": ("lzc", "shift"),
-    "fp16_mul": ("tree", "product", "shift"),
+    "fp_add": ("align", "sum", "lzc", "norm", "shift"),
+    "fp_mul": ("tree", "product", "norm", "shift"),  # norm=early (the default): no lzc
+    "fp_product": ("tree", "product", "lzc", "norm", "shift"),
+    "fp_convert": ("lzc", "norm", "shift"),
+    "fp16_mul": ("tree", "product", "norm", "shift"),
     "pacq_mul": ("lanes", "round"),
-    "fused_dot": ("align", "tree", "sum", "lzc", "shift"),
-    "dp4": (*(f"mul.{n}" for n in ("tree", "product", "lzc", "shift")), "products",
-            *(f"add0.{n}" for n in ("align", "sum", "lzc", "shift")), "level0",
-            *(f"add1.{n}" for n in ("align", "sum", "lzc", "shift")), "level1",
-            *(f"acc.{n}" for n in ("align", "sum", "lzc", "shift"))),
+    "fused_dot": ("align", "tree", "sum", "lzc", "norm", "shift"),
+    "dp4": (*(f"mul.{n}" for n in ("tree", "product", "lzc", "norm", "shift")), "products",
+            *(f"add0.{n}" for n in ("align", "sum", "lzc", "norm", "shift")), "level0",
+            *(f"add1.{n}" for n in ("align", "sum", "lzc", "norm", "shift")), "level1",
+            *(f"acc.{n}" for n in ("align", "sum", "lzc", "norm", "shift"))),
 }
 
 
@@ -69,14 +69,14 @@ def test_cuts_are_normalized_to_datapath_order():
 
 
 @pytest.mark.parametrize("values,message", [
-    ({"cuts": "bogus"}, "cuts must be '+'-joined names of tree, product, shift"),
+    ({"cuts": "bogus"}, "cuts must be '+'-joined names of tree, product, norm, shift"),
     ({"cuts": "bogus", "norm": "late"}, "cuts must be '+'-joined names of tree, product, lzc, "
-                                        "shift"),
+                                        "norm, shift"),
     ({"cuts": "tree+tree"}, "cuts must be '+'-joined names"),
     ({"cuts": "tree+"}, "cuts must be '+'-joined names"),
     ({"cuts": "tree", "pipeline": "1"}, "cuts must be empty when pipeline is set (1)"),
     ({"cuts": "auto", "pipeline": "2"}, "cuts must be empty when pipeline is set (2)"),
-    ({"cuts": "lzc", "norm": "early"}, "names of tree, product, shift"),
+    ({"cuts": "lzc", "norm": "early"}, "names of tree, product, norm, shift"),
 ])
 def test_bad_cuts_are_one_line_errors(values, message):
     with pytest.raises(ParamError, match=message.replace("(", r"\(").replace(")", r"\)")
@@ -105,7 +105,7 @@ def _subsets(names):
 
 
 #: make test: one simulation (the FP8 proofs of tb/test_formal_seq.py cover every unit's full set)
-QUICK = [("fp_mul", {"fmt": "fp16", "norm": "late"}, "tree+product+lzc+shift"),
+QUICK = [("fp_mul", {"fmt": "fp16", "norm": "late"}, "tree+product+lzc+norm+shift"),
          ("dp4", {"skip_zero": "true"},
           "mul.tree+mul.shift+products+add0.align+level0+add1.lzc+acc.sum")]
 FUSED = {"n": "4", "fmt": "fp8_e4m3", "acc": "fp16", "out": "fp16"}
@@ -117,7 +117,9 @@ SLOW = [("fp_convert", {"src": "fp32", "dst": "bf16"}, "lzc+shift"),
         ("fused_dot", {}, "align+tree+sum+lzc+shift"),
         *(("fused_dot", FUSED, c) for c in _subsets(POINTS["fused_dot"])),
         ("fp16_mul", {}, "tree+shift"),
-        ("fp_mul", {"fmt": "fp32"}, "tree+product+shift"),
+        ("fp_mul", {"fmt": "fp32"}, "tree+product+norm+shift"),
+        ("fp_add", {"fmt": "fp16", "rounding": "rtz"}, "norm"),
+        ("fp_convert", {"src": "fp16", "dst": "fp8_e4m3"}, "norm+shift"),
         ("pacq_mul", {}, "lanes+round"),
         ("fp_mul", {"fmt": "bf16", "mult": "booth4", "norm": "early", "rounding": "rtz"},
          "tree+shift")]
@@ -258,16 +260,16 @@ def test_plan_is_the_cheapest_cut_set_that_meets_the_clock():
     assert _period("+".join(p.cuts), clock) == pytest.approx(p.crit_path_ns)
     bits = dict(p.points)
     mine = sum(bits[c] for c in p.cuts)
-    for cuts in ("", "lzc", "shift", "lzc+shift"):
+    for cuts in ["", *_subsets(("lzc", "norm", "shift"))]:
         names = [c for c in cuts.split("+") if c]
         if sum(bits[c] for c in names) < mine:
             assert _period(cuts, clock) > clock, cuts
-    assert p.designs[0]["cuts"] == "" and p.designs[1]["cuts"] == "lzc+shift"
+    assert p.designs[0]["cuts"] == "" and p.designs[1]["cuts"] == "lzc+norm+shift"
 
 
 @slow
 def test_plan_unreachable_clock_is_a_param_error():
-    with pytest.raises(PlanError, match=r"no set of its cut points \(lzc, shift\) meets 0.5 ns "
+    with pytest.raises(PlanError, match=r"no set of its cut points \(lzc, norm, shift\) meets 0.5 ns "
                                         r"on osu018: the fastest of the \d+ designs measured, cuts="):
         plan("fp_convert", {**CONVERT, "cuts": "auto"}, clock_ns=0.5)
 
