@@ -82,7 +82,7 @@ class FusedDotParams(CutPoints, Params):
     an fp32 C 25..181, with an fp16 C 22..80; at the upper bound nothing is ever truncated and
     (with rounding=rne) the unit returns the correctly rounded exact dot product."""
     UNIT = "fused_dot"
-    CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("norm", 6), ("shift", 2))
+    CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("shift", 2))
     n: int = param(16, choices=(4, 8, 16), doc="products per dot product")
     fmt: str = param("fp16", choices=OPERAND_FORMATS, doc="operand format (a, b)")
     acc: str = param("fp32", choices=RESULT_FORMATS, doc="format of the addend c")
@@ -274,6 +274,6 @@ class FusedDot(wiring.Component):
         neg, mag, et, nan, is_inf, neg_inf = st(1, neg, mag, et, nan, is_inf, neg_inf)
         y = round_pack(m, outf, neg, mag, et, mode=p.mode, is_inf=is_inf, inf_sign=neg_inf,
                        stage=st, name="rnd")
-        nan = st(2, st(4, nan))          # beside round_pack: through its cuts lzc and shift
+        nan = st(2, st(6, st(4, nan)))   # beside round_pack: through its cuts lzc, (norm), shift
         m.d.comb += self.y.eq(Mux(nan, outf.sign_mask - 1, y))
         return m
