@@ -7,7 +7,8 @@ library versions") -> a markdown report.
 
 ``REV`` is the git revision holding the reports of the old library; the working tree's
 reports are the new ones.  For every sweep result (``reports/<sweep>.csv``) present in both,
-the points are matched by group, label, liberty, clock and activity; a point's area, delay,
+the points are matched by group, label, liberty, clock, activity, synthesis (flat or
+hierarchical) and workload; a point's area, delay,
 power, energy per op and the spec's derived columns (the ratios) are compared, and every value
 that moved by more than ``--threshold`` (relative) is listed with both versions.  For the
 claims ledger (``reports/claims.md``) every claim whose measured figure ("ours") or verdict
@@ -30,7 +31,7 @@ MEASURED = ("synth__area__um2", "timing__crit_path__ns", "power__total__mw",
             "energy__per_op__pj")
 #: the sweep CSV's columns that are neither parameters nor derived (everything after
 #: ``runtime__flow__s`` up to ``key`` is a derived column)
-_POINT = ("group", "label", "liberty", "clock_ns", "activity")
+_POINT = ("group", "label", "liberty", "clock_ns", "activity", "synthesis", "workload")
 
 
 class UsageError(Exception):
@@ -77,7 +78,8 @@ def sweep_moves(old_text: str, new_text: str, threshold: float) -> dict:
                               "derived": c not in MEASURED})
     moves.sort(key=lambda m: (not m["derived"], m["point"], m["column"]))
     return {"matched": len(old.keys() & new.keys()), "only_old": len(old.keys() - new.keys()),
-            "only_new": len(new.keys() - old.keys()), "moves": moves}
+            "only_new": len(new.keys() - old.keys()), "moves": moves,
+            "rerun": old_text != new_text}
 
 
 def _claims(text: str) -> dict[str, dict]:
@@ -111,10 +113,11 @@ def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: fl
            "this tree.  A value is listed when it moved by more than "
            f"{threshold:.1%} (relative); ratios (the specs' derived columns) first, then the "
            "measured area, delay, power and energy of each moved point.", ""]
-    out += ["| sweep | points matched | moved values | of them ratios | points only old / "
-            "only new |", "|---|---:|---:|---:|---|"]
+    out += ["| sweep | re-run | points matched | moved values | of them ratios | points only old "
+            "/ only new |", "|---|---|---:|---:|---:|---|"]
     for name, s in sweeps.items():
-        out.append(f"| {name} | {s['matched']} | {len(s['moves'])} | "
+        rerun = "yes" if s["rerun"] else "**no** (the file is the old one)"
+        out.append(f"| {name} | {rerun} | {s['matched']} | {len(s['moves'])} | "
                    f"{sum(m['derived'] for m in s['moves'])} | {s['only_old']} / "
                    f"{s['only_new']} |")
     if claims is not None:
@@ -135,7 +138,9 @@ def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: fl
         out += ["", f"## {name}", "", "| point | liberty | clock ns | activity | column | old "
                 "| new | new / old |", "|---|---|---:|---|---|---:|---:|---:|"]
         for m in s["moves"]:
-            g, label, lib, clk, act = m["point"]
+            g, label, lib, clk, act, synth, _ = m["point"]
+            if synth and synth != "flat":
+                label = f"{label} ({synth})"
             col = f"**{m['column']}**" if m["derived"] else m["column"]
             out.append(f"| {label} | {lib} | {clk} | {act} | {col} | {_v(m['old'])} | "
                        f"{_v(m['new'])} | {m['new'] / m['old']:.3f} |" if m["old"] else

@@ -1,0 +1,38 @@
+"""scripts/library_diff.py (what moved between two versions of the reports), run as a command."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = [sys.executable, str(ROOT / "scripts" / "library_diff.py")]
+
+
+def test_bad_base_is_one_line_and_writes_nothing(tmp_path):
+    out = tmp_path / "d.md"
+    r = subprocess.run([*SCRIPT, "--base", "no-such-revision", "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "not a git revision" in r.stderr and not out.exists()
+
+
+def test_the_reports_against_themselves_move_nothing(tmp_path):
+    """Against HEAD, every committed sweep is matched point for point with no value moved and
+    no claim moved (a file changed in the working tree since is reported as re-run)."""
+    out = tmp_path / "d.md"
+    r = subprocess.run([*SCRIPT, "--base", "HEAD", "--out", str(out)], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    dirty = subprocess.run(["git", "status", "--porcelain", "reports"], capture_output=True,
+                           text=True, cwd=ROOT).stdout
+    rows = [line.split(" | ") for line in text.splitlines()
+            if line.startswith("| ") and " | no" in line or line.startswith("| ") and " | yes" in line]
+    assert rows, text[:500]
+    for cells in rows:
+        name = cells[0].strip("| ")
+        if f"reports/{name}." not in dirty:
+            assert "no" in cells[1] and cells[3] == "0", cells
+    if "reports/claims.md" not in dirty:
+        assert "moved (figure or verdict)" in text and ", 0 moved" in text
