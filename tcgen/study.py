@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator
 from tcgen.hw.files import write_atomic
 from tcgen.synth.tools import versions
 
-__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "report_header", "spread",
+__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header", "spread",
            "compute_min", "run_parallel", "write_report", "write_json", "EXPR_FUNCTIONS",
            "evaluate_expr"]
 
@@ -52,7 +52,7 @@ def tools_text(tools: dict[str, str]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(tools.items()))
 
 
-def _shown_path(path) -> str:
+def shown_path(path) -> str:
     """A liberty path as a report shows it: relative to the checkout when it lies beside it
     (``../shared/liberty/...``: no machine's folder names in a report), else as given (a
     system package's path, the same on every machine)."""
@@ -68,7 +68,7 @@ def _shown_path(path) -> str:
 def liberty_text(lib) -> str:
     """A liberty as the reports name it: a name, or a :meth:`Liberty.describe` dict."""
     if isinstance(lib, dict):
-        return (f"{lib.get('name')} ({lib.get('library')}), `{_shown_path(lib.get('path'))}`, "
+        return (f"{lib.get('name')} ({lib.get('library')}), `{shown_path(lib.get('path'))}`, "
                 f"sha256 {(lib.get('sha256') or '')[:16]}…")
     return str(lib)
 

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 from tcgen.hw.files import write_atomic
-from tcgen.study import liberty_text, report_header, today, tool_versions, write_json
+from tcgen.study import liberty_text, report_header, shown_path, today, tool_versions, write_json
 from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
@@ -110,7 +110,8 @@ def _provenance(result: SweepResult, command: str) -> dict:
     libs = sorted({r["liberty"] for r in result.rows})
     return {"command": command, "date": today(),
             "tools": tool_versions(packages=("amaranth", "numpy")),
-            "liberties": [resolve(x).describe() for x in libs],
+            "liberties": [dict(d, path=shown_path(d.get("path")))
+                          for d in (resolve(x).describe() for x in libs)],
             "flow_notes": list(_notes(result))}
 
 
