@@ -284,14 +284,18 @@ def _gkl(m: Module, cols: list[list], width: int, name: str):
     Stages as Dadda's: each stage takes every column down to the next Dadda height d (the
     largest below the tallest column, counting a pair as two bits) from the bits it holds plus
     the sums and carries this stage has already put there.  Per column, while the height is
-    above d, the first block that applies: an MDFA (three or more bits over d; a single bit
-    and two pairs, taking the column down by four: measured, this beats waiting for four over
-    by 1-4 % of the tree's gates); pairing two single bits so an
-    MDFA can follow; a full adder on a bit and a pair (two over); a full adder on three bits;
-    an MDFA with z = 0 (three over, pairs only); unpairing; a half adder on a pair or on two
-    bits (one over).  A pair left at the end (none
-    is, for any multiplier or popcount up to 24 x 24 bits and 200 bits: the last stage, to
-    height 2, builds no MDFA and takes the pairs before it) would be unpaired into the rows."""
+    above d, the first block that applies:
+
+    * an MDFA (three or more bits over d: a single bit and two pairs, the column down by four;
+      measured, starting at three over rather than four saves 1-4 % of the tree's gates);
+    * pairing two single bits, so that an MDFA can follow;
+    * a full adder on a bit and a pair (two over), then on three bits;
+    * an MDFA with z = 0 (three over, pairs only);
+    * unpairing; a half adder on a pair or on two bits (one over).
+
+    A pair left at the end would be unpaired into the rows (none is, for any multiplier up to
+    24 x 24 bits or popcount up to 200 bits: the last stage, to height 2, builds no MDFA and
+    takes the pairs before it)."""
     blk = _GKL(m, name)
     singles = [list(c) for c in cols]
     pairs: list[list] = [[] for _ in range(width)]
