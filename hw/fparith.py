@@ -45,6 +45,14 @@ FORMAT_NAMES = tuple(num.FORMATS)
 BOOTH_FROM_BITS = 11
 
 
+def resolved_mult(mult: str, fmt: FloatFormat) -> str:
+    """``FPMul``'s ``mult`` as built at ``fmt``: ``auto`` is booth4 from
+    :data:`BOOTH_FROM_BITS` significand bits, array below; the others as they are."""
+    if mult != "auto":
+        return mult
+    return "booth4" if fmt.precision >= BOOTH_FROM_BITS else "array"
+
+
 # -- parameters --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FPAddParams(CutPoints, Params):
@@ -364,8 +372,7 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
     the product's leading zeros from the significands' (round_pack's ``lz_hint``)."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
-    if mult == "auto":             # Booth pays from 11 bits (reports/fp_mul.md: BF16 loses)
-        mult = "booth4" if fmt.precision >= BOOTH_FROM_BITS else "array"
+    mult = resolved_mult(mult, fmt)   # auto: Booth from 11 bits (reports/fp_mul.md)
     rows = None if 3 not in stage.cuts else (lambda r0, r1: stage(3, r0, r1))   # cut 3 (tree)
     prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul",
                                                            rows_stage=rows, cpa=cpa,

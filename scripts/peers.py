@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "tb"))
 import harness                                                              # noqa: E402
 from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, tie_pairs  # noqa: E402
 from tcgen.hw import numeric as num                                         # noqa: E402
-from tcgen.hw.fparith import BOOTH_FROM_BITS                                # noqa: E402
+from tcgen.hw.fparith import resolved_mult                                  # noqa: E402
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 from tcgen.study import report_header, tool_versions, write_report          # noqa: E402
@@ -391,9 +391,7 @@ def _is_default(op: str, fmt: str, variant: dict) -> bool:
     v = unit.params(fmt=fmt, rounding="rne", **variant).as_dict()
     if op == "mul":
         for x in (d, v):
-            if x["mult"] == "auto":
-                x["mult"] = ("booth4" if num.get_format(fmt).precision >= BOOTH_FROM_BITS
-                             else "array")
+            x["mult"] = resolved_mult(x["mult"], num.get_format(fmt))
     return d == v
 
 
