@@ -53,6 +53,9 @@ POINTS = {
             *(f"add1.{n}" for n in ("align", "sum", "lzc", "norm", "shift")), "level1",
             *(f"acc.{n}" for n in ("align", "sum", "lzc", "norm", "shift"))),
 }
+# the octets: their DP units' points (docs/pipelining.md "Octets")
+POINTS.update({u: tuple(f"dp.{n}" for n in POINTS["dp4"]) for u in (
+    "octet_dense", "octet_sparse", "octet_sparse_bs", "warp_mma", "warp_smma")})
 
 
 # -- parameters ----------------------------------------------------------------------------------
@@ -349,3 +352,61 @@ def test_cut_sets_lint_clean(tmp_path):
     lint = subprocess.run(["verilator", "--lint-only", str(path)], capture_output=True,
                           text=True)
     assert lint.returncode == 0 and lint.stdout + lint.stderr == "", lint.stderr
+
+
+# -- the octets: their DP units' cut points, planned through the DP unit --------------------------
+def test_octet_cut_points_and_dp_params():
+    """An octet's ``dp.*`` cuts are its DP units' own (IEEE DP-4, or the fused block with
+    numerics=fused_sm90), the latency their count; none with split."""
+    u = get_unit("octet_sparse")
+    p = u.make_params({"cuts": "dp.acc.shift+dp.products"})
+    assert p.cuts == "dp.products+dp.acc.shift" and p.latency == 2
+    dp = p.dp_params(skip_zero=True)
+    assert (dp.UNIT, dp.cuts, dp.skip_zero, dp.latency) == ("dp4", "products+acc.shift", True, 2)
+    f = u.make_params({"numerics": "fused_sm90", "cuts": "dp.sum"})
+    assert [n for n, _ in f.cut_points()] == [f"dp.{n}" for n in POINTS["fused_dot"]]
+    assert f.dp_params().UNIT == "fused_dot" and f.dp_params().cuts == "sum"
+    assert get_unit("warp_smma").make_params({"cuts": "dp.level0"}).octet().latency == 1
+    with pytest.raises(ParamError, match="cuts must be empty: this configuration has no cut "
+                                         "points"):
+        u.make_params({"split": "true", "cuts": "dp.products"})
+    with pytest.raises(ParamError, match="cuts must be '[+]'-joined names of dp.mul.tree"):
+        u.make_params({"cuts": "products"})
+
+
+def test_octet_plan_tightens_the_dp_target(monkeypatch):
+    """cuts=auto on an octet: the DP unit is planned for the clock, the octet built and
+    measured; an octet that misses by e ns has its DP unit planned again for the target less
+    e; after three misses, a PlanError naming the fastest octet measured (the flow replaced by
+    stand-ins: the rule, not the tools)."""
+    import tcgen.pipelining as pl
+    targets, crit = [], iter([6.9, 6.3, 6.0])
+
+    def fake_plan(name, params, *, liberty, clock_ns, cache, max_designs):
+        targets.append((name, clock_ns))
+        cuts = ("products",) if clock_ns > 5.5 else ("products", "level1")
+        return pl.Plan(unit=name, liberty="osu018", clock_ns=clock_ns,
+                       params=params.with_cuts(cuts), cuts=cuts, latency=len(cuts),
+                       registers=0, crit_path_ns=clock_ns - 0.1, area_um2=1.0,
+                       points=(("products", 400), ("level1", 200)),
+                       designs=[{"cuts": "+".join(cuts)}], search="monotone")
+
+    def fake_measure(text, top, *, liberty, clock_ns, cache):
+        return {"crit_path_ns": next(crit), "area_um2": 5.0, "cells_by_type": {}}
+    monkeypatch.setattr(pl, "measure_verilog", fake_measure)
+    real = pl.plan
+    monkeypatch.setattr(pl, "plan", lambda name, params=None, **kw: (
+        fake_plan(name, params, **kw) if name == "dp4" else real(name, params, **kw)))
+    monkeypatch.setattr(pl, "verilog", lambda name, params: "module x; endmodule")
+    p = pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
+    assert targets == [("dp4", 6.0), ("dp4", 5.1), ("dp4", 4.8)]
+    assert p.cuts == ("dp.products", "dp.level1") and p.latency == 2
+    assert p.crit_path_ns == 6.0 and [r["clock_ns"] for r in p.via["rounds"]] == [6.0, 5.1, 4.8]
+    assert p.points == (("dp.products", 400), ("dp.level1", 200))
+    assert "dp4 planned for 4.8 ns" in p.summary()
+    crit, targets[:] = iter([6.9, 6.5, 6.4]), []
+    with pytest.raises(PlanError, match=r"octet_dense: no set of its dp4 units' cut points "
+                                        r"meets 6 ns on osu018 .* the fastest of the 3 "
+                                        r"octet_dense designs measured, cuts=dp.products\+"
+                                        r"dp.level1, takes 6.400 ns"):
+        pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)

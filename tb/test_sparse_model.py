@@ -743,6 +743,31 @@ def test_split_spmm_equals_unsplit_under_skip_and_is_the_dp_k_group(K):
             assert np.all((d[diff] == NEG_ZERO32) & (unsplit[diff] == POS_ZERO32))
 
 
+def test_cycle_model_dp_latency():
+    """Pipelined DP units (latency Lt): the result Lt cycles after the last issue, plus the
+    waits of the accumulation chains -- dense: a k-chunk's column t onto the previous chunk's
+    (8 issues apart with ping-pong, 10 without: a wait from Lt = 8 / 10); sparse: pass j onto
+    pass j - 1 (2 issues apart: a wait from Lt = 2 when K > 4)."""
+    for lt in range(0, 8):
+        assert sm.cycle_model("dense", True, dp_latency=lt) == 34 + lt
+        assert sm.cycle_model("sparse", True, dp_latency=lt) == 20 + lt        # one pass
+        assert sm.bstationary_timing(dp_latency=lt)["reused"] == 10 + lt
+    # ping-pong dense, Lt = 9: chunk period max(2, 8, 10) = 10: 2 + 3·10 + 8 + 9
+    assert sm.cycle_model("dense", True, dp_latency=9) == 49
+    assert sm.cycle_model("dense", False, dp_latency=9) == 40 + 9
+    assert sm.cycle_model("dense", False, dp_latency=12) == 2 + 3 * 13 + 8 + 12
+    # K = 8 (two passes): the second waits Lt + 1 - 2 cycles, each set
+    assert sm.cycle_timing("sparse", True, K=8, dp_latency=1)["compute"] == 4
+    assert sm.cycle_timing("sparse", True, K=8, dp_latency=3)["compute"] == 6
+    assert sm.cycle_model("sparse", False, K=8, dp_latency=3) == 2 + 8 + 3 * (8 + 6) + 6 + 3
+    assert sm.bstationary_timing(16, 8, dp_latency=3)["reused"] == 2 + 4 * 6 + 3
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(ValueError, match="dp_latency"):
+            sm.cycle_model("dense", True, dp_latency=bad)
+        with pytest.raises(ValueError, match="dp_latency"):
+            sm.bstationary_timing(dp_latency=bad)
+
+
 def test_split_cycles_and_errors():
     """The split cycle model: packed sets (4/k rows of k slots); the feed-bound octet gains at
     k = 1 only, the B-stationary octet at every k < 4; K must divide the DP width."""

@@ -776,3 +776,61 @@ def test_tree_cancellation_every_shift(unit):
     assert all(v >= set(range(2, 24)) for v in shifts.values()), shifts
     assert ties >= 4
     _run(unit, p, reqs, f"tree_cancel_{unit}")
+
+
+# -- pipelined DP units (issue 17 §3, docs/pipelining.md "Octets") --------------------------------
+#: (unit, params, scenario): the DP latency Lt against the hazards it creates -- dense: a
+#: k-chunk's column waits for the previous chunk's at Lt >= 8 (ping-pong) / 10; sparse K > 4:
+#: pass j waits for pass j - 1 at Lt >= 2; the next request's first issue waits for the drain
+_DP9 = ("dp.mul.product+dp.products+dp.add0.sum+dp.level0+dp.add1.sum+dp.level1+dp.acc.align+"
+        "dp.acc.sum+dp.acc.shift")
+PIPED = [
+    ("octet_dense", {"cuts": _DP9, "pingpong": True}, "backpressure"),
+    ("octet_sparse", {"cuts": "dp.products+dp.level1+dp.acc.sum", "K": 8, "pingpong": False},
+     "back_to_back"),
+    pytest.param("octet_dense", {"cuts": "dp.products+dp.level1"}, "back_to_back",
+                 marks=_slow),
+    pytest.param("octet_dense", {"cuts": _DP9, "pingpong": True}, "back_to_back", marks=_slow),
+    pytest.param("octet_sparse", {"cuts": "dp.products+dp.level1+dp.acc.sum", "K": 8,
+                                  "pingpong": False}, "backpressure", marks=_slow),
+    pytest.param("octet_sparse_bs", {"cuts": "dp.products+dp.level1"}, "back_to_back",
+                 marks=_slow),
+    pytest.param("octet_sparse", {"cuts": "dp.products"}, "reset_mid_operation", marks=_slow),
+    pytest.param("octet_dense", {"cuts": _DP9}, "reset_mid_operation", marks=_slow),
+    pytest.param("octet_sparse", {"cuts": "dp.sum+dp.shift", "numerics": "fused_sm90"},
+                 "backpressure", marks=_slow),
+    pytest.param("octet_dense", {"cuts": "dp.tree+dp.shift", "numerics": "fused_sm90"},
+                 "back_to_back", marks=_slow),
+    pytest.param("octet_sparse_bs", {"cuts": _DP9.replace("dp.mul.product+", ""), "K": 8},
+                 "backpressure", marks=_slow),
+    pytest.param("octet_sparse", {"cuts": _DP9, "K": 16, "L": 32, "pingpong": True},
+                 "back_to_back", marks=_slow),
+    pytest.param("warp_smma", {"cuts": "dp.products+dp.level1"}, "back_to_back", marks=_slow),
+]
+
+
+@pytest.mark.parametrize("unit,kw,scenario", PIPED)
+def test_pipelined_dp(unit, kw, scenario):
+    """Octets whose DP units are cut (``cuts=dp.*``, latency Lt): bit-exact against the golden
+    model -- the same values as the combinational octet -- back to back, under idle/stall
+    cycles and a reset with dot products in flight; one request takes the cycle model's count
+    with ``dp_latency`` = Lt (back to back)."""
+    rng = np.random.default_rng(seed(1412))
+    p = _params(unit, **kw)
+    assert p.latency == len(p.cuts.split("+"))
+    gen = {"octet_dense": random_dense_requests, "octet_sparse": random_sparse_requests,
+           "warp_smma": random_sparse_requests,
+           "octet_sparse_bs": lambda p, rng, n: random_bstat_requests(p, rng, n, reuse=3)}[unit]
+    reqs = gen(p, rng, 5)
+    cfg = {} if scenario == "back_to_back" else {"idle": 0.3, "stall": 0.5}
+    s = _run(unit, p, reqs, f"piped_{unit}_{len(kw)}_{p.latency}", scenario=scenario, **cfg)
+    if scenario != "back_to_back":
+        return
+    lt = p.latency
+    if unit == "octet_sparse_bs":
+        want = sm.bstationary_timing(p.L, p.K, dp_latency=lt)["first"]
+    else:
+        mode = "dense" if "dense" in unit else "sparse"
+        kw2 = dict(L=p.L, K=p.K) if mode == "sparse" else {}
+        want = sm.cycle_model(mode, p.pingpong, dp_latency=lt, **kw2)
+    assert s["back_to_back_latency"] == want

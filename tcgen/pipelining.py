@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from tcgen.hw.params import ParamError, Params
 from tcgen.hw.pipeline import AUTO, CutPoints
 from tcgen.synth.liberty import resolve
-from tcgen.synth.ppa import check_options
+from tcgen.synth.ppa import check_options, measure_verilog
 from tcgen.synth.stages import stage_timing
 
 from .generate import unit_params, verilog
@@ -77,6 +77,10 @@ class Plan:
     #: "budget" (the search stopped at max_designs with cheaper sets unmeasured)
     search: str = "exact"
     runtime_s: float = 0.0
+    #: a unit planned through a sub-unit (the octets, through their DP unit: :func:`plan`):
+    #: {"unit", "role", "rounds": [{"clock_ns" (the sub-unit's target), "cuts", "crit_path_ns"
+    #: (the whole unit's)}]}; None when the unit's own stages were measured
+    via: dict | None = None
 
     def as_dict(self) -> dict:
         return {"unit": self.unit, "liberty": self.liberty, "clock_ns": self.clock_ns,
@@ -85,15 +89,19 @@ class Plan:
                 "area_um2": self.area_um2,
                 "points": [{"name": n, "bits": b} for n, b in self.points],
                 "designs": self.designs, "search": self.search,
-                "runtime_s": self.runtime_s}
+                "runtime_s": self.runtime_s, "via": self.via}
 
     def summary(self) -> str:
         cuts = "+".join(self.cuts) or "none (combinational)"
+        via = ""
+        if self.via:
+            last = self.via["rounds"][-1]["clock_ns"]
+            via = f", {self.via['unit']} planned for {last:g} ns"
         return (f"{self.unit}: {self.clock_ns:g} ns on {self.liberty}: cuts {cuts}, latency "
                 f"{self.latency}, {self.registers} register bits, critical path "
                 f"{self.crit_path_ns:.3f} ns, {self.area_um2:,.0f} um2 "
                 f"({len(self.designs)} designs measured, {self.search} search"
-                + (": cheaper sets unmeasured" if self.search == "budget" else "") + ")")
+                + (": cheaper sets unmeasured" if self.search == "budget" else "") + via + ")")
 
 
 def cheapest(n: int, bits, fails) -> tuple | None:
@@ -131,6 +139,8 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     if getattr(params, "pipeline", 0):
         raise ParamError(f"{unit.name}: pipeline must be 0 with cuts=auto, got "
                          f"{params.pipeline}")
+    if hasattr(params, "plan_via"):
+        return _plan_via(unit, params, lib, clock_ns, cache, max_designs, t0)
     names = [name for name, _ in params.cut_points()]
     n = len(names)
     measured: dict[tuple, dict] = {}
@@ -240,6 +250,63 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
                 registers=rec["registers"], crit_path_ns=rec["crit_path_ns"],
                 area_um2=rec["area_um2"], points=tuple(zip(names, bits)), designs=designs,
                 search=search, runtime_s=round(time.monotonic() - t0, 3))
+
+
+#: rounds of :func:`_plan_via`: the sub-unit re-planned for a tighter clock at most this often
+VIA_ROUNDS = 3
+
+
+def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
+              t0: float) -> Plan:
+    """A unit whose cut points are one sub-unit's (``params.plan_via()`` -> (sub-unit, its
+    params, role); the octets: their eight DP units' ``dp.*``), with control around that
+    datapath that the stage timing cannot sort into banks (feedback: counters, an
+    accumulating buffer).  The sub-unit is planned for the clock, the whole unit built with
+    those cuts and measured by the PPA flow; if the whole unit misses the clock by e ns (its
+    operand muxes and write-back around the datapath), the sub-unit is planned again for its
+    target less e, up to :data:`VIA_ROUNDS` times.  Every answer is a measured design of the
+    whole unit that meets the clock; the cuts are the cheapest set of the sub-unit meeting the
+    last target (its search's guarantee, not the whole unit's)."""
+    sub_name, sub_params, role = params.plan_via()
+    rounds, designs = [], []
+    target, whole = clock_ns, []
+    for _ in range(VIA_ROUNDS):
+        try:
+            sp = plan(sub_name, sub_params, liberty=lib, clock_ns=target, cache=cache,
+                      max_designs=max_designs)
+        except PlanError as e:
+            raise PlanError(f"{unit.name}: its {sub_name} units planned for {target:g} ns "
+                            f"(the clock {clock_ns:g} ns less the {unit.name}'s overhead "
+                            f"measured so far): {e}") from None
+        designs += [dict(d, unit=sub_name) for d in sp.designs]
+        chosen = params.with_cuts(f"{role}.{n}" for n in sp.cuts)
+        res = measure_verilog(verilog(unit.name, chosen), unit.name, liberty=lib,
+                              clock_ns=clock_ns, cache=cache)
+        crit = res["crit_path_ns"]
+        regs = sum(n for c, n in res["cells_by_type"].items()
+                   if c in lib.cells and lib.cells[c].sequential)
+        rec = {"unit": unit.name, "cuts": chosen.cuts, "crit_path_ns": crit, "registers": regs,
+               "area_um2": res["area_um2"], "stages": [],
+               "meets": crit is None or crit <= clock_ns}
+        designs.append(rec)
+        rounds.append({"clock_ns": target, "cuts": chosen.cuts, "crit_path_ns": crit})
+        whole.append(rec)
+        if rec["meets"]:
+            return Plan(unit=unit.name, liberty=lib.name, clock_ns=clock_ns, params=chosen,
+                        cuts=tuple(f"{role}.{n}" for n in sp.cuts), latency=chosen.latency,
+                        registers=regs, crit_path_ns=crit, area_um2=res["area_um2"],
+                        points=tuple((f"{role}.{n}", b) for n, b in sp.points),
+                        designs=designs, search=sp.search,
+                        runtime_s=round(time.monotonic() - t0, 3),
+                        via={"unit": sub_name, "role": role, "rounds": rounds})
+        target = round(target - (crit - clock_ns), 3)
+        if target <= 0:
+            break
+    rec = min(whole, key=lambda d: d["crit_path_ns"])
+    raise PlanError(f"{unit.name}: no set of its {sub_name} units' cut points meets "
+                    f"{clock_ns:g} ns on {lib.name} around the {unit.name}'s own logic: the "
+                    f"fastest of the {len(rounds)} {unit.name} designs measured, "
+                    f"cuts={rec['cuts'] or '(none)'}, takes {rec['crit_path_ns']:.3f} ns")
 
 
 def resolve_cuts(unit_name: str, params, *, liberty, clock_ns, cache: bool = True):

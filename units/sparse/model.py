@@ -694,7 +694,7 @@ def _split_sets(K: int, dp_width: int, split: bool, who: str) -> tuple[int, int]
 
 def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw: int = 16,
                  dp_width: int = 4, dps: int = 8, t_fetch: int = 1, t_decode: int = 1,
-                 split: bool = False) -> dict:
+                 split: bool = False, dp_latency: int = 0) -> dict:
     """Cycles of one (S)WMMA (16 × L × 16, one octet's share) and its parts (note §2.3–2.4):
 
     dense: sets = ⌈L/dp_width⌉ k-chunks; fill = ⌈8·dp_width / fill_bw⌉ (the dp_width×8 B
@@ -715,6 +715,14 @@ def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw:
     ⌈16 / dps⌉.  At K = 2 (with ping-pong) 2 + 4 + 4 + 2 = 12, as unsplit (load-bound); at
     K = 1 2 + 4 + 2 = 8 (unsplit: 11).
 
+    ``dp_latency`` Lt (pipelined DP units, docs/pipelining.md "Octets"): a dot product issued
+    in cycle t is written back in cycle t + Lt, and one that accumulates onto it issues no
+    earlier than t + Lt + 1.  dense: a k-chunk's column t accumulates onto the previous
+    chunk's, so the set period is max(fill, compute, Lt + 1) with ping-pong, max(fill + compute,
+    Lt + 1) without; sparse: pass j onto pass j − 1, so a set's EXEC takes compute + (passes −
+    1)·max(0, Lt + 1 − pass) cycles (pass = ⌈16/dps⌉; K <= 4: unchanged); and the result is
+    valid Lt cycles after the last issue.  Lt = 0 is the paper's combinational DP.
+
     Returns {"cycles", "sets", "prologue", "load", "compute", "busy" (sets·compute: DP-busy
     cycles), "utilisation" (busy / cycles), "macs" (dense-equivalent: 16·L·16)}."""
     if mode not in OCTET_MODES:
@@ -724,27 +732,35 @@ def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw:
         raise ValueError(f"cycle_timing: pingpong must be a bool, got {pingpong!r}")
     L, K = _check_lk(L, K, "cycle_timing")
     for name, v, lo in (("fill_bw", fill_bw, 1), ("dp_width", dp_width, 1), ("dps", dps, 1),
-                        ("t_fetch", t_fetch, 0), ("t_decode", t_decode, 0)):
+                        ("t_fetch", t_fetch, 0), ("t_decode", t_decode, 0),
+                        ("dp_latency", dp_latency, 0)):
         if not _is_int(v) or v < lo:
             raise ValueError(f"cycle_timing: {name} must be an integer >= {lo}, got {v!r}")
+    lt = dp_latency
     if mode == "dense":
         sets, prologue = -(-L // dp_width), 0
         load = math.ceil(8 * dp_width / fill_bw)
         compute = math.ceil(64 / dps)
-        if pingpong:
-            cycles = load + (sets - 1) * max(load, compute) + compute
-        else:
-            cycles = sets * (load + compute)
+        period = max(load, compute, lt + 1) if pingpong else max(load + compute, lt + 1)
+        cycles = load + (sets - 1) * period + compute + lt
     else:
         sets, rows = _split_sets(K, dp_width, split, "cycle_timing")
         prologue = t_fetch + t_decode
         load = math.ceil(16 * K * rows / fill_bw)
-        compute = math.ceil(16 * -(-K // dp_width) / dps)
+        compute = _exec_cycles(K, dp_width, dps, lt)
         period = max(load, compute, prologue) if pingpong else max(load + compute, prologue)
-        cycles = prologue + load + (sets - 1) * period + compute
+        cycles = prologue + load + (sets - 1) * period + compute + lt
     busy = sets * compute
     return {"cycles": cycles, "sets": sets, "prologue": prologue, "load": load,
             "compute": compute, "busy": busy, "utilisation": busy / cycles, "macs": 16 * L * 16}
+
+
+def _exec_cycles(K: int, dp_width: int, dps: int, lt: int) -> int:
+    """One sparse set's EXEC: ⌈16·passes / dps⌉ cycles, pass j waiting for pass j − 1's write-back
+    (``lt``: the DP latency; a pass is ⌈16/dps⌉ cycles)."""
+    passes = -(-K // dp_width)
+    step = math.ceil(16 / dps)
+    return math.ceil(16 * passes / dps) + (passes - 1) * max(0, lt + 1 - step)
 
 
 def cycle_model(mode: str, pingpong: bool, **kw) -> int:
@@ -755,7 +771,7 @@ def cycle_model(mode: str, pingpong: bool, **kw) -> int:
 
 def bstationary_timing(L: int = 16, K: int = 4, reuse: int = 4, *, fill_bw: int = 16,
                        dp_width: int = 4, dps: int = 8, t_fetch: int = 1,
-                       t_decode: int = 1, split: bool = False) -> dict:
+                       t_decode: int = 1, split: bool = False, dp_latency: int = 0) -> dict:
     """Cycles of the B-stationary sparse octet (``octet_sparse_bs``; note §5.2 (a), beyond the
     paper): the L×16 B tile is loaded once (⌈16·L / fill_bw⌉ cycles, L rows of 16 FP16) and held;
     each SWMMA (4 A rows) then runs FETCHIDX + decode (the first set's exposed, later sets'
@@ -768,16 +784,21 @@ def bstationary_timing(L: int = 16, K: int = 4, reuse: int = 4, *, fill_bw: int 
     L = 16, K = 4: 24 with the load, 10 without; reuse 4: 13.5 per SWMMA (the paper's sparse
     octet: 20).  ``split`` (K = the request's k ∈ {1, 2, 4}): :func:`cycle_timing`'s packed
     sets -- 4·K/dp_width sets of 2 EXEC cycles: 6 cycles per reused SWMMA at K = 2, 4 at K = 1
-    (unsplit: 10 at every K <= 4)."""
+    (unsplit: 10 at every K <= 4).  ``dp_latency`` Lt: :func:`cycle_timing`'s (an EXEC of
+    several passes waits for each pass's write-back; the result is valid Lt cycles after the
+    last issue)."""
     L, K = _check_lk(L, K, "bstationary_timing")
     if not _is_int(reuse) or reuse < 1:
         raise ValueError(f"bstationary_timing: reuse must be an integer >= 1, got {reuse!r}")
+    if not _is_int(dp_latency) or dp_latency < 0:
+        raise ValueError(f"bstationary_timing: dp_latency must be an integer >= 0, got "
+                         f"{dp_latency!r}")
     sets = _split_sets(K, dp_width, split, "bstationary_timing")[0]
     prologue = t_fetch + t_decode
     load = math.ceil(16 * L / fill_bw)
-    compute = math.ceil(16 * -(-K // dp_width) / dps)
-    first = max(load, prologue) + sets * compute
-    reused = prologue + sets * compute
+    compute = _exec_cycles(K, dp_width, dps, dp_latency)
+    first = max(load, prologue) + sets * compute + dp_latency
+    reused = prologue + sets * compute + dp_latency
     cycles = (first + (reuse - 1) * reused) / reuse
     return {"load": load, "prologue": prologue, "compute": compute, "sets": sets,
             "first": first, "reused": reused, "cycles": cycles,

@@ -5,10 +5,14 @@ cycles).  Bad values raise ``ParamError`` naming unit, field, value and what is 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+from tcgen.hw.dot import Dp4Params
+from tcgen.hw.fused import FusedDotParams
 from tcgen.hw.numeric import MODES
 from tcgen.hw.params import Params, param
+from tcgen.hw.pipeline import CutPoints, cuts_param
 
 from .model import ZERO_SLOTS, offset_bits
 
@@ -51,11 +55,49 @@ class _SparseArith:
 
 
 class _Numerics:
+    """What every octet's parameters share: the numerics check and the DP units' parameters."""
+
     def check_numerics(self):
         if self.numerics != "ieee" and self.rounding != "rne":
             raise self.error("rounding", self.rounding,
                              "rne (the default) with numerics=fused_sm90: rounding sets the "
                              "IEEE adders; the fused block rounds toward zero to FP32")
+
+    def dp_params(self, skip_zero: bool = False):
+        """The octet's DP unit (``skip_zero``: the sparse octets' ±0-slot gate), with the
+        ``dp.*`` cuts: an IEEE :class:`~tcgen.hw.dot.Dp4Params` (FP16 × FP16 exact in ``acc``,
+        every add rounded in ``rounding``) or Hopper's fused block
+        (:class:`~tcgen.hw.fused.FusedDotParams` n = 4, its window and final rounding)."""
+        cuts = self.sub_cuts("dp") if self.cuts else ""
+        if self.numerics == "fused_sm90":
+            return FusedDotParams.preset("fused16_sm90", n=4, acc=self.acc, out=self.acc,
+                                         cuts=cuts)
+        return Dp4Params(fmt="fp16", acc=self.acc, product="exact", rounding=self.rounding,
+                         skip_zero=skip_zero, split=getattr(self, "split", False), cuts=cuts)
+
+
+class _DpCuts(CutPoints):
+    """The octets' cut points: their DP units' (``dp.<point>``: one register bank across the
+    eight DP units, docs/pipelining.md "Octets").  The DP latency Lt = the number of cuts; the
+    octet issues a dot product every cycle and writes it back Lt cycles later (its cycle model
+    follows, :func:`~tcgen.units.sparse.model.cycle_timing` ``dp_latency``).  ``cuts=auto``
+    plans the DP unit for the clock (:meth:`plan_via`).  None with ``split`` (the split DP-4 is
+    combinational)."""
+
+    PIPELINE_CUTS = ()
+
+    def cut_points(self):
+        if getattr(self, "split", False):
+            return ()
+        base = dataclasses.replace(self, cuts="")
+        return tuple((f"dp.{n}", None) for n, _ in base.dp_params().cut_points())
+
+    def plan_via(self):
+        """``(unit, params, role)``: the sub-unit whose cut points these are and the role
+        prefix (tcgen.pipelining.plan plans it, then measures the octet)."""
+        dp = dataclasses.replace(self, cuts="").dp_params(
+            skip_zero=getattr(self, "zero_slot", "") == "skip")
+        return dp.UNIT, dp, "dp"
 
 #: split octets: the hardware K (the DP-4's width) and the k of each request ``kmode`` 0..3
 SPLIT_K = 4
@@ -69,7 +111,7 @@ ACC_RTL = ("fp32",)
 
 
 @dataclass(frozen=True)
-class OctetDenseParams(Params, _Numerics):
+class OctetDenseParams(_DpCuts, Params, _Numerics):
     UNIT = "octet_dense"
     ROWS = COLS = 8                   # D share of one octet (a worktuple)
     acc: str = param("fp32", choices=ACC_RTL, doc="C/D and adder format (mixed mode)")
@@ -78,13 +120,14 @@ class OctetDenseParams(Params, _Numerics):
     numerics: str = param("ieee", choices=NUMERICS,
                           doc="DP units: IEEE DP-4 (every add rounded) or Hopper's fused "
                               "block per DP pass")
+    cuts: str = cuts_param()
 
     def check(self):
         self.check_numerics()
 
 
 @dataclass(frozen=True)
-class OctetSparseParams(_SparseArith, Params, _Numerics):
+class OctetSparseParams(_SparseArith, _DpCuts, Params, _Numerics):
     UNIT = "octet_sparse"
     ROWS = 4                          # A rows (D rows) of one octet per SWMMA
     L: int = param(16, choices=L_CHOICES, doc="vector length (the k-tile): offsets of "
@@ -101,6 +144,7 @@ class OctetSparseParams(_SparseArith, Params, _Numerics):
     split: bool = param(False, doc="split DP-4 tree (K = 4): a request's kmode runs k = 4, "
                                    "2 or 1 non-zeros per row, 4/k rows per set on 1×DP-4 / "
                                    "2×DP-2 / 4×DP-1", key_default=False)
+    cuts: str = cuts_param()
 
 
 @dataclass(frozen=True)
@@ -125,7 +169,7 @@ class WarpSmmaParams(OctetSparseParams):
 
 
 @dataclass(frozen=True)
-class OctetSparseBSParams(_SparseArith, Params, _Numerics):
+class OctetSparseBSParams(_SparseArith, _DpCuts, Params, _Numerics):
     """The B-stationary sparse octet (beyond the paper, note §5.2 (a)): the L×16 B tile held in
     registers and read through K local L:1 row selects, reused across A row-tiles."""
     UNIT = "octet_sparse_bs"
@@ -143,3 +187,4 @@ class OctetSparseBSParams(_SparseArith, Params, _Numerics):
     split: bool = param(False, doc="split DP-4 tree (K = 4): a request's kmode runs k = 4, "
                                    "2 or 1 non-zeros per row, 4/k rows per set on 1×DP-4 / "
                                    "2×DP-2 / 4×DP-1", key_default=False)
+    cuts: str = cuts_param()

@@ -52,6 +52,14 @@ operand to +0 (a zero product takes no part in a fused block).
 
 Back-to-back requests: a result waits in the D buffer until taken; the next (S)WMMA's first
 compute stalls while it waits, everything before it (fill, fetch, load) proceeds.
+
+``cuts = dp.*`` (every octet but the split ones; docs/pipelining.md "Octets"): the DP units are
+pipelined (latency Lt).  A dot product still issues every cycle; :class:`_WriteBack` carries
+where its result goes Lt cycles beside the DP pipeline; a dot product accumulating onto one in
+flight waits (dense: from Lt = 8 with ping-pong / 10 without; sparse K > 4: from Lt = 2); the
+result is valid after the last write-back, and the next request's first issue waits for it.
+The dense C/D buffer is then indexed instead of rotating.  Lt = 0: the Verilog above, byte for
+byte.
 Sub-components (Dp4, RowSelect, OffsetDecode) are tcgen.hw.dedup.shared modules, so the
 hierarchical PPA breakdown lists them.
 """
@@ -65,8 +73,8 @@ from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.generate import index_cases
-from tcgen.hw.dot import Dp4, Dp4Params
-from tcgen.hw.fused import FusedDot, FusedDotParams
+from tcgen.hw.dot import Dp4
+from tcgen.hw.fused import FusedDot
 from tcgen.hw.numeric import get_format
 
 from . import layouts
@@ -118,21 +126,59 @@ class OffsetDecode(wiring.Component):
 
 
 def _dp_array(m: Module, p, skip_zero: bool = False) -> list:
-    """The octet's 8 DP units: IEEE DP-4s (``numerics=ieee``: FP16 × FP16 exact in acc, every
-    add rounded in ``p.rounding``) or fused blocks (``fused_sm90``: :class:`FusedDot` n = 4,
-    Hopper's window and final rounding).  Ports a, b (4 FP16 lanes), c, y either way."""
-    if p.numerics == "fused_sm90":
-        unit = FusedDotParams.preset("fused16_sm90", n=_DPS, acc=p.acc, out=p.acc)
-        return [shared(m, f"dp{d}", FusedDot(unit)) for d in range(_N_DP)]
-    dp = Dp4Params(fmt="fp16", acc=p.acc, product="exact", rounding=p.rounding,
-                   skip_zero=skip_zero, split=getattr(p, "split", False))
-    return [shared(m, f"dp{d}", Dp4(dp)) for d in range(_N_DP)]
+    """The octet's 8 DP units (``p.dp_params``): IEEE DP-4s (``numerics=ieee``: FP16 × FP16
+    exact in acc, every add rounded in ``p.rounding``) or fused blocks (``fused_sm90``:
+    :class:`FusedDot` n = 4, Hopper's window and final rounding), with the ``dp.*`` cuts.
+    Ports a, b (4 FP16 lanes), c, y either way; y is valid ``p.latency`` cycles after a, b,
+    c."""
+    dp = p.dp_params(skip_zero=skip_zero)
+    unit = FusedDot if p.numerics == "fused_sm90" else Dp4
+    return [shared(m, f"dp{d}", unit(dp)) for d in range(_N_DP)]
+
+
+class _WriteBack:
+    """The octets' write-back of pipelined DP units (one mechanism for every octet): the
+    issue's ``fields`` (where the result goes, whether it is the request's last) travel ``lat``
+    cycles beside the DP pipeline in registers ``wb_<field>_d<i>``, so the result is written
+    where its issue said.  ``lat`` = 0: the issue's own signals, no register (the
+    combinational octets' Verilog is unchanged).
+
+    ``valid`` and ``fields[name]``: the token arriving with the DP outputs this cycle;
+    :meth:`pending` (a read of an accumulator cell that a dot product in flight will still
+    write: the issue must wait); ``draining``: the request's last issue is in flight (the D
+    buffer is not the result yet: the next request's first issue waits)."""
+
+    def __init__(self, m: Module, lat: int, issue, last, **fields):
+        self.lat = lat
+        self._stages = []                  # (valid, fields) issued 1 .. lat cycles ago
+        valid, cur = issue, dict(fields, last=last)
+        for i in range(1, lat + 1):
+            v = Signal(name=f"wb_valid_d{i}")
+            nxt = {k: Signal(len(x), name=f"wb_{k}_d{i}") for k, x in cur.items()}
+            m.d.sync += [v.eq(valid), *(nxt[k].eq(x) for k, x in cur.items())]
+            valid, cur = v, nxt
+            self._stages.append((v, cur))
+        self.valid, self.fields = valid, cur
+        self.done = cur["last"]              # ``last`` holds only with its issue
+        self.draining = Const(0)
+        if lat:
+            self.draining = Signal(name="draining")
+            with m.If(issue & last):
+                m.d.sync += self.draining.eq(1)
+            with m.Elif(self.done):
+                m.d.sync += self.draining.eq(0)
+
+    def pending(self, **at):
+        """A dot product in flight will write the cell ``at`` (field values): OR over the
+        in-flight tokens."""
+        hits = [v & Cat(*(f[k] == x for k, x in at.items())).all() for v, f in self._stages]
+        return reduce(lambda x, y: x | y, hits, Const(0))
 
 
 class OctetDense(wiring.Component):
     """The dense Volta-style octet (module docstring).
 
-    Parameters: ``OctetDenseParams`` (acc, rounding, pingpong).
+    Parameters: ``OctetDenseParams`` (acc, rounding, pingpong, numerics, cuts).
     Attributes: op ``In(stream.Signature(layouts.dense_op))`` {a: 8×16, b: 16×8, c: 8×8},
     res ``Out(stream.Signature(layouts.dense_res))`` {d: 8×8}; ``cycles`` (one WMMA, request
     offered to result valid: 40, or 34 with ping-pong) = ``latency``.
@@ -140,7 +186,8 @@ class OctetDense(wiring.Component):
 
     def __init__(self, params: OctetDenseParams):
         self.params = params
-        self.cycles = self.latency = cycle_model("dense", params.pingpong)
+        self.cycles = self.latency = cycle_model("dense", params.pingpong,
+                                                 dp_latency=params.latency)
         super().__init__({"op": In(stream.Signature(layouts.dense_op(params))),
                           "res": Out(stream.Signature(layouts.dense_res(params)))})
 
@@ -187,13 +234,31 @@ class OctetDense(wiring.Component):
 
         # -- compute: DP d = A row d, cycle t = column t ---------------------------------------
         comp = Signal(name="compute")
-        m.d.comb += comp.eq(full.bit_select(rb, 1) & ~((cs == 0) & out_valid & ~self.res.ready))
+        lat = p.latency
+        wback = _WriteBack(m, lat, comp, comp & (cc == cols - 1) & (cs == 3), col=cc)
+        if lat:
+            may = ~((cs == 0) & ((out_valid & ~self.res.ready) | wback.draining))
+            # column t of k-chunk s accumulates onto chunk s - 1's, issued >= 8 cycles before:
+            # a wait only when the DP latency reaches that distance
+            if lat >= cols:
+                may = may & ~((cs != 0) & wback.pending(col=cc))
+        else:
+            may = ~((cs == 0) & out_valid & ~self.res.ready)
+        m.d.comb += comp.eq(full.bit_select(rb, 1) & may)
         dps = _dp_array(m, p)
         a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
         for d, dp in enumerate(dps):
-            m.d.comb += [dp.a.eq(a_cur[d]), dp.c.eq(Mux(cs == 0, pl.c[d][cc], acc[d][0]))]
+            # combinational DPs: the C/D buffer rotates (head read, tail written); pipelined:
+            # column cc read, the arriving column written
+            m.d.comb += [dp.a.eq(a_cur[d]),
+                         dp.c.eq(Mux(cs == 0, pl.c[d][cc], acc[d][cc] if lat else acc[d][0]))]
             for k in range(_DPS):
                 m.d.comb += dp.b[k].eq(b_cur[k][cc])
+            if lat:
+                with m.If(wback.valid):
+                    for j in index_cases(m, wback.fields["col"], cols):
+                        m.d.sync += acc[d][j].eq(dp.y)
+                continue
             with m.If(comp):
                 m.d.sync += acc[d][cols - 1].eq(dp.y)
                 for j in range(cols - 1):
@@ -211,14 +276,15 @@ class OctetDense(wiring.Component):
             m.d.sync += full[b].eq((full[b] & ~clr_b) | set_b)
 
         # -- result -----------------------------------------------------------------------------
-        _result(m, self.res, out_valid, comp & (cc == cols - 1) & (cs == 3), acc)
+        _result(m, self.res, out_valid, wback.done, acc)
         return m
 
 
 class OctetSparse(wiring.Component):
     """The vector-wise sparse octet (module docstring).
 
-    Parameters: ``OctetSparseParams`` (L, K, acc, rounding, pingpong, zero_slot).
+    Parameters: ``OctetSparseParams`` (L, K, acc, rounding, pingpong, zero_slot, numerics,
+    split, cuts).
     Attributes: op ``In(stream.Signature(layouts.sparse_op))`` {a: 4×K values, off: 4 offset
     words, b: L×16, c: 4×16}, res ``Out(stream.Signature(layouts.sparse_res))`` {d: 4×16};
     ``cycles`` (one SWMMA, request offered to result valid: 26, or 20 with ping-pong, at L = 16,
@@ -228,7 +294,7 @@ class OctetSparse(wiring.Component):
     def __init__(self, params: OctetSparseParams):
         self.params = params
         self.cycles = self.latency = cycle_model("sparse", params.pingpong, L=params.L,
-                                                 K=params.K)
+                                                 K=params.K, dp_latency=params.latency)
         #: cycles of a SWMMA per request kmode (split: k = 4, 2, 1, 1)
         self.cycles_by_kmode = tuple(
             cycle_model("sparse", params.pingpong, L=params.L, K=k, split=params.split)
@@ -276,12 +342,14 @@ class OctetSparse(wiring.Component):
             "load", "load_last", "decode", "fetch", "compute"))
         comp_last = Signal(name="compute_last")          # the last cycle of a set's EXEC
         kmode = pl.kmode if p.split else None
+        wback = _WriteBack(m, p.latency, comp, comp_last & _last_set(cs, kmode), cs=cs, cc=cc)
         m.d.comb += [
             load.eq(sel_full & ~bfull.bit_select(wb, 1)),
             load_last.eq(load & (lk == K - 1)),
             decode.eq(off_full & (~sel_full | load_last)),
             fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
-            comp.eq(bfull.bit_select(rb, 1) & ~(out_valid & ~self.res.ready)),
+            comp.eq(bfull.bit_select(rb, 1) & _exec_may_issue(m, p, self.res, out_valid, wback,
+                                                              cs, cc, cp)),
             comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
             self.op.ready.eq(comp_last & _last_set(cs, kmode)),
         ]
@@ -312,7 +380,7 @@ class OctetSparse(wiring.Component):
                     m.d.sync += wb.eq(~wb)
 
         a_cur, b_cur = _current(abuf, rb), _current(bbuf, rb)
-        _sparse_exec(m, p, a_cur, b_cur, pl.c, dbuf, cs, cc, cp, comp, kmode)
+        _sparse_exec(m, p, a_cur, b_cur, pl.c, dbuf, cs, cc, cp, wback, kmode)
         with m.If(comp):
             m.d.sync += cc.eq(cc + 1)
             with m.If(cc == 1):
@@ -326,7 +394,7 @@ class OctetSparse(wiring.Component):
             clr_b = comp_last & (rb == b)
             m.d.sync += bfull[b].eq((bfull[b] & ~clr_b) | set_b)
 
-        _result(m, self.res, out_valid, comp_last & _last_set(cs, kmode), dbuf)
+        _result(m, self.res, out_valid, wback.done, dbuf)
         return m
 
 
@@ -345,14 +413,15 @@ class OctetSparseBS(wiring.Component):
     ``b`` first (FETCHIDX/decode overlap the load; EXEC waits for the whole tile): 24 cycles at
     L = 16.  The held tile resets to +0.
 
-    Parameters: ``OctetSparseBSParams`` (L, K, acc, rounding, zero_slot, numerics).
+    Parameters: ``OctetSparseBSParams`` (L, K, acc, rounding, zero_slot, numerics, split,
+    cuts).
     Attributes: op ``In(stream.Signature(layouts.bstat_op))``, res ``Out(stream.Signature(
     layouts.sparse_res))``; ``cycles`` = ``latency`` (a SWMMA that loads B), ``cycles_reused``.
     """
 
     def __init__(self, params: OctetSparseBSParams):
         self.params = params
-        t = bstationary_timing(L=params.L, K=params.K)
+        t = bstationary_timing(L=params.L, K=params.K, dp_latency=params.latency)
         self.cycles = self.latency = t["first"]
         self.cycles_reused = t["reused"]
         #: (first, reused) cycles per request kmode (split: k = 4, 2, 1, 1)
@@ -409,8 +478,11 @@ class OctetSparseBS(wiring.Component):
         fetch, decode, comp, comp_last = (Signal(name=n) for n in (
             "fetch", "decode", "compute", "compute_last"))
         kmode = pl.kmode if p.split else None
+        wback = _WriteBack(m, p.latency, comp, comp_last & _last_set(cs, kmode), cs=cs, cc=cc)
         m.d.comb += [
-            comp.eq(sel_full & b_ready & self.op.valid & ~(out_valid & ~self.res.ready)),
+            comp.eq(sel_full & b_ready & self.op.valid & _exec_may_issue(m, p, self.res,
+                                                                         out_valid, wback, cs, cc,
+                                                                         cp)),
             comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
             decode.eq(off_full & (~sel_full | comp_last)),
             fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
@@ -429,7 +501,7 @@ class OctetSparseBS(wiring.Component):
         with m.If(self.op.ready):
             m.d.sync += [fetched_all.eq(0), bdone.eq(0)]
 
-        _sparse_exec(m, p, areg, gathered, pl.c, dbuf, cs, cc, cp, comp, kmode)
+        _sparse_exec(m, p, areg, gathered, pl.c, dbuf, cs, cc, cp, wback, kmode)
         with m.If(comp):
             m.d.sync += cc.eq(cc + 1)
             with m.If(cc == 1):
@@ -437,7 +509,7 @@ class OctetSparseBS(wiring.Component):
             with m.If(comp_last):
                 m.d.sync += cs.eq(_next_set(cs, kmode))
 
-        _result(m, self.res, out_valid, comp_last & _last_set(cs, kmode), dbuf)
+        _result(m, self.res, out_valid, wback.done, dbuf)
         return m
 
 
@@ -467,7 +539,8 @@ class WarpMma(wiring.Component):
             raise TypeError("WarpMma: params must be WarpMmaParams or WarpSmmaParams")
         mode = "sparse" if self.sparse else "dense"
         kw = dict(L=params.L, K=params.K) if self.sparse else {}
-        self.cycles = self.latency = cycle_model(mode, params.pingpong, **kw)
+        self.cycles = self.latency = cycle_model(mode, params.pingpong, **kw,
+                                                 dp_latency=params.latency)
         op, res = (layouts.sparse_op, layouts.sparse_res) if self.sparse else \
             (layouts.dense_op, layouts.dense_res)
         super().__init__({"op": In(stream.Signature(op(params))),
@@ -506,16 +579,29 @@ class WarpMma(wiring.Component):
         return m
 
 
-def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp, kmode=None):
+def _exec_may_issue(m: Module, p, res, out_valid, wb, cs, cc, cp):
+    """The sparse octets' EXEC may issue: no result waiting to be taken (and, pipelined, none
+    draining), and no pass j > 0 reading a D cell whose pass j − 1 is still in flight (issued
+    2 cycles before: a wait only from a DP latency of 2)."""
+    if not wb.lat:
+        return ~(out_valid & ~res.ready)
+    ok = ~((out_valid & ~res.ready) | wb.draining)
+    if p.passes > 1 and wb.lat >= 2:
+        ok = ok & ~((cp != 0) & wb.pending(cs=cs, cc=cc))
+    return ok
+
+
+def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, wb, kmode=None):
     """The sparse octets' EXEC (one mechanism for :class:`OctetSparse` and
     :class:`OctetSparseBS`): the A row broadcast to the 8 DP units, DP d in cycle t computing
     column 8·(d // 4) + 4·t + d % 4, pass j on slots 4j..4j+3 onto pass j−1's result (C in pass
-    0), results into row ``cs`` of the D buffer.  ``a_cur[s]``: slot s's A value; ``b_cur[s]``:
+    0), results into row ``cs`` of the D buffer (written back by ``wb``, :class:`_WriteBack`,
+    with the issue's row and cycle).  ``a_cur[s]``: slot s's A value; ``b_cur[s]``:
     slot s's gathered B row (16 FP16); ``c``: the request's C rows.  ``kmode`` (split octets):
     the set's slots are 4/k rows' k slots each (:func:`_set_slots`), the split DP-4s run one
     DP-k group per row (:func:`_split_exec`)."""
-    if kmode is not None:
-        return _split_exec(m, p, a_cur, b_cur, c, dbuf, cs, cc, comp, kmode)
+    if kmode is not None:                 # split: no cut points, wb is the issue itself
+        return _split_exec(m, p, a_cur, b_cur, c, dbuf, cs, cc, wb.valid, kmode)
     K, P = p.K, p.passes
     skip = p.zero_slot == "skip"
     dps = _dp_array(m, p, skip_zero=skip)
@@ -535,9 +621,9 @@ def _sparse_exec(m: Module, p, a_cur, b_cur, c, dbuf, cs, cc, cp, comp, kmode=No
         c_in = Mux(cc, c_row[col0 + 4], c_row[col0])
         d_in = Mux(cc, d_row[col0 + 4], d_row[col0])
         m.d.comb += dp.c.eq(c_in if P == 1 else Mux(cp == 0, c_in, d_in))
-        with m.If(comp):
-            for r in index_cases(m, cs, layouts.SPARSE_ROWS):
-                with m.If(cc):
+        with m.If(wb.valid):
+            for r in index_cases(m, wb.fields["cs"], layouts.SPARSE_ROWS):
+                with m.If(wb.fields["cc"]):
                     m.d.sync += dbuf[r][col0 + 4].eq(dp.y)
                 with m.Else():
                     m.d.sync += dbuf[r][col0].eq(dp.y)
