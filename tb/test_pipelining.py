@@ -377,14 +377,18 @@ def test_octet_cut_points_and_dp_params():
 def test_octet_plan_tightens_the_dp_target(monkeypatch):
     """cuts=auto on an octet: the DP unit is planned for the clock, the octet built and
     measured; an octet that misses by e ns has its DP unit planned again for the target less
-    e; after three misses, a PlanError naming the fastest octet measured (the flow replaced by
-    stand-ins: the rule, not the tools)."""
+    e (a target giving the same cuts is not measured again) until three octet designs have
+    missed: a PlanError naming the fastest (the flow replaced by stand-ins: the rule, not the
+    tools)."""
     import tcgen.pipelining as pl
-    targets, crit = [], iter([6.9, 6.3, 6.0])
+    targets, measured = [], []
+    tiers = [(5.5, ("products",)), (4.9, ("products", "level1")),
+             (0.0, ("products", "level1", "acc.shift"))]
+    crit = {}
 
     def fake_plan(name, params, *, liberty, clock_ns, cache, max_designs):
         targets.append((name, clock_ns))
-        cuts = ("products",) if clock_ns > 5.5 else ("products", "level1")
+        cuts = next(c for t, c in tiers if clock_ns > t)
         return pl.Plan(unit=name, liberty="osu018", clock_ns=clock_ns,
                        params=params.with_cuts(cuts), cuts=cuts, latency=len(cuts),
                        registers=0, crit_path_ns=clock_ns - 0.1, area_um2=1.0,
@@ -392,21 +396,29 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
                        designs=[{"cuts": "+".join(cuts)}], search="monotone")
 
     def fake_measure(text, top, *, liberty, clock_ns, cache):
-        return {"crit_path_ns": next(crit), "area_um2": 5.0, "cells_by_type": {}}
+        measured.append(text)
+        return {"crit_path_ns": crit[text], "area_um2": 5.0, "cells_by_type": {}}
     monkeypatch.setattr(pl, "measure_verilog", fake_measure)
     real = pl.plan
     monkeypatch.setattr(pl, "plan", lambda name, params=None, **kw: (
         fake_plan(name, params, **kw) if name == "dp4" else real(name, params, **kw)))
-    monkeypatch.setattr(pl, "verilog", lambda name, params: "module x; endmodule")
+    monkeypatch.setattr(pl, "verilog", lambda name, params: params.cuts)
+    crit.update({"dp.products": 6.9, "dp.products+dp.level1": 6.3,
+                 "dp.products+dp.level1+dp.acc.shift": 6.0})
     p = pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
     assert targets == [("dp4", 6.0), ("dp4", 5.1), ("dp4", 4.8)]
-    assert p.cuts == ("dp.products", "dp.level1") and p.latency == 2
+    assert p.cuts == ("dp.products", "dp.level1", "dp.acc.shift") and p.latency == 3
     assert p.crit_path_ns == 6.0 and [r["clock_ns"] for r in p.via["rounds"]] == [6.0, 5.1, 4.8]
     assert p.points == (("dp.products", 400), ("dp.level1", 200))
     assert "dp4 planned for 4.8 ns" in p.summary()
-    crit, targets[:] = iter([6.9, 6.5, 6.4]), []
+    # the same cuts at a tighter target: not measured again; three octets missed: refused
+    crit.update({"dp.products": 6.9, "dp.products+dp.level1": 6.05,
+                 "dp.products+dp.level1+dp.acc.shift": 6.4})
+    targets[:], measured[:] = [], []
     with pytest.raises(PlanError, match=r"octet_dense: no set of its dp4 units' cut points "
                                         r"meets 6 ns on osu018 .* the fastest of the 3 "
                                         r"octet_dense designs measured, cuts=dp.products\+"
-                                        r"dp.level1, takes 6.400 ns"):
+                                        r"dp.level1, takes 6.050 ns"):
         pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
+    assert [t for _, t in targets] == [6.0, 5.1, 5.05, 5.0, 4.95, 4.9]
+    assert len(measured) == 3 and len(set(measured)) == 3

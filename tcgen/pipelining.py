@@ -252,7 +252,8 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
                 search=search, runtime_s=round(time.monotonic() - t0, 3))
 
 
-#: rounds of :func:`_plan_via`: the sub-unit re-planned for a tighter clock at most this often
+#: :func:`_plan_via` measures at most this many designs of the whole unit (and plans the
+#: sub-unit at most twice as often: a tighter target may give the same cuts)
 VIA_ROUNDS = 3
 
 
@@ -269,8 +270,10 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
     last target (its search's guarantee, not the whole unit's)."""
     sub_name, sub_params, role = params.plan_via()
     rounds, designs = [], []
-    target, whole = clock_ns, []
-    for _ in range(VIA_ROUNDS):
+    target, whole = clock_ns, {}              # the whole unit's designs by cuts
+    for _ in range(2 * VIA_ROUNDS):
+        if len(whole) >= VIA_ROUNDS or target <= 0:
+            break
         try:
             sp = plan(sub_name, sub_params, liberty=lib, clock_ns=target, cache=cache,
                       max_designs=max_designs)
@@ -280,32 +283,34 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
                             f"measured so far): {e}") from None
         designs += [dict(d, unit=sub_name) for d in sp.designs]
         chosen = params.with_cuts(f"{role}.{n}" for n in sp.cuts)
-        res = measure_verilog(verilog(unit.name, chosen), unit.name, liberty=lib,
-                              clock_ns=clock_ns, cache=cache)
-        crit = res["crit_path_ns"]
-        regs = sum(n for c, n in res["cells_by_type"].items()
-                   if c in lib.cells and lib.cells[c].sequential)
-        rec = {"unit": unit.name, "cuts": chosen.cuts, "crit_path_ns": crit, "registers": regs,
-               "area_um2": res["area_um2"], "stages": [],
-               "meets": crit is None or crit <= clock_ns}
-        designs.append(rec)
-        rounds.append({"clock_ns": target, "cuts": chosen.cuts, "crit_path_ns": crit})
-        whole.append(rec)
+        rec = whole.get(chosen.cuts)
+        if rec is None:                       # a tighter target may give the same cuts
+            res = measure_verilog(verilog(unit.name, chosen), unit.name, liberty=lib,
+                                  clock_ns=clock_ns, cache=cache)
+            crit = res["crit_path_ns"]
+            regs = sum(n for c, n in res["cells_by_type"].items()
+                       if c in lib.cells and lib.cells[c].sequential)
+            rec = whole[chosen.cuts] = {
+                "unit": unit.name, "cuts": chosen.cuts, "crit_path_ns": crit,
+                "registers": regs, "area_um2": res["area_um2"], "stages": [],
+                "meets": crit is None or crit <= clock_ns}
+            designs.append(rec)
+        rounds.append({"clock_ns": target, "cuts": chosen.cuts,
+                       "crit_path_ns": rec["crit_path_ns"]})
         if rec["meets"]:
             return Plan(unit=unit.name, liberty=lib.name, clock_ns=clock_ns, params=chosen,
                         cuts=tuple(f"{role}.{n}" for n in sp.cuts), latency=chosen.latency,
-                        registers=regs, crit_path_ns=crit, area_um2=res["area_um2"],
+                        registers=rec["registers"], crit_path_ns=rec["crit_path_ns"],
+                        area_um2=rec["area_um2"],
                         points=tuple((f"{role}.{n}", b) for n, b in sp.points),
                         designs=designs, search=sp.search,
                         runtime_s=round(time.monotonic() - t0, 3),
                         via={"unit": sub_name, "role": role, "rounds": rounds})
-        target = round(target - (crit - clock_ns), 3)
-        if target <= 0:
-            break
-    rec = min(whole, key=lambda d: d["crit_path_ns"])
+        target = round(target - (rec["crit_path_ns"] - clock_ns), 3)
+    rec = min(whole.values(), key=lambda d: d["crit_path_ns"])
     raise PlanError(f"{unit.name}: no set of its {sub_name} units' cut points meets "
                     f"{clock_ns:g} ns on {lib.name} around the {unit.name}'s own logic: the "
-                    f"fastest of the {len(rounds)} {unit.name} designs measured, "
+                    f"fastest of the {len(whole)} {unit.name} designs measured, "
                     f"cuts={rec['cuts'] or '(none)'}, takes {rec['crit_path_ns']:.3f} ns")
 
 
