@@ -55,7 +55,8 @@ SLOW = ["tb/test_sparse_rtl.py::test_warp[warp_smma-kw1-backpressure]",    # war
         "tb/test_winograd_rtl.py::test_itf_random_fp[fp16-0]",
         "tb/test_winograd_rtl.py::test_results_back_to_back_after_a_long_stall[wino_conv-kw1]",
         "tb/test_winograd_rtl.py::test_ftf_basis[2-fp16]",
-        "tb/test_fp_rtl.py::test_mul_variants"]             # the variants but booth4+early+narrow
+        "tb/test_fp_rtl.py::test_mul_variants",             # the variants but booth4+early+narrow
+        "tb/test_sparse_rtl.py::test_stalls_and_reset[octet_dense-kw2-reset_mid_operation]"]
 
 
 def _runs(d: Path) -> list[dict]:

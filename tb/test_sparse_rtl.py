@@ -164,7 +164,8 @@ def test_fp_specials(unit):
 # -- T14/T15: stalls, different offsets back to back, reset mid-set ---------------------------
 @pytest.mark.parametrize("unit,kw,scenario", [
     ("octet_sparse", {}, "backpressure"), ("octet_sparse", {}, "reset_mid_operation"),
-    ("octet_dense", {"pingpong": True}, "reset_mid_operation"),
+    # (make test: the pipelined dense octet's backpressure run below; issue 17, for time)
+    pytest.param("octet_dense", {"pingpong": True}, "reset_mid_operation", marks=_slow),
     pytest.param("octet_dense", {"pingpong": True}, "backpressure", marks=_slow),
     pytest.param("octet_sparse", {"pingpong": False, "K": 8}, "backpressure", marks=_slow),
     pytest.param("octet_sparse", {"pingpong": False, "K": 8}, "reset_mid_operation",
