@@ -29,15 +29,15 @@ The six rules, as measured on an H100 (mma.sync m16n8k16, FP16 inputs) and as re
 6. an exact zero sum is +0, even when every addend is −0.  (A nonzero sum that rounds to zero
    -- possible with FP16 output only -- keeps its sign, as any rounding does.)
 
-Datapath (``pipeline`` cuts 1 and 2; ``cuts`` names any of align, tree, sum, lzc, shift)::
+Datapath (``pipeline`` cuts 1 and 2; ``cuts`` names any of align, tree, sum, lzc, norm, shift)::
 
     a_k, b_k ─► FusedProduct ×N (unpack, array_mul Sa·Sb, ea'+eb', flags; one shared module)
     c ─► unpack
     exponents (nonzero addends; others 0) ─► max tree ─► E
     per addend: E − e_k ─► shift_right (truncation = the shifted-out bits dropped) ─┤align├─►
     sign-magnitude -> two's complement folded into the columns ─► compress (Dadda tree
-    ─┤tree├─► one CPA) ─► |sum|, sign ─┤sum (1)├─► round_pack (LZC ─┤lzc├─► shifts, one
-    rounding; sticky = 0) ─┤shift (2)├─► NaN / ±inf override ─► y
+    ─┤tree├─► one CPA) ─► |sum|, sign ─┤sum (1)├─► round_pack (LZC ─┤lzc├─► left shift
+    ─┤norm├─► right shift, one rounding; sticky = 0) ─┤shift (2)├─► NaN / ±inf override ─► y
 
 Golden model: :func:`tcgen.hw.numeric.fused_dot`.
 """
@@ -82,7 +82,7 @@ class FusedDotParams(CutPoints, Params):
     an fp32 C 25..181, with an fp16 C 22..80; at the upper bound nothing is ever truncated and
     (with rounding=rne) the unit returns the correctly rounded exact dot product."""
     UNIT = "fused_dot"
-    CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("shift", 2))
+    CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("norm", 6), ("shift", 2))
     n: int = param(16, choices=(4, 8, 16), doc="products per dot product")
     fmt: str = param("fp16", choices=OPERAND_FORMATS, doc="operand format (a, b)")
     acc: str = param("fp32", choices=RESULT_FORMATS, doc="format of the addend c")
@@ -274,6 +274,6 @@ class FusedDot(wiring.Component):
         neg, mag, et, nan, is_inf, neg_inf = st(1, neg, mag, et, nan, is_inf, neg_inf)
         y = round_pack(m, outf, neg, mag, et, mode=p.mode, is_inf=is_inf, inf_sign=neg_inf,
                        stage=st, name="rnd")
-        nan = st(2, st(6, st(4, nan)))   # beside round_pack: through its cuts lzc, (norm), shift
+        nan = st(2, st(6, st(4, nan)))   # beside round_pack: through its cuts lzc, norm, shift
         m.d.comb += self.y.eq(Mux(nan, outf.sign_mask - 1, y))
         return m

@@ -78,10 +78,18 @@ def seed(default: int) -> int:
 
 
 def source_hash() -> str:
+    """The generator sources the simulated Verilog comes from: the *imported* tcgen, hw and
+    units packages (not this checkout's folders: a bench run against another checkout's
+    install -- a worktree -- once reused a build cached under this checkout's hash, stale
+    Verilog and all, and a pipelined fused_dot looked wrong in simulation only)."""
+    import tcgen
+    import tcgen.hw
+    import tcgen.units
     h = hashlib.sha256()
-    for pkg in ("hw", "units", "tcgen"):
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            h.update(str(path.relative_to(ROOT)).encode())
+    for pkg in (tcgen.hw, tcgen.units, tcgen):
+        root = Path(pkg.__file__).resolve().parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(f"{pkg.__name__}/{path.relative_to(root)}".encode())
             h.update(path.read_bytes())
     return h.hexdigest()[:16]
 

@@ -150,7 +150,7 @@ PIPE_SLOW = [
     ("pacq_mul", dict(), ("lanes", "round", "lanes+round")),
     # (cut sets with align ran past the 900 s limit: tb/test_pipelining.py simulates them)
     ("fused_dot", dict(n=4, fmt="fp8_e4m3", acc="fp16", out="fp16"),
-     ("tree+shift", "sum+lzc")),
+     ("tree+shift", "sum+lzc", "norm", "tree+norm+shift", "sum+lzc+norm")),
     ("fp_add", dict(fmt="fp16"), ("align+sum+lzc+norm+shift",)),
     # every cut set of the FP8 datapaths (the quick list has the full sets)
     *[(u, p, tuple("+".join(c) for k in range(1, len(n)) for c in combinations(n, k)))

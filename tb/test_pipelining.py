@@ -44,10 +44,7 @@ POINTS = {
     "fp_convert": ("lzc", "norm", "shift"),
     "fp16_mul": ("tree", "product", "norm", "shift"),
     "pacq_mul": ("lanes", "round"),
-    # no norm point: cut at tree+sum+norm+shift, the Verilog (Icarus and Verilator) gave the NaN
-    # flag a cycle early on 41 of 200 vectors while Amaranth's simulation of the same design
-    # matched the model -- not understood yet, so the point is not offered
-    "fused_dot": ("align", "tree", "sum", "lzc", "shift"),
+    "fused_dot": ("align", "tree", "sum", "lzc", "norm", "shift"),
     "dp4": (*(f"mul.{n}" for n in ("tree", "product", "lzc", "norm", "shift")), "products",
             *(f"add0.{n}" for n in ("align", "sum", "lzc", "norm", "shift")), "level0",
             *(f"add1.{n}" for n in ("align", "sum", "lzc", "norm", "shift")), "level1",
