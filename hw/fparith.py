@@ -90,6 +90,10 @@ class FPMulParams(FPAddParams):
     tree: str = param("dadda", choices=TREES, key_default=False,
                       doc="the significand product's compressor tree: dadda (full and half "
                           "adders) or gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs)")
+    rinc: str = param("add", choices=("add", "compound"), key_default=False,
+                      doc="the round increment: add (the round decision added to the packed "
+                          "result) or compound (the packed result and its +1 side by side, "
+                          "the decision selecting: its logic off the carry chain)")
 
     def cut_points(self):
         if self.norm == "early":       # the count sits beside the multiplier: no lzc cut
@@ -171,7 +175,8 @@ def unpack(m: Module, fmt: FloatFormat, x, name: str, daz: bool = False) -> Unpa
 def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0, 1),
                mode: str = "rne", ftz: bool = False, saturate: bool = False,
                is_nan=Const(0, 1), is_inf=Const(0, 1), inf_sign=None, stage=None,
-               lz_hint=None, narrow: bool = False, name: str = "rnd"):
+               lz_hint=None, narrow: bool = False, compound: bool = False,
+               name: str = "rnd"):
     """Normalize, round once and pack ±mag·2**(et - bias - (len(mag) - 1)) into ``fmt``.
 
     ``et`` is the biased exponent the MSB of ``mag`` would carry (signed Value); ``sticky_in``
@@ -185,6 +190,9 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     the normalization (FPMul ``norm="early"``).  ``narrow``: the bits below the round bit are
     ORed into one sticky bit before the right shift (subnormal results), which then shifts
     p + 2 bits instead of len(mag) -- the same result (FPMul ``rshift="narrow"``).
+    ``compound``: the packed result and its + 1 are formed side by side and the round decision
+    selects one (a compound incrementer: the decision's round/sticky logic no longer feeds the
+    carry chain) instead of adding the decision -- the same result (FPMul ``rinc="compound"``).
     Returns the encoding as a Signal of ``fmt.width`` bits.
     """
     p, man = fmt.precision, fmt.man_bits
@@ -249,7 +257,12 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
             inf_sign = stage(2, inf_sign)
     inc = (rbit & (sticky | kept[0])) if mode == "rne" else Const(0, 1)
     packed = Signal(man + ew, name=f"{name}_packed")
-    m.d.comb += packed.eq(Cat(kept[:man], e_pre) + inc)
+    if compound and mode == "rne":
+        plus1 = Signal(man + ew, name=f"{name}_plus1")
+        m.d.comb += [plus1.eq(Cat(kept[:man], e_pre) + 1),
+                     packed.eq(Mux(inc, plus1, Cat(kept[:man], e_pre)))]
+    else:
+        m.d.comb += packed.eq(Cat(kept[:man], e_pre) + inc)
     e_res = packed[man:]
     overflow = Signal(name=f"{name}_overflow")
     if fmt.max_man_at_max_exp == fmt.man_mask:      # IEEE: overflow = exponent past the top
@@ -359,13 +372,13 @@ class FPMul(_FPBinary):
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
                                         ftz=p.ftz, stage=st, norm=p.norm,
                                         narrow=p.rshift == "narrow", mult=p.mult, cpa=p.cpa,
-                                        tree=p.tree))
+                                        tree=p.tree, compound=p.rinc == "compound"))
         return m
 
 
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
               stage, norm: str = "late", narrow: bool = False, mult: str = "array",
-              cpa: str = "auto", tree: str = "dadda"):
+              cpa: str = "auto", tree: str = "dadda", compound: bool = False):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
     normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
@@ -402,7 +415,8 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
         sign, et, is_nan, is_inf, hint = stage(3, sign, et, is_nan, is_inf, hint)
         sign, prod, et, is_nan, is_inf, hint = stage(1, sign, prod, et, is_nan, is_inf, hint)
     return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
-                      is_inf=is_inf, stage=stage, lz_hint=hint, narrow=narrow)
+                      is_inf=is_inf, stage=stage, lz_hint=hint, narrow=narrow,
+                      compound=compound)
 
 
 class FPProduct(wiring.Component):

@@ -327,7 +327,8 @@ def test_fp8(prove, op, fmt, mode):
 
 
 MUL_VARIANTS = [{"norm": "early"}, {"rshift": "narrow"}, {"norm": "early", "rshift": "narrow"},
-                {"mult": "booth4"}, {"mult": "booth4", "norm": "early", "rshift": "narrow"}]
+                {"mult": "booth4"}, {"mult": "booth4", "norm": "early", "rshift": "narrow"},
+                {"rinc": "compound"}]
 
 
 @pytest.mark.parametrize("variant", MUL_VARIANTS,
@@ -337,7 +338,8 @@ MUL_VARIANTS = [{"norm": "early"}, {"rshift": "narrow"}, {"norm": "early", "rshi
 def test_fp8_mul_variants(prove, fmt, mode, variant):
     """fp_mul's issue-17 variants against the same reference, every pair of FP8 operands
     (subnormals included): norm=early (leading zeros from the significands, a 1-bit step
-    after the product), rshift=narrow (subnormal results shifted on p + 2 bits)."""
+    after the product), rshift=narrow (subnormal results shifted on p + 2 bits), rinc=compound
+    (the packed result and its +1 side by side, the round decision selecting)."""
     params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
     cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, **variant}
     label = " ".join(f"{k}={v}" for k, v in variant.items())

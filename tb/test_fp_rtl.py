@@ -100,7 +100,8 @@ def test_fp32_mul(mode, request):
 
 
 _MUL_VARIANTS = {"early": {"norm": "early"}, "early_narrow": {"norm": "early", "rshift": "narrow"},
-                 "booth4_early_narrow": {"mult": "booth4", "norm": "early", "rshift": "narrow"}}
+                 "booth4_early_narrow": {"mult": "booth4", "norm": "early", "rshift": "narrow"},
+                 "compound": {"rinc": "compound"}}
 
 
 @pytest.mark.parametrize("variant,fmt,n,mode", [
