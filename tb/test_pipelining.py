@@ -373,10 +373,10 @@ def test_octet_cut_points_and_dp_params():
 
 def test_octet_plan_tightens_the_dp_target(monkeypatch):
     """cuts=auto on an octet: the DP unit is planned for the clock, the octet built and
-    measured; an octet that misses by e ns has its DP unit planned again for the target less
-    e (a target giving the same cuts is not measured again) until three octet designs have
-    missed: a PlanError naming the fastest (the flow replaced by stand-ins: the rule, not the
-    tools)."""
+    measured; an octet that misses by e ns has its DP unit planned again for the smaller of
+    its target and the DP unit's achieved period, less e (a target giving the same cuts is not
+    measured again), until four octet designs have missed or eight plans have run: a
+    PlanError naming the fastest (the flow replaced by stand-ins: the rule, not the tools)."""
     import tcgen.pipelining as pl
     targets, measured = [], []
     tiers = [(5.5, ("products",)), (4.9, ("products", "level1")),
@@ -403,12 +403,13 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
     crit.update({"dp.products": 6.9, "dp.products+dp.level1": 6.3,
                  "dp.products+dp.level1+dp.acc.shift": 6.0})
     p = pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
-    assert targets == [("dp4", 6.0), ("dp4", 5.1), ("dp4", 4.8)]
+    assert targets == [("dp4", 6.0), ("dp4", 5.0), ("dp4", 4.6)]
     assert p.cuts == ("dp.products", "dp.level1", "dp.acc.shift") and p.latency == 3
-    assert p.crit_path_ns == 6.0 and [r["clock_ns"] for r in p.via["rounds"]] == [6.0, 5.1, 4.8]
+    assert p.crit_path_ns == 6.0 and [r["clock_ns"] for r in p.via["rounds"]] == [6.0, 5.0, 4.6]
     assert p.points == (("dp.products", 400), ("dp.level1", 200))
-    assert "dp4 planned for 4.8 ns" in p.summary()
-    # the same cuts at a tighter target: not measured again; three octets missed: refused
+    assert "dp4 planned for 4.6 ns" in p.summary()
+    # the same cuts at a tighter target: not measured again; the plans run out (2 x 4) with
+    # three octets measured, all missing: refused
     crit.update({"dp.products": 6.9, "dp.products+dp.level1": 6.05,
                  "dp.products+dp.level1+dp.acc.shift": 6.4})
     targets[:], measured[:] = [], []
@@ -417,5 +418,5 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
                                         r"octet_dense designs measured, cuts=dp.products\+"
                                         r"dp.level1, takes 6.050 ns"):
         pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
-    assert [t for _, t in targets] == [6.0, 5.1, 5.05, 5.0, 4.95, 4.9]
+    assert [t for _, t in targets] == [6.0, 5.0, 4.85, 4.35, 3.85, 3.35, 2.85, 2.35]
     assert len(measured) == 3 and len(set(measured)) == 3

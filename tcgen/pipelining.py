@@ -254,7 +254,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
 
 #: :func:`_plan_via` measures at most this many designs of the whole unit (and plans the
 #: sub-unit at most twice as often: a tighter target may give the same cuts)
-VIA_ROUNDS = 3
+VIA_ROUNDS = 4
 
 
 def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
@@ -264,8 +264,10 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
     datapath that the stage timing cannot sort into banks (feedback: counters, an
     accumulating buffer).  The sub-unit is planned for the clock, the whole unit built with
     those cuts and measured by the PPA flow; if the whole unit misses the clock by e ns (its
-    operand muxes and write-back around the datapath), the sub-unit is planned again for its
-    target less e, up to :data:`VIA_ROUNDS` times.  Every answer is a measured design of the
+    operand muxes and write-back around the datapath), the sub-unit is planned again for the
+    smaller of its target and its achieved period, less e, until :data:`VIA_ROUNDS` designs of
+    the whole unit have been measured (a target giving the same cuts measures nothing new; at
+    most twice as many plans).  Every answer is a measured design of the
     whole unit that meets the clock; the cuts are the cheapest set of the sub-unit meeting the
     last target (its search's guarantee, not the whole unit's)."""
     sub_name, sub_params, role = params.plan_via()
@@ -306,7 +308,8 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
                         designs=designs, search=sp.search,
                         runtime_s=round(time.monotonic() - t0, 3),
                         via={"unit": sub_name, "role": role, "rounds": rounds})
-        target = round(target - (rec["crit_path_ns"] - clock_ns), 3)
+        # tighter by the miss, from what the sub-unit achieved (it may beat its target)
+        target = round(min(target, sp.crit_path_ns) - (rec["crit_path_ns"] - clock_ns), 3)
     rec = min(whole.values(), key=lambda d: d["crit_path_ns"])
     raise PlanError(f"{unit.name}: no set of its {sub_name} units' cut points meets "
                     f"{clock_ns:g} ns on {lib.name} around the {unit.name}'s own logic: the "
