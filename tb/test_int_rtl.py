@@ -145,6 +145,7 @@ def test_gkl_blocks_every_input():
     (a pair (x, x ^ y) stands for x + y), and its gate count (one Signal per two-input gate)."""
     import itertools
     from amaranth import Module, Signal
+    from amaranth.hdl import Fragment
     from amaranth.sim import Simulator
     from tcgen.hw.intarith import _GKL
 
@@ -194,6 +195,7 @@ def test_gkl_blocks_every_input():
     blk = _GKL(m, "t")
     p = blk.pair(x, y)
     assert blk.unpair(p)[0] is x and blk.gates == 2
+    Fragment.get(m, None)                 # elaborated: no UnusedElaboratable warning
 
 
 @pytest.mark.parametrize("mult,aw,bw,sa,sb", [("array", 8, 8, True, True),
