@@ -420,3 +420,20 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
         pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
     assert [t for _, t in targets] == [6.0, 5.0, 4.85, 4.35, 3.85, 3.35, 2.85, 2.35]
     assert len(measured) == 3 and len(set(measured)) == 3
+    # the DP unit cannot meet a tightened target: the octet's error, naming that target; and
+    # a DP unit that cannot meet the clock itself: its error
+    tiers[:] = [(4.9, ("products",))]
+
+    def no_dp_below(name, params, **kw):
+        if kw["clock_ns"] <= 4.9:
+            raise PlanError(f"{name}: no set meets {kw['clock_ns']:g} ns")
+        return fake_plan(name, params, **kw)
+    monkeypatch.setattr(pl, "plan", lambda name, params=None, **kw: (
+        no_dp_below(name, params, **kw) if name == "dp4" else real(name, params, **kw)))
+    with pytest.raises(PlanError, match=r"own logic \(dp4 has no set meeting the tightened "
+                                        r"4 ns\): the fastest of the 1 octet_dense designs "
+                                        r"measured, cuts=dp.products, takes 6.900 ns"):
+        pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0)
+    with pytest.raises(PlanError, match=r"octet_dense: its dp4 units cannot meet 4 ns: dp4: "
+                                        r"no set meets 4 ns"):
+        pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=4.0)

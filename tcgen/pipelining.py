@@ -273,6 +273,7 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
     sub_name, sub_params, role = params.plan_via()
     rounds, designs = [], []
     target, whole = clock_ns, {}              # the whole unit's designs by cuts
+    unreached = None
     for _ in range(2 * VIA_ROUNDS):
         if len(whole) >= VIA_ROUNDS or target <= 0:
             break
@@ -280,9 +281,11 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
             sp = plan(sub_name, sub_params, liberty=lib, clock_ns=target, cache=cache,
                       max_designs=max_designs)
         except PlanError as e:
-            raise PlanError(f"{unit.name}: its {sub_name} units planned for {target:g} ns "
-                            f"(the clock {clock_ns:g} ns less the {unit.name}'s overhead "
-                            f"measured so far): {e}") from None
+            if whole:                         # the tightened target is out of reach
+                unreached = target
+                break
+            raise PlanError(f"{unit.name}: its {sub_name} units cannot meet {target:g} ns: "
+                            f"{e}") from None
         designs += [dict(d, unit=sub_name) for d in sp.designs]
         chosen = params.with_cuts(f"{role}.{n}" for n in sp.cuts)
         rec = whole.get(chosen.cuts)
@@ -311,9 +314,11 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
         # tighter by the miss, from what the sub-unit achieved (it may beat its target)
         target = round(min(target, sp.crit_path_ns) - (rec["crit_path_ns"] - clock_ns), 3)
     rec = min(whole.values(), key=lambda d: d["crit_path_ns"])
+    why = "" if unreached is None else \
+        f" ({sub_name} has no set meeting the tightened {unreached:g} ns)"
     raise PlanError(f"{unit.name}: no set of its {sub_name} units' cut points meets "
-                    f"{clock_ns:g} ns on {lib.name} around the {unit.name}'s own logic: the "
-                    f"fastest of the {len(whole)} {unit.name} designs measured, "
+                    f"{clock_ns:g} ns on {lib.name} around the {unit.name}'s own logic{why}: "
+                    f"the fastest of the {len(whole)} {unit.name} designs measured, "
                     f"cuts={rec['cuts'] or '(none)'}, takes {rec['crit_path_ns']:.3f} ns")
 
 
