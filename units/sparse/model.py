@@ -723,8 +723,9 @@ def cycle_timing(mode: str, pingpong: bool, *, L: int = 16, K: int = 4, fill_bw:
     1)·max(0, Lt + 1 − pass) cycles (pass = ⌈16/dps⌉; K <= 4: unchanged); and the result is
     valid Lt cycles after the last issue.  Lt = 0 is the paper's combinational DP.
 
-    Returns {"cycles", "sets", "prologue", "load", "compute", "busy" (sets·compute: DP-busy
-    cycles), "utilisation" (busy / cycles), "macs" (dense-equivalent: 16·L·16)}."""
+    Returns {"cycles", "sets", "prologue", "load", "compute", "busy" (sets·compute: the
+    EXEC cycles, with dp_latency > 0 the passes' waits included), "utilisation" (busy /
+    cycles), "macs" (dense-equivalent: 16·L·16)}."""
     if mode not in OCTET_MODES:
         raise ValueError(f"cycle_timing: mode must be one of {', '.join(OCTET_MODES)}, got "
                          f"{mode!r}")

@@ -348,8 +348,8 @@ class OctetSparse(wiring.Component):
             load_last.eq(load & (lk == K - 1)),
             decode.eq(off_full & (~sel_full | load_last)),
             fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
-            comp.eq(bfull.bit_select(rb, 1) & _exec_may_issue(m, p, self.res, out_valid, wback,
-                                                              cs, cc, cp)),
+            comp.eq(bfull.bit_select(rb, 1) & _exec_may_issue(p, self.res, out_valid, wback, cs,
+                                                              cc, cp)),
             comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
             self.op.ready.eq(comp_last & _last_set(cs, kmode)),
         ]
@@ -480,9 +480,8 @@ class OctetSparseBS(wiring.Component):
         kmode = pl.kmode if p.split else None
         wback = _WriteBack(m, p.latency, comp, comp_last & _last_set(cs, kmode), cs=cs, cc=cc)
         m.d.comb += [
-            comp.eq(sel_full & b_ready & self.op.valid & _exec_may_issue(m, p, self.res,
-                                                                         out_valid, wback, cs, cc,
-                                                                         cp)),
+            comp.eq(sel_full & b_ready & self.op.valid
+                    & _exec_may_issue(p, self.res, out_valid, wback, cs, cc, cp)),
             comp_last.eq(comp & (cc == 1) & (cp == P - 1)),
             decode.eq(off_full & (~sel_full | comp_last)),
             fetch.eq(self.op.valid & ~fetched_all & (~off_full | decode)),
@@ -579,7 +578,7 @@ class WarpMma(wiring.Component):
         return m
 
 
-def _exec_may_issue(m: Module, p, res, out_valid, wb, cs, cc, cp):
+def _exec_may_issue(p, res, out_valid, wb, cs, cc, cp):
     """The sparse octets' EXEC may issue: no result waiting to be taken (and, pipelined, none
     draining), and no pass j > 0 reading a D cell whose pass j − 1 is still in flight (issued
     2 cycles before: a wait only from a DP latency of 2)."""
