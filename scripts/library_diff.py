@@ -14,15 +14,29 @@ that moved by more than ``--threshold`` (relative) is listed with both versions.
 claims ledger (``reports/claims.md``) every claim whose measured figure ("ours") or verdict
 changed is listed with both.  Points and claims present in one version only are counted.
 
+``--designs``: for every sweep whose results were *not* measured again (its CSV is the old
+one), each point of its spec (``studies/<sweep>.toml``) is built at both revisions -- the old
+one from a temporary ``git worktree`` of ``REV`` -- and compared: its Verilog (comment lines
+aside), its ops per cycle and, for ``sim`` activity, its workload's stimulus.  A point equal in
+all three is the same measurement under both libraries (same tools, same flow), so its old
+figures stand; a point that differs is listed as one to measure again.
+
 Bad arguments (an unknown revision, a missing folder) are one line on stderr and exit 2.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
+import json
+import os
+import pickle
+import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,12 +116,154 @@ def claim_moves(old_text: str, new_text: str) -> dict:
             "only_new": sorted(new.keys() - old.keys()), "moved": moved}
 
 
+# -- --designs: is a point the same design under both revisions? -----------------------------
+def _spec_points(spec_path: Path) -> list[dict]:
+    """The distinct designs of a sweep spec: unit, params, named workload and, for ``sim``
+    activity, the stimulus' seed and cycles, with the labels of the points that use each."""
+    from tcgen.sweep.spec import load
+    designs: dict[str, dict] = {}
+    for p in load(spec_path).points:
+        sim = ([p.activity.seed, p.activity.cycles] if p.activity.mode == "sim" else None)
+        d = {"unit": p.unit, "params": p.params_dict, "workload": p.workload, "sim": sim}
+        k = json.dumps(d, sort_keys=True, default=str)
+        designs.setdefault(k, {**d, "labels": []})["labels"].append(p.label)
+    return list(designs.values())
+
+
+def _fingerprint(items: list[dict]) -> list[dict]:
+    """Run in the revision's own Python path: for each design its Verilog's sha256 (comment
+    lines dropped: the header names every parameter, including ones an older version lacks),
+    ops per cycle and stimulus sha256, or the error that stopped it.  Parameters the revision
+    does not know are dropped (it has no such choice); the dropped names are returned."""
+    import numpy as np
+    import tcgen
+    from tcgen.generate import unit_params, verilog
+    from tcgen.registry import get_unit
+    out = []
+    for it in items:
+        try:
+            unit = get_unit(it["unit"])
+            known = unit.params().as_dict()
+            dropped = sorted(k for k in it["params"] if k not in known)
+            params = unit_params(unit, {k: v for k, v in it["params"].items() if k in known})
+            text = verilog(unit.name, params)
+            body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("//"))
+            named = unit.named_workload(it["workload"], params) if it["workload"] else None
+            ops = unit.ops_per_cycle if named is None or named.ops_per_cycle is None \
+                else named.ops_per_cycle
+            stim = None
+            if it["sim"] is not None:
+                seed, cycles = it["sim"]
+                stimulus = unit.workload if named is None else named.stimulus
+                stim = hashlib.sha256(pickle.dumps(
+                    stimulus(params, np.random.default_rng(seed), cycles), protocol=4)
+                ).hexdigest()
+            out.append({"verilog": hashlib.sha256(body.encode()).hexdigest(),
+                        "ops": float(ops(params)), "stimulus": stim, "dropped": dropped})
+        except Exception as e:        # reported per design: the other revision may lack it
+            out.append({"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
+        print(f"[designs] {it['unit']} done", file=sys.stderr, flush=True)
+    return {"root": str(Path(tcgen.__file__).resolve().parent.parent), "designs": out}
+
+
+def _run_fingerprint(items: list[dict], pythonpath: str | None) -> list[dict]:
+    """:func:`_fingerprint` in a fresh interpreter importing tcgen from ``pythonpath`` (None:
+    the installed one, this tree); an import from anywhere else is an error, not a result."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    r = subprocess.run([sys.executable, __file__, "--fingerprint"], input=json.dumps(items),
+                       capture_output=True, text=True, env=env, cwd=pythonpath or ROOT)
+    if r.returncode != 0:
+        raise RuntimeError(f"fingerprint run failed:\n{r.stderr[-3000:]}")
+    res = json.loads(r.stdout)
+    want = Path(pythonpath).resolve() if pythonpath is not None else ROOT
+    if Path(res["root"]) != want:
+        raise RuntimeError(f"fingerprint run imported tcgen from {res['root']}, not {want}")
+    return res["designs"]
+
+
+def _worktree(base: str) -> Path:
+    """A detached worktree of ``base`` importable as tcgen: the package folders that
+    pyproject's package-dir maps into tcgen (hw/, synth/, units/) linked into its tcgen/."""
+    folder = Path(tempfile.mkdtemp(prefix="tcgen-base-"))
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(folder), base], cwd=ROOT,
+                   check=True, capture_output=True)
+    mapping = tomllib.loads((folder / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"]
+    for pkg, src in mapping.items():
+        parts = pkg.split(".")
+        if len(parts) == 2 and parts[0] == "tcgen" and src != "tcgen":
+            link = folder / "tcgen" / parts[1]
+            if not link.exists():
+                link.symlink_to(Path("..") / src)
+    return folder
+
+
+def design_identity(base: str, names: list[str]) -> dict[str, list[dict]]:
+    """For each sweep in ``names`` (with a spec in studies/): its designs, each with its
+    fingerprints at ``base`` and in this tree and a verdict: ``same``, or what differs."""
+    per: dict[str, list[dict]] = {}
+    for name in names:
+        spec = ROOT / "studies" / f"{name}.toml"
+        if spec.is_file():
+            per[name] = _spec_points(spec)
+    items = [d for ds in per.values() for d in ds]
+    if not items:
+        return per
+    new = _run_fingerprint(items, None)
+    folder = _worktree(base)
+    try:
+        old = _run_fingerprint(items, str(folder))
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT,
+                       capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    for d, a, b in zip(items, old, new):
+        d["old"], d["new"] = a, b
+        if "error" in a or "error" in b:
+            d["verdict"] = "not built: " + "; ".join(
+                f"{w} {x['error']}" for w, x in (("old", a), ("new", b)) if "error" in x)
+            continue
+        diff = [k for k in ("verilog", "ops", "stimulus") if a[k] != b[k]]
+        d["verdict"] = "same" if not diff else "differs: " + ", ".join(diff)
+    return per
+
+
+def render_designs(per: dict[str, list[dict]]) -> list[str]:
+    out = ["", "## Sweeps not re-run: are their points the same designs?", "",
+           "Each sweep whose results are the old file, its spec's points built at both "
+           "revisions (`--designs`): Verilog (comments aside), ops per cycle and, for `sim` "
+           "activity, the workload's stimulus.  *Same* in all three is the same measurement "
+           "under both libraries (same tools and flow): the old figures stand.", "",
+           "| sweep | designs | same | differ (to measure again) | not built |",
+           "|---|---:|---:|---:|---:|"]
+    for name, ds in per.items():
+        same = sum(d["verdict"] == "same" for d in ds)
+        differ = sum(d["verdict"].startswith("differs") for d in ds)
+        out.append(f"| {name} | {len(ds)} | {same} | {differ} | {len(ds) - same - differ} |")
+    for name, ds in per.items():
+        bad = [d for d in ds if d["verdict"] != "same"]
+        if not bad:
+            continue
+        out += ["", f"### {name}: designs that differ", "", "| unit | params | points | what "
+                "differs |", "|---|---|---:|---|"]
+        for d in bad:
+            params = " ".join(f"{k}={v}" for k, v in sorted(d["params"].items()))
+            labels = sorted(set(d["labels"]))
+            shown = "; ".join(labels[:3]) + (f" (+{len(labels) - 3})" if len(labels) > 3
+                                             else "")
+            out.append(f"| {d['unit']} | {params} | {len(d['labels'])}: {shown} | "
+                       f"{d['verdict']} |")
+    return out
+
+
 def _v(x: float) -> str:
     return f"{x:,.4g}"
 
 
 def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: float,
-           cmd: str) -> str:
+           cmd: str, designs: dict | None = None) -> str:
     out = ["# What moved with the issue-17 library", "",
            f"Regenerate: `{cmd}`.  Old: the reports at `{base}` ({rev}); new: the reports of "
            "this tree.  A value is listed when it moved by more than "
@@ -146,16 +302,26 @@ def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: fl
                        f"{_v(m['new'])} | {m['new'] / m['old']:.3f} |" if m["old"] else
                        f"| {label} | {lib} | {clk} | {act} | {col} | {_v(m['old'])} | "
                        f"{_v(m['new'])} | – |")
+    if designs is not None:
+        out += render_designs(designs)
     return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
+    if argv is None and sys.argv[1:] == ["--fingerprint"]:      # the per-revision worker
+        json.dump(_fingerprint(json.load(sys.stdin)), sys.stdout)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, help="git revision of the old reports")
     ap.add_argument("--reports", default="reports", help="the reports folder (in the tree)")
     ap.add_argument("--threshold", type=float, default=0.01,
                     help="relative change below which a value counts as unmoved")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "library_v2.md")
+    ap.add_argument("--designs", action="store_true",
+                    help="build the points of every sweep not re-run at both revisions and "
+                         "say which are the same design")
+    ap.add_argument("--sweeps", default=None,
+                    help="with --designs: only these sweeps (comma-separated names)")
     args = ap.parse_args(argv)
     try:
         r = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT,
@@ -166,6 +332,15 @@ def main(argv=None) -> int:
         folder = ROOT / args.reports
         if not folder.is_dir():
             raise UsageError(f"library_diff: {folder} is not a folder")
+        only = None
+        if args.sweeps is not None:
+            if not args.designs:
+                raise UsageError("library_diff: --sweeps goes with --designs")
+            only = [n for n in args.sweeps.split(",") if n]
+            missing = [n for n in only if not (ROOT / "studies" / f"{n}.toml").is_file()]
+            if not only or missing:
+                raise UsageError(f"library_diff: --sweeps: no spec studies/<name>.toml for "
+                                 f"{', '.join(missing) or 'an empty list'}")
         if not 0 <= args.threshold < 1:
             raise UsageError(f"library_diff: --threshold must be in [0, 1), got "
                              f"{args.threshold}")
@@ -182,9 +357,13 @@ def main(argv=None) -> int:
     new_claims = folder / "claims.md"
     claims = (claim_moves(old_claims, new_claims.read_text())
               if old_claims is not None and new_claims.is_file() else None)
+    designs = (design_identity(args.base, [n for n, s in sweeps.items() if not s["rerun"]
+                                           and (only is None or n in only)])
+               if args.designs else None)
     cmd = (f".venv/bin/python scripts/library_diff.py --base {args.base} --threshold "
-           f"{args.threshold:g}")
-    text = render(args.base, rev, sweeps, claims, args.threshold, cmd)
+           f"{args.threshold:g}" + (" --designs" if args.designs else "")
+           + (f" --sweeps {','.join(only)}" if only else ""))
+    text = render(args.base, rev, sweeps, claims, args.threshold, cmd, designs)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(text)
     tmp.replace(args.out)

@@ -37,3 +37,28 @@ def test_the_reports_against_themselves_move_nothing(tmp_path):
             assert "**no**" in cells[1] and cells[3] == "0", cells
     if "reports/claims.md" not in dirty:
         assert "moved (figure or verdict)" in text and ", 0 moved" in text
+
+
+def test_designs_of_a_sweep_against_its_own_revision_are_the_same(tmp_path):
+    """--designs builds a sweep's points in a worktree of the base revision and in this tree:
+    against HEAD every design is the same (fingerprints are deterministic, the worktree
+    imports its own tcgen -- the script refuses a run that imported another)."""
+    out = tmp_path / "d.md"
+    r = subprocess.run([*SCRIPT, "--base", "HEAD", "--designs", "--sweeps", "bounds",
+                        "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [ln.strip("| ").split(" | ") for ln in out.read_text().splitlines()
+            if ln.startswith("| bounds | ") and "re-run" not in ln and "**no**" not in ln]
+    dirty = subprocess.run(["git", "status", "--porcelain", "reports"], capture_output=True,
+                           text=True, cwd=ROOT).stdout
+    if "reports/bounds." in dirty:
+        assert rows == []                        # re-run in this tree: not compared
+    else:                                        # fp_mul and fp_add, vectorless and sim
+        assert rows == [["bounds", "4", "4", "0", "0"]], rows
+
+
+def test_sweeps_without_designs_is_a_usage_error(tmp_path):
+    r = subprocess.run([*SCRIPT, "--base", "HEAD", "--sweeps", "bounds", "--out",
+                        str(tmp_path / "d.md")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--designs" in r.stderr and not (tmp_path / "d.md").exists()
