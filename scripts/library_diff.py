@@ -117,14 +117,34 @@ def claim_moves(old_text: str, new_text: str) -> dict:
 
 
 # -- --designs: is a point the same design under both revisions? -----------------------------
+def _explicit(raw: dict) -> dict[str, set]:
+    """Per group name, the parameters its spec sets (params, grid, zip, points).  Only those
+    are given to either revision: the rest are each revision's own defaults -- passing this
+    tree's resolved defaults to the old one would build the new design there."""
+    out: dict[str, set] = {}
+    for g in raw.get("group", []):
+        if g.get("unit") == "*":
+            continue                       # every unit at its defaults: nothing set
+        keys = set(g.get("params", {})) | set(g.get("grid", {})) | set(g.get("zip", {}))
+        for pt in g.get("points", []):
+            keys |= set(pt)
+        out[g.get("name", g.get("unit"))] = keys
+    return out
+
+
 def _spec_points(spec_path: Path) -> list[dict]:
-    """The distinct designs of a sweep spec: unit, params, named workload and, for ``sim``
-    activity, the stimulus' seed and cycles, with the labels of the points that use each."""
+    """The distinct designs of a sweep spec: unit, the params its spec sets, named workload
+    and, for ``sim`` activity, the stimulus' seed and cycles, with the labels of the points
+    that use each."""
     from tcgen.sweep.spec import load
+    spec = load(spec_path)
+    explicit = _explicit(spec.raw)
     designs: dict[str, dict] = {}
-    for p in load(spec_path).points:
+    for p in spec.points:
         sim = ([p.activity.seed, p.activity.cycles] if p.activity.mode == "sim" else None)
-        d = {"unit": p.unit, "params": p.params_dict, "workload": p.workload, "sim": sim}
+        keys = explicit.get(p.group, set())
+        params = {k: v for k, v in p.params_dict.items() if k in keys}
+        d = {"unit": p.unit, "params": params, "workload": p.workload, "sim": sim}
         k = json.dumps(d, sort_keys=True, default=str)
         designs.setdefault(k, {**d, "labels": []})["labels"].append(p.label)
     return list(designs.values())
@@ -133,8 +153,8 @@ def _spec_points(spec_path: Path) -> list[dict]:
 def _fingerprint(items: list[dict]) -> list[dict]:
     """Run in the revision's own Python path: for each design its Verilog's sha256 (comment
     lines dropped: the header names every parameter, including ones an older version lacks),
-    ops per cycle and stimulus sha256, or the error that stopped it.  Parameters the revision
-    does not know are dropped (it has no such choice); the dropped names are returned."""
+    ops per cycle and stimulus sha256, or the error that stopped it (a parameter the revision
+    does not have, say)."""
     import numpy as np
     import tcgen
     from tcgen.generate import unit_params, verilog
@@ -143,9 +163,7 @@ def _fingerprint(items: list[dict]) -> list[dict]:
     for it in items:
         try:
             unit = get_unit(it["unit"])
-            known = unit.params().as_dict()
-            dropped = sorted(k for k in it["params"] if k not in known)
-            params = unit_params(unit, {k: v for k, v in it["params"].items() if k in known})
+            params = unit_params(unit, it["params"])
             text = verilog(unit.name, params)
             body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("//"))
             named = unit.named_workload(it["workload"], params) if it["workload"] else None
@@ -159,7 +177,7 @@ def _fingerprint(items: list[dict]) -> list[dict]:
                     stimulus(params, np.random.default_rng(seed), cycles), protocol=4)
                 ).hexdigest()
             out.append({"verilog": hashlib.sha256(body.encode()).hexdigest(),
-                        "ops": float(ops(params)), "stimulus": stim, "dropped": dropped})
+                        "ops": float(ops(params)), "stimulus": stim})
         except Exception as e:        # reported per design: the other revision may lack it
             out.append({"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"})
         print(f"[designs] {it['unit']} done", file=sys.stderr, flush=True)
