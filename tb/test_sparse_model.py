@@ -768,6 +768,29 @@ def test_cycle_model_dp_latency():
             sm.bstationary_timing(dp_latency=bad)
 
 
+def test_ops_per_cycle_follow_the_dp_latency():
+    """The families' throughput (ops per cycle, behind every sweep's perf columns) is the
+    cycle model's at the octet's DP latency: a pipelined octet's requests take Lt cycles more
+    (and more with the accumulation waits), so it does fewer MACs per cycle back to back."""
+    from tcgen.registry import get_unit
+    for name, macs in (("octet_dense", 1024), ("warp_mma", 4096)):
+        unit = get_unit(name)
+        for cuts, lt in (("", 0), ("dp.products", 1), ("dp.products+dp.level0+dp.level1", 3)):
+            p = unit.params(cuts=cuts)
+            assert p.latency == lt
+            assert unit.ops_per_cycle(p) == macs / sm.cycle_model("dense", False, dp_latency=lt)
+    dense = get_unit("octet_dense")
+    assert dense.ops_per_cycle(dense.params(cuts="dp.products")) == 1024 / 41
+    sparse = get_unit("octet_sparse")
+    p = sparse.params(cuts="dp.products+dp.level0")
+    assert sparse.ops_per_cycle(p) == 4 * 16 * 16 / sm.cycle_model("sparse", True, dp_latency=2)
+    bs = get_unit("octet_sparse_bs")
+    for lt, cuts in ((0, ""), (2, "dp.products+dp.level0")):
+        t = sm.bstationary_timing(dp_latency=lt)
+        assert bs.ops_per_cycle(bs.params(cuts=cuts)) == 4 * 16 * 16 * 4 / (
+            t["first"] + 3 * t["reused"])
+
+
 def test_split_cycles_and_errors():
     """The split cycle model: packed sets (4/k rows of k slots); the feed-bound octet gains at
     k = 1 only, the B-stationary octet at every k < 4; K must divide the DP width."""

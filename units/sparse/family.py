@@ -125,7 +125,8 @@ OCTET_DENSE = UnitSpec(
     summary="dense Volta-style octet (baseline): 8 DP-4s, A/B/C buffers, STEP0-3 sets, "
             "16x16x16 WMMA share in 40 cycles (34 ping-pong), streams",
     params=OctetDenseParams, build=OctetDense, model=_dense_model,
-    ops_per_cycle=lambda p: 8 * 16 * 8 / model.cycle_model("dense", p.pingpong),
+    ops_per_cycle=lambda p: 8 * 16 * 8 / model.cycle_model("dense", p.pingpong,
+                                                           dp_latency=p.latency),
     ops_unit="MAC", workload=_stream_workload(random_dense_requests),
     workloads=DENSE_WORKLOADS)
 
@@ -218,9 +219,10 @@ def _kmodes(p, kmodes):
 
 def _sparse_ops(p, kmodes=None) -> float:
     """Dense-equivalent MACs per cycle (R·L·16 per SWMMA) back to back, the requests' kmodes
-    in turn."""
+    in turn; with pipelined DP units (``cuts=dp.*``) at the cycle model's ``dp_latency``."""
     ks = [p.kmodes[km] for km in _kmodes(p, kmodes)]
-    cycles = [model.cycle_model("sparse", p.pingpong, L=p.L, K=k, split=p.split) for k in ks]
+    cycles = [model.cycle_model("sparse", p.pingpong, L=p.L, K=k, split=p.split,
+                                dp_latency=p.latency) for k in ks]
     return p.ROWS * p.L * 16 / (sum(cycles) / len(cycles))
 
 
@@ -256,7 +258,8 @@ WARP_MMA = UnitSpec(
     summary="warp wrapper, dense: 4 octets (2 TCs), worktuple i = octet i -> one 8x8 D tile; "
             "a full 16x16x16 WMMA in 40 cycles (34 ping-pong)",
     params=WarpMmaParams, build=WarpMma, model=_dense_model,
-    ops_per_cycle=lambda p: 16 * 16 * 16 / model.cycle_model("dense", p.pingpong),
+    ops_per_cycle=lambda p: 16 * 16 * 16 / model.cycle_model("dense", p.pingpong,
+                                                              dp_latency=p.latency),
     ops_unit="MAC", workload=_stream_workload(random_dense_requests),
     workloads=DENSE_WORKLOADS)
 
@@ -320,7 +323,8 @@ def _bstat_ops(reuse: int):
     def ops(p, kmodes=None):
         kms = _kmodes(p, kmodes)
         period = reuse * len(kms) // np.gcd(reuse, len(kms))
-        t = {km: model.bstationary_timing(p.L, p.kmodes[km], reuse, split=p.split)
+        t = {km: model.bstationary_timing(p.L, p.kmodes[km], reuse, split=p.split,
+                                          dp_latency=p.latency)
              for km in set(kms)}
         cycles = sum(t[kms[i % len(kms)]]["reused" if i % reuse else "first"]
                      for i in range(period))
