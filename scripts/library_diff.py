@@ -268,6 +268,10 @@ def render_designs(per: dict[str, list[dict]]) -> list[str]:
                 "differs |", "|---|---|---:|---|"]
         for d in bad:
             params = " ".join(f"{k}={v}" for k, v in sorted(d["params"].items()))
+            if d["workload"]:
+                params += f" (workload {d['workload']})"
+            if d["sim"] is not None:
+                params += f" (sim workload, seed {d['sim'][0]}, {d['sim'][1]} cycles)"
             labels = sorted(set(d["labels"]))
             shown = "; ".join(labels[:3]) + (f" (+{len(labels) - 3})" if len(labels) > 3
                                              else "")
