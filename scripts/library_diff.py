@@ -407,8 +407,8 @@ def main(argv=None) -> int:
             raise UsageError(f"library_diff: {folder} is not a folder")
         only = None
         if (args.sweeps is not None or args.no_cache) and not args.designs:
-            raise UsageError(f"library_diff: {'--sweeps' if args.sweeps is not None else '--no-cache'}"
-                             " goes with --designs")
+            flag = "--sweeps" if args.sweeps is not None else "--no-cache"
+            raise UsageError(f"library_diff: {flag} goes with --designs")
         if args.sweeps is not None:
             only = [n for n in args.sweeps.split(",") if n]
             missing = [n for n in only if not (ROOT / "studies" / f"{n}.toml").is_file()]
