@@ -15,8 +15,9 @@ claims ledger (``reports/claims.md``) every claim whose measured figure ("ours")
 changed is listed with both.  Points and claims present in one version only are counted.
 
 ``--designs``: for every sweep whose results were *not* measured again (its CSV is the old
-one), each point of its spec (``studies/<sweep>.toml``) is built at both revisions -- the old
-one from a temporary ``git worktree`` of ``REV`` -- and compared: its Verilog (comment lines
+one), each point of its spec (``studies/<sweep>.toml``) is built at two revisions -- the one
+that measured its old figures (the last commit of its CSV as of ``REV``), from a temporary
+``git worktree``, and this tree -- and compared: its Verilog (comment lines
 aside), its ops per cycle and, for ``sim`` activity, its workload's stimulus.  A point equal in
 all three is the same measurement under both libraries (same tools, same flow), so its old
 figures stand; a point that differs is listed as one to measure again.  Fingerprints are kept
@@ -267,25 +268,44 @@ def _worktree(base: str) -> Path:
     return folder
 
 
-def design_identity(base: str, names: list[str], cache: bool = True) -> dict[str, list[dict]]:
+def _measured_at(base: str, reports: str, name: str) -> str | None:
+    """The revision whose commit last wrote ``reports/<name>.csv`` as of ``base``: the code
+    its figures were measured with (not ``base`` itself, which may be later)."""
+    r = subprocess.run(["git", "log", "-1", "--format=%h", base, "--",
+                        f"{reports}/{name}.csv"], cwd=ROOT, capture_output=True, text=True)
+    return r.stdout.strip() or None
+
+
+def design_identity(base: str, names: list[str], cache: bool = True,
+                    reports: str = "reports") -> dict[str, list[dict]]:
     """For each sweep in ``names`` (with a spec in studies/): its designs, each with its
-    fingerprints at ``base`` and in this tree and a verdict: ``same``, or what differs."""
+    fingerprints at the revision that measured the sweep's old figures (the last commit of its
+    CSV as of ``base``) and in this tree, and a verdict: ``same``, or what differs."""
     per: dict[str, list[dict]] = {}
     for name in names:
         spec = ROOT / "studies" / f"{name}.toml"
-        if spec.is_file():
+        rev = _measured_at(base, reports, name)
+        if spec.is_file() and rev:
             per[name] = _spec_points(spec)
+            for d in per[name]:
+                d["rev"] = rev
     items = [d for ds in per.values() for d in ds]
     if not items:
         return per
-    new = _run_fingerprint(items, None, cache)
-    folder = _worktree(base)
-    try:
-        old = _run_fingerprint(items, str(folder), cache)
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT,
-                       capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
+    strip = [{k: v for k, v in d.items() if k != "rev"} for d in items]
+    new = _run_fingerprint(strip, None, cache)
+    old: list[dict | None] = [None] * len(items)
+    for rev in sorted({d["rev"] for d in items}):
+        idx = [i for i, d in enumerate(items) if d["rev"] == rev]
+        folder = _worktree(rev)
+        try:
+            for i, fp in zip(idx, _run_fingerprint([strip[i] for i in idx], str(folder),
+                                                   cache)):
+                old[i] = fp
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=ROOT,
+                           capture_output=True)
+            shutil.rmtree(folder, ignore_errors=True)
     for d, a, b in zip(items, old, new):
         d["old"], d["new"] = a, b
         if "error" in a or "error" in b:
@@ -299,16 +319,17 @@ def design_identity(base: str, names: list[str], cache: bool = True) -> dict[str
 
 def render_designs(per: dict[str, list[dict]]) -> list[str]:
     out = ["", "## Sweeps not re-run: are their points the same designs?", "",
-           "Each sweep whose results are the old file, its spec's points built at both "
-           "revisions (`--designs`): Verilog (comments aside), ops per cycle and, for `sim` "
+           "Each sweep whose results are the old file, its spec's points built at the "
+           "revision that measured them (its CSV's last commit) and in this tree (`--designs`): Verilog (comments aside), ops per cycle and, for `sim` "
            "activity, the workload's stimulus.  *Same* in all three is the same measurement "
            "under both libraries (same tools and flow): the old figures stand.", "",
-           "| sweep | designs | same | differ (to measure again) | not built |",
-           "|---|---:|---:|---:|---:|"]
+           "| sweep | measured at | designs | same | differ (to measure again) | not built |",
+           "|---|---|---:|---:|---:|---:|"]
     for name, ds in per.items():
         same = sum(d["verdict"] == "same" for d in ds)
         differ = sum(d["verdict"].startswith("differs") for d in ds)
-        out.append(f"| {name} | {len(ds)} | {same} | {differ} | {len(ds) - same - differ} |")
+        out.append(f"| {name} | {ds[0]['rev'] if ds else '-'} | {len(ds)} | {same} | {differ} | "
+                   f"{len(ds) - same - differ} |")
     for name, ds in per.items():
         bad = [d for d in ds if d["verdict"] != "same"]
         if not bad:
@@ -433,7 +454,7 @@ def main(argv=None) -> int:
               if old_claims is not None and new_claims.is_file() else None)
     designs = (design_identity(args.base, [n for n, s in sweeps.items() if not s["rerun"]
                                            and (only is None or n in only)],
-                               cache=not args.no_cache)
+                               cache=not args.no_cache, reports=args.reports)
                if args.designs else None)
     cmd = (f".venv/bin/python scripts/library_diff.py --base {args.base} --threshold "
            f"{args.threshold:g}" + (" --designs" if args.designs else "")

@@ -54,7 +54,7 @@ def test_designs_of_a_sweep_against_its_own_revision_are_the_same(tmp_path):
     if "reports/bounds." in dirty:
         assert rows == []                        # re-run in this tree: not compared
     else:                                        # fp_mul and fp_add, vectorless and sim
-        assert rows == [["bounds", "4", "4", "0", "0"]], rows
+        assert len(rows) == 1 and rows[0][2:] == ["4", "4", "0", "0"], rows
 
 
 def test_sweeps_without_designs_is_a_usage_error(tmp_path):
