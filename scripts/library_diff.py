@@ -159,8 +159,15 @@ def _fingerprint(items: list[dict]) -> list[dict]:
     does not have, say)."""
     import numpy as np
     import tcgen
-    from tcgen.generate import unit_params, verilog
+    from tcgen.generate import verilog
     from tcgen.registry import get_unit
+    try:
+        from tcgen.generate import unit_params
+    except ImportError:                 # revisions before generate.unit_params (2026-11-24)
+        def unit_params(unit, params):
+            text = {k: ("true" if v is True else "false" if v is False else str(v))
+                    for k, v in params.items()}
+            return unit.make_params(text)
     out = []
     for it in items:
         try:
