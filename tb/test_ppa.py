@@ -477,6 +477,32 @@ def test_sweep_synthesis_axis():
         parse({"sweep": {"name": "s", "synthesis": "deep"}, "group": [{"unit": "lzc"}]})
 
 
+def test_sweep_synthesis_auto_follows_the_size_estimate():
+    """``synthesis = "auto"``: flat at or under AUTO_FLAT_MAX_CELLS estimated cells, for a unit
+    with no estimate (library blocks) and for sim activity; hierarchical above.  ``["flat",
+    "auto"]`` on a small unit is one point, not a duplicate."""
+    from tcgen.generate import estimate
+    from tcgen.sweep.spec import AUTO_FLAT_MAX_CELLS, parse
+    groups = [{"unit": "int_dequant"}, {"unit": "lzc"}, {"unit": "octet_dense"},
+              {"name": "big_dp", "unit": "mac_dp4_array", "grid": {"n": [1, 64]}}]
+    spec = parse({"sweep": {"name": "s", "synthesis": "auto"}, "group": groups})
+    got = {(p.group, p.params_dict.get("n")): p.synthesis for p in spec.points}
+    for p in spec.points:
+        cells = estimate(p.unit, get_unit(p.unit).make_params(
+            {k: str(v) for k, v in p.params_dict.items()}), ports=False).cells
+        want = "flat" if cells is None or cells <= AUTO_FLAT_MAX_CELLS else "hierarchical"
+        assert p.synthesis == want, (p.label, cells)
+    assert got[("int_dequant", None)] == got[("lzc", None)] == got[("big_dp", 1)] == "flat"
+    assert got[("octet_dense", None)] == got[("big_dp", 64)] == "hierarchical"
+    spec = parse({"sweep": {"name": "s", "synthesis": ["flat", "auto"]},
+                  "group": [{"unit": "int_dequant"}, {"unit": "octet_dense"}]})
+    assert [(p.unit, p.synthesis) for p in spec.points] == [
+        ("int_dequant", "flat"), ("octet_dense", "flat"), ("octet_dense", "hierarchical")]
+    spec = parse({"sweep": {"name": "s", "synthesis": "auto", "activity": ["sim"]},
+                  "group": [{"unit": "octet_dense"}]})
+    assert [p.synthesis for p in spec.points] == ["flat"]
+
+
 def test_synthesis_key_ignores_non_synthesis_sources():
     """Netlists are keyed by the synthesis stage's sources only; results by the whole flow."""
     from tcgen.synth.ppa import flow_hash

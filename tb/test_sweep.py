@@ -564,6 +564,23 @@ def test_every_unit_group(tmp_path):
     assert [g.unit for g in s.groups] == [u.name for u in all_units()]
     with pytest.raises(SpecError, match="every unit at its defaults"):
         _spec("[sweep]\nname='all'\n[[group]]\nunit='*'\ngrid={n=[1]}\n", tmp_path)
+    # per-unit overrides: where = {unit = ...} sets that unit's flow options or skips it
+    ov = ("[[group.override]]\nwhere={unit='lzc'}\nsynthesis='hierarchical'\nclock_ns=5.0\n"
+          "[[group.override]]\nwhere={unit='fp_add'}\nskip=true\n")
+    s = _spec("[sweep]\nname='all'\n[[group]]\nunit='*'\n" + ov, tmp_path)
+    assert [g.unit for g in s.groups] == [u.name for u in all_units() if u.name != "fp_add"]
+    lzc = [p for p in s.points if p.unit == "lzc"]
+    assert [(p.synthesis, p.clock_ns) for p in lzc] == [("hierarchical", 5.0)]
+    assert {(p.synthesis, p.clock_ns) for p in s.points if p.unit != "lzc"} == {("flat", 10.0)}
+    for where, msg in (("{n=1}", "naming one registered unit"),
+                       ("{unit='nope'}", "nope"),
+                       ("{unit='lzc'}\nskip=1", "true or false")):
+        with pytest.raises(SpecError, match=msg):
+            _spec(f"[sweep]\nname='all'\n[[group]]\nunit='*'\n[[group.override]]\n"
+                  f"where={where}\n", tmp_path)
+    with pytest.raises(SpecError, match="two overrides"):
+        _spec("[sweep]\nname='all'\n[[group]]\nunit='*'\n" + ov.replace("fp_add", "lzc"),
+              tmp_path)
 
 
 # -- report templates --------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from tcgen.synth.tools import versions
 
 __all__ = ["today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header", "spread",
            "compute_min", "run_parallel", "write_report", "write_json", "EXPR_FUNCTIONS",
-           "evaluate_expr"]
+           "evaluate_expr", "estimate_ratios"]
 
 
 # -- header -------------------------------------------------------------------------------------
@@ -131,6 +131,41 @@ def compute_min(results: Iterable[dict]) -> float:
                 except (OSError, ValueError):
                     synth[meta.parent] = 0.0
     return (sum(seen.values()) + sum(synth.values())) / 60
+
+
+def estimate_ratios(results: Path, liberty: str = "osu018") -> dict[str, list[tuple[float, float]]]:
+    """How close the families' size estimates (``UnitSpec.estimate``: cells after *flat*
+    synthesis) come to the cells the flow measured: unit -> [(measured / estimated, measured
+    cells)] over the ok rows of ``liberty`` in the sweep results ``results/*.json``, each
+    configuration once.  Flat rows only: a hierarchical synthesis maps each submodule without
+    its constant inputs (``int_dequant``'s adder of two constants: 26 cells flat, 681
+    hierarchical), which is not what the estimate models (docs/robustness.md)."""
+    from tcgen.registry import get_unit
+    out: dict[str, list[tuple[float, float]]] = {}
+    seen = set()
+    for f in sorted(Path(results).glob("*.json")):
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+            continue
+        for row in data["rows"]:
+            cells = row.get("synth__cells__count")
+            if not cells or row.get("liberty") != liberty or row.get("status") != "ok" \
+                    or (row.get("synthesis") or "flat") != "flat":
+                continue
+            unit = get_unit(row["unit"])
+            if unit.estimate is None:
+                continue
+            names = [fl.name for fl in unit.params.fields()]
+            params = unit.params.from_dict({k: row[k] for k in names if k in row})
+            key = (unit.name, json.dumps(params.as_dict(), sort_keys=True))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.setdefault(unit.name, []).append((cells / unit.estimate_cells(params), cells))
+    return out
 
 
 # -- expressions (derived columns of a sweep, claims of the ledger) -------------------------------

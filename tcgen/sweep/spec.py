@@ -50,7 +50,7 @@ from typing import Any
 
 from tcgen.errors import UsageError
 from tcgen.hw.params import ParamError
-from tcgen.generate import check_size
+from tcgen.generate import check_size, estimate
 from tcgen.registry import get_unit
 from tcgen.study import EXPR_FUNCTIONS, evaluate_expr
 from tcgen.synth.ppa import ACTIVITIES, check_options
@@ -91,7 +91,13 @@ class Activity:
                     "" if self.simulator == "auto" else f"-{self.simulator}"))
 
 
-SYNTHESES = ("flat", "hierarchical")
+SYNTHESES = ("flat", "hierarchical", "auto")
+#: ``synthesis = "auto"``: a point whose unit's size estimate (``UnitSpec.estimate``, cells after
+#: flat synthesis) is at most this is synthesized flat, a larger one hierarchically; a point
+#: with no estimate (the library's blocks) or with ``sim`` activity is flat.  Flat is exact;
+#: hierarchy saves hours on the large datapaths but maps a submodule without its constant
+#: inputs (int_dequant at its defaults: 26 cells flat, 681 hierarchical; docs/sweep.md).
+AUTO_FLAT_MAX_CELLS = 50_000
 
 
 @dataclass(frozen=True)
@@ -293,15 +299,19 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     groups: list[Group] = []
     for gi, g in enumerate(groups_raw):
         if isinstance(g, dict) and g.get("unit") == "*":        # every registered unit
-            bad = sorted(set(g) & {"name", "label", "params", "grid", "zip", "points",
-                                   "override"})
+            bad = sorted(set(g) & {"name", "label", "params", "grid", "zip", "points"})
             if bad:
                 raise err(f"group[{gi}].{bad[0]}", "unit = \"*\" measures every unit at its "
-                          "defaults (no name, label, params, grid, zip, points, override)")
+                          "defaults (no name, label, params, grid, zip, points)")
             from tcgen.registry import all_units
+            per_unit = _unit_overrides(g, gi, err)
             for u in all_units():
-                groups.append(_group({**g, "unit": u.name}, gi, libs, clocks, acts, synths,
-                                     err))
+                ov = per_unit.get(u.name, {})
+                if ov.get("skip"):
+                    continue
+                gu = {k: v for k, v in g.items() if k != "override"}
+                gu.update({k: v for k, v in ov.items() if k != "skip"}, unit=u.name)
+                groups.append(_group(gu, gi, libs, clocks, acts, synths, err))
             continue
         groups.append(_group(g, gi, libs, clocks, acts, synths, err))
     names = [g.name for g in groups]
@@ -326,7 +336,11 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
             if skip:
                 continue
             label = _label(g, params, err)
-            for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p):
+            combos = dict.fromkeys(       # "auto" resolved; ["flat", "auto"] may meet twice
+                (lib, clk, act, _auto_synthesis(get_unit(g.unit), params, act)
+                 if syn == "auto" else syn)
+                for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p))
+            for lib, clk, act, syn in combos:
                 if syn == "hierarchical" and act.mode == "sim":
                     raise err(f"group {g.name}", f"point {label}: activity sim needs flat "
                               "synthesis (the gate-level simulation reads a flat netlist)")
@@ -478,8 +492,17 @@ def _clocks(v, key, err) -> tuple[float, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _auto_synthesis(unit, params: dict, act: Activity) -> str:
+    """What ``synthesis = "auto"`` is for one point (:data:`AUTO_FLAT_MAX_CELLS`)."""
+    if act.mode == "sim":
+        return "flat"
+    p = unit.make_params({k: _text(v) for k, v in params.items() if k != "workload"})
+    cells = estimate(unit, p, ports=False).cells
+    return "flat" if cells is None or cells <= AUTO_FLAT_MAX_CELLS else "hierarchical"
+
+
 def _syntheses(v, key, err) -> tuple[str, ...]:
-    """``flat`` and/or ``hierarchical`` (a name or a list of names)."""
+    """``flat``, ``hierarchical`` and/or ``auto`` (a name or a list of names)."""
     out = []
     for x in _listify(v):
         if x not in SYNTHESES:
@@ -662,6 +685,29 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
     for p in resolved:
         _label(grp, p, err)
     return grp
+
+
+def _unit_overrides(g: dict, gi: int, err) -> dict[str, dict]:
+    """A ``unit = "*"`` group's overrides: each names one unit (``where = {unit = "name"}``)
+    and sets that unit's liberties, clock_ns, activity, synthesis or skip."""
+    out: dict[str, dict] = {}
+    for i, ov in enumerate(_array(g, "override", f"group[{gi}].override", err)):
+        k = f"group[{gi}].override[{i}]"
+        _keys(ov, _OVERRIDE, k + ".", err)
+        w = ov.get("where")
+        if not isinstance(w, dict) or set(w) != {"unit"} or not isinstance(w["unit"], str):
+            raise err(k + ".where", 'with unit = "*", a table {unit = "<name>"} naming one '
+                      "registered unit (tcgen list)")
+        try:
+            name = get_unit(w["unit"]).name
+        except UsageError as e:
+            raise err(k + ".where", str(e)) from None
+        if name in out:
+            raise err(k + ".where", f"unit {name} has two overrides")
+        if "skip" in ov and not isinstance(ov["skip"], bool):
+            raise err(k + ".skip", "true or false")
+        out[name] = {kk: v for kk, v in ov.items() if kk != "where"}
+    return out
 
 
 def _check_label(label: str, key: str, err):
