@@ -268,7 +268,25 @@ def _worktree(base: str) -> Path:
             link = folder / "tcgen" / parts[1]
             if not link.exists():
                 link.symlink_to(Path("..") / src)
+    _shadow_distribution(folder)
     return folder
+
+
+def _shadow_distribution(folder: Path) -> None:
+    """Give ``folder`` a ``.dist-info`` of tcgen's distribution with the revision's own entry
+    points (pyproject's ``[project.entry-points]``): the registry finds families through them,
+    and the installed distribution names families an older revision lacks (its registry would
+    fail to load).  ``importlib.metadata`` takes one distribution per name, the first on the
+    path, and PYTHONPATH comes before site-packages, so this one shadows the installed one."""
+    project = tomllib.loads((folder / "pyproject.toml").read_text())["project"]
+    info = folder / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\n"
+                                   f"Version: {project['version']}\n")
+    groups = project.get("entry-points", {})
+    (info / "entry_points.txt").write_text("".join(
+        f"[{g}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n"
+        for g, eps in groups.items()))
 
 
 def _measured_at(base: str, reports: str, name: str) -> str | None:
@@ -320,8 +338,48 @@ def design_identity(base: str, names: list[str], cache: bool = True,
     return per
 
 
-def render_designs(per: dict[str, list[dict]]) -> list[str]:
-    out = ["", "## Sweeps not re-run: are their points the same designs?", "",
+def premise_check(old_text: str, new_text: str, ds: list[dict]) -> dict:
+    """For a sweep measured again: its points split by their design's verdict (a point whose
+    label any differing design uses counts as differing), and how many of each kind's
+    measured values (area, delay, power, energy) changed at all between the two files.  The
+    premise of ``--designs`` holds when no value of a *same* point changed."""
+    _, old = _rows(old_text)
+    _, new = _rows(new_text)
+    differ = {lab for d in ds if d["verdict"] != "same" for lab in d["labels"]}
+    same = {lab for d in ds if d["verdict"] == "same" for lab in d["labels"]} - differ
+    out = {"same": [0, 0], "differ": [0, 0]}
+    for k in old.keys() & new.keys():
+        kind = "same" if k[1] in same else "differ" if k[1] in differ else None
+        if kind is None:
+            continue
+        out[kind][0] += 1
+        out[kind][1] += sum(_num(old[k].get(c)) != _num(new[k].get(c)) for c in MEASURED)
+    return out
+
+
+def render_designs(per: dict[str, list[dict]], checks: dict[str, dict] | None = None
+                   ) -> list[str]:
+    checks = checks or {}
+    per = {n: ds for n, ds in per.items() if n not in checks}
+    out = []
+    if checks:
+        out += ["", "## The premise, checked on sweeps measured again", "",
+                "A sweep re-run in this tree, its designs fingerprinted as for the sweeps not "
+                "re-run (below): if a *same* design gives the same figures, no measured value "
+                "(area, delay, power, energy per op) of its points changes between the old file "
+                "and the new one, whatever the flow changes in between.", "",
+                "| sweep | measured at | designs same / differ | points of same designs | their "
+                "values changed | points of differing designs | their values changed |",
+                "|---|---|---|---:|---:|---:|---:|"]
+        for name, c in checks.items():
+            ds = c["designs"]
+            same = sum(d["verdict"] == "same" for d in ds)
+            out.append(f"| {name} | {ds[0]['rev'] if ds else '-'} | {same} / "
+                       f"{len(ds) - same} | {c['same'][0]} | {c['same'][1]} | "
+                       f"{c['differ'][0]} | {c['differ'][1]} |")
+    if not per:
+        return out
+    out += ["", "## Sweeps not re-run: are their points the same designs?", "",
            "Each sweep whose results are the old file, its spec's points built at the "
            "revision that measured them (its CSV's last commit) and in this tree "
            "(`--designs`): Verilog (comments aside), ops per cycle and, for `sim` "
@@ -359,7 +417,7 @@ def _v(x: float) -> str:
 
 
 def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: float,
-           cmd: str, designs: dict | None = None) -> str:
+           cmd: str, designs: dict | None = None, checks: dict | None = None) -> str:
     out = ["# What moved with the issue-17 library", "",
            f"Regenerate: `{cmd}`.  Old: the reports at `{base}` ({rev}); new: the reports of "
            "this tree.  A value is listed when it moved by more than "
@@ -399,7 +457,7 @@ def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: fl
                        f"| {label} | {lib} | {clk} | {act} | {col} | {_v(m['old'])} | "
                        f"{_v(m['new'])} | – |")
     if designs is not None:
-        out += render_designs(designs)
+        out += render_designs(designs, checks)
     return "\n".join(out) + "\n"
 
 
@@ -419,7 +477,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cache", action="store_true",
                     help="with --designs: build every design again (not from build/library_diff)")
     ap.add_argument("--sweeps", default=None,
-                    help="with --designs: only these sweeps (comma-separated names)")
+                    help="with --designs: only these sweeps (comma-separated names); a sweep "
+                         "measured again is checked: do its same designs' figures stand?")
     args = ap.parse_args(argv)
     try:
         r = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT,
@@ -456,14 +515,23 @@ def main(argv=None) -> int:
     new_claims = folder / "claims.md"
     claims = (claim_moves(old_claims, new_claims.read_text())
               if old_claims is not None and new_claims.is_file() else None)
-    designs = (design_identity(args.base, [n for n, s in sweeps.items() if not s["rerun"]
-                                           and (only is None or n in only)],
+    # --designs: every sweep not re-run (or those of --sweeps); a re-run sweep that --sweeps
+    # names is fingerprinted too, to check the premise on its old and new figures
+    designs = (design_identity(args.base, [n for n, s in sweeps.items()
+                                           if (not s["rerun"] and only is None)
+                                           or (only is not None and n in only)],
                                cache=not args.no_cache, reports=args.reports)
                if args.designs else None)
+    checks = {}
+    for n, ds in (designs or {}).items():
+        if sweeps[n]["rerun"]:
+            old = _git_show(args.base, f"{args.reports}/{n}.csv") or ""
+            checks[n] = {"designs": ds, **premise_check(
+                old, (folder / f"{n}.csv").read_text(), ds)}
     cmd = (f".venv/bin/python scripts/library_diff.py --base {args.base} --threshold "
            f"{args.threshold:g}" + (" --designs" if args.designs else "")
            + (f" --sweeps {','.join(only)}" if only else ""))
-    text = render(args.base, rev, sweeps, claims, args.threshold, cmd, designs)
+    text = render(args.base, rev, sweeps, claims, args.threshold, cmd, designs, checks)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(text)
     tmp.replace(args.out)
