@@ -298,21 +298,28 @@ def _measured_at(base: str, reports: str, name: str) -> str | None:
 
 
 def design_identity(base: str, names: list[str], cache: bool = True,
-                    reports: str = "reports") -> dict[str, list[dict]]:
+                    reports: str = "reports") -> tuple[dict[str, list[dict]], dict[str, str]]:
     """For each sweep in ``names`` (with a spec in studies/): its designs, each with its
     fingerprints at the revision that measured the sweep's old figures (the last commit of its
-    CSV as of ``base``) and in this tree, and a verdict: ``same``, or what differs."""
+    CSV as of ``base``) and in this tree, and a verdict: ``same``, or what differs.  Also the
+    sweeps whose spec does not load here (a liberty of ../shared absent, say), with why."""
+    from tcgen.sweep import SpecError
     per: dict[str, list[dict]] = {}
+    skipped: dict[str, str] = {}
     for name in names:
         spec = ROOT / "studies" / f"{name}.toml"
         rev = _measured_at(base, reports, name)
         if spec.is_file() and rev:
-            per[name] = _spec_points(spec)
+            try:
+                per[name] = _spec_points(spec)
+            except SpecError as e:
+                skipped[name] = str(e).splitlines()[0]
+                continue
             for d in per[name]:
                 d["rev"] = rev
     items = [d for ds in per.values() for d in ds]
     if not items:
-        return per
+        return per, skipped
     strip = [{k: v for k, v in d.items() if k != "rev"} for d in items]
     new = _run_fingerprint(strip, None, cache)
     old: list[dict | None] = [None] * len(items)
@@ -335,7 +342,7 @@ def design_identity(base: str, names: list[str], cache: bool = True,
             continue
         diff = [k for k in ("verilog", "ops", "stimulus") if a[k] != b[k]]
         d["verdict"] = "same" if not diff else "differs: " + ", ".join(diff)
-    return per
+    return per, skipped
 
 
 def premise_check(old_text: str, new_text: str, ds: list[dict]) -> dict:
@@ -357,11 +364,14 @@ def premise_check(old_text: str, new_text: str, ds: list[dict]) -> dict:
     return out
 
 
-def render_designs(per: dict[str, list[dict]], checks: dict[str, dict] | None = None
-                   ) -> list[str]:
+def render_designs(per: dict[str, list[dict]], checks: dict[str, dict] | None = None,
+                   skipped: dict[str, str] | None = None) -> list[str]:
     checks = checks or {}
     per = {n: ds for n, ds in per.items() if n not in checks}
     out = []
+    if skipped:
+        out += ["", "Not fingerprinted (the spec does not load here): " + "; ".join(
+            f"{n}: {why}" for n, why in skipped.items()) + "."]
     if checks:
         out += ["", "## The premise, checked on sweeps measured again", "",
                 "A sweep re-run in this tree, its designs fingerprinted as for the sweeps not "
@@ -417,7 +427,8 @@ def _v(x: float) -> str:
 
 
 def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: float,
-           cmd: str, designs: dict | None = None, checks: dict | None = None) -> str:
+           cmd: str, designs: dict | None = None, checks: dict | None = None,
+           skipped: dict | None = None) -> str:
     out = ["# What moved with the issue-17 library", "",
            f"Regenerate: `{cmd}`.  Old: the reports at `{base}` ({rev}); new: the reports of "
            "this tree.  A value is listed when it moved by more than "
@@ -457,7 +468,7 @@ def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: fl
                        f"| {label} | {lib} | {clk} | {act} | {col} | {_v(m['old'])} | "
                        f"{_v(m['new'])} | – |")
     if designs is not None:
-        out += render_designs(designs, checks)
+        out += render_designs(designs, checks, skipped)
     return "\n".join(out) + "\n"
 
 
@@ -517,11 +528,11 @@ def main(argv=None) -> int:
               if old_claims is not None and new_claims.is_file() else None)
     # --designs: every sweep not re-run (or those of --sweeps); a re-run sweep that --sweeps
     # names is fingerprinted too, to check the premise on its old and new figures
-    designs = (design_identity(args.base, [n for n, s in sweeps.items()
-                                           if (not s["rerun"] and only is None)
-                                           or (only is not None and n in only)],
-                               cache=not args.no_cache, reports=args.reports)
-               if args.designs else None)
+    designs, skipped = (design_identity(args.base, [n for n, s in sweeps.items()
+                                                    if (not s["rerun"] and only is None)
+                                                    or (only is not None and n in only)],
+                                        cache=not args.no_cache, reports=args.reports)
+                        if args.designs else (None, {}))
     checks = {}
     for n, ds in (designs or {}).items():
         if sweeps[n]["rerun"]:
@@ -531,7 +542,8 @@ def main(argv=None) -> int:
     cmd = (f".venv/bin/python scripts/library_diff.py --base {args.base} --threshold "
            f"{args.threshold:g}" + (" --designs" if args.designs else "")
            + (f" --sweeps {','.join(only)}" if only else ""))
-    text = render(args.base, rev, sweeps, claims, args.threshold, cmd, designs, checks)
+    text = render(args.base, rev, sweeps, claims, args.threshold, cmd, designs, checks,
+                  skipped)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(text)
     tmp.replace(args.out)
