@@ -21,9 +21,9 @@ from typing import Callable, Iterable, Iterator
 from tcgen.hw.files import write_atomic
 from tcgen.synth.tools import versions
 
-__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header", "spread",
-           "compute_min", "run_parallel", "write_report", "write_json", "EXPR_FUNCTIONS",
-           "evaluate_expr", "estimate_ratios"]
+__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
+           "spread", "compute_min", "run_parallel", "write_report", "write_json",
+           "EXPR_FUNCTIONS", "evaluate_expr", "estimate_ratios"]
 
 
 # -- header -------------------------------------------------------------------------------------
