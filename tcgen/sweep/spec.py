@@ -336,9 +336,11 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
             if skip:
                 continue
             label = _label(g, params, err)
+            auto = (_auto_synthesis(get_unit(g.unit), params) if "auto" in synths_p
+                    else None)            # the estimate's choice, once per point
             combos = dict.fromkeys(       # "auto" resolved; ["flat", "auto"] may meet twice
-                (lib, clk, act, _auto_synthesis(get_unit(g.unit), params, act)
-                 if syn == "auto" else syn)
+                (lib, clk, act, ("flat" if act.mode == "sim" else auto) if syn == "auto"
+                 else syn)
                 for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p))
             for lib, clk, act, syn in combos:
                 if syn == "hierarchical" and act.mode == "sim":
@@ -492,10 +494,9 @@ def _clocks(v, key, err) -> tuple[float, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _auto_synthesis(unit, params: dict, act: Activity) -> str:
-    """What ``synthesis = "auto"`` is for one point (:data:`AUTO_FLAT_MAX_CELLS`)."""
-    if act.mode == "sim":
-        return "flat"
+def _auto_synthesis(unit, params: dict) -> str:
+    """What ``synthesis = "auto"`` is for a point of vectorless activity
+    (:data:`AUTO_FLAT_MAX_CELLS`; with ``sim`` activity it is flat)."""
     p = unit.make_params({k: _text(v) for k, v in params.items() if k != "workload"})
     cells = estimate(unit, p, ports=False).cells
     return "flat" if cells is None or cells <= AUTO_FLAT_MAX_CELLS else "hierarchical"
