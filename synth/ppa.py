@@ -43,9 +43,11 @@ from . import activity as act
 from . import sta
 from .liberty import BUILD, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
-from .yosys import SynthesisError, SynthResult, module_names, synthesize
+from .yosys import (SynthesisError, SynthResult, check_fraig_conflicts, module_names,
+                    synthesize)
 
 __all__ = ["measure_verilog", "synthesized", "check_options", "check_simulator", "check_hierarchical",
+           "check_fraig",
            "ACTIVITIES", "SIMULATORS",
            "SynthesisError",
            "ToolError", "flow_hash"]
@@ -140,11 +142,14 @@ def check_hierarchical(hierarchical, activity: str) -> bool:
 def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=10.0,
                     activity="vectorless", toggle_rate=0.1, workload=None,
                     workload_cycles=None, ops_per_cycle=None, ops_unit="op",
-                    cache=True, simulator="auto", hierarchical=False) -> dict:
+                    cache=True, simulator="auto", hierarchical=False,
+                    fraig_conflicts=None) -> dict:
     """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``;
     ``simulator``: the gate-level simulator of ``sim``, one of :data:`SIMULATORS`;
-    ``hierarchical``: synthesize with hierarchy kept, vectorless only)."""
+    ``hierarchical``: synthesize with hierarchy kept, vectorless only; ``fraig_conflicts``:
+    the conflict limit of ABC's SAT sweeping, None for Yosys's own ABC script, docs/ppa.md)."""
     check_hierarchical(hierarchical, activity)
+    check_fraig(fraig_conflicts)
     n = workload_cycles
     if activity == "sim":
         if workload is None:
@@ -165,10 +170,12 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     t_start = time.monotonic()
     flow = flow_hash()
     vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
-    synth_key = _synth_key(vsha, top, lib, clock_ns, hierarchical)
+    synth_key = _synth_key(vsha, top, lib, clock_ns, hierarchical, fraig_conflicts)
     opts = {"activity": activity}
     if hierarchical:
         opts["hierarchical"] = True
+    if fraig_conflicts is not None:
+        opts["fraig_conflicts"] = fraig_conflicts
     stim_sha = None
     if activity == "vectorless":
         opts["toggle_rate"] = toggle_rate
@@ -187,7 +194,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             return res
         try:
             res = _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n,
-                       synth_key, key, cache, simulator, hierarchical)
+                       synth_key, key, cache, simulator, hierarchical, fraig_conflicts)
         except KeyboardInterrupt:      # Ctrl-C, SIGTERM: no half-written run folder
             shutil.rmtree(BUILD / "runs" / key, ignore_errors=True)
             raise
@@ -207,6 +214,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             res["workload"] = {"cycles": n, "sha256": stim_sha}
         if hierarchical:
             res["hierarchical"] = True
+        if fraig_conflicts is not None:
+            res["fraig_conflicts"] = fraig_conflicts
         _derive(res, ops_per_cycle, ops_unit)
         res["runtime_s"]["total_s"] = round(time.monotonic() - t_start, 3)
         res["cached"] = False
@@ -248,25 +257,40 @@ def _stimulus_sha(workload: dict) -> str:
     return h.hexdigest()
 
 
-def _synth_key(vsha: str, top: str, lib: Liberty, clock_ns: float, hierarchical: bool) -> str:
+def _synth_key(vsha: str, top: str, lib: Liberty, clock_ns: float, hierarchical: bool,
+               fraig_conflicts: int | None = None) -> str:
     skey = {"flow": flow_hash("synth"), "verilog": vsha, "top": top,
             "liberty": lib.sha256, "clock_ps": int(round(clock_ns * 1000))}
     if hierarchical:            # absent when flat: flat keys are what they were
         skey["flatten"] = False
+    if fraig_conflicts is not None:     # likewise absent for Yosys's own ABC script
+        skey["fraig_conflicts"] = fraig_conflicts
     return _sha(skey)[:24]
 
 
 def synthesized(verilog_text: str, top: str, lib: Liberty, clock_ns: float, *,
-                cache: bool = True) -> tuple[SynthResult, bool]:
+                cache: bool = True, fraig_conflicts: int | None = None
+                ) -> tuple[SynthResult, bool]:
     """The flat synthesis :func:`measure_verilog` uses for these inputs (the same cache entry):
     ``(SynthResult, cached)``.  For other analyses of the mapped netlist (synth.stages)."""
+    check_fraig(fraig_conflicts)
     vsha = hashlib.sha256(verilog_text.encode()).hexdigest()
-    key = _synth_key(vsha, top, lib, clock_ns, False)
-    return _synth(verilog_text, top, lib, clock_ns, key, cache)
+    key = _synth_key(vsha, top, lib, clock_ns, False, fraig_conflicts)
+    return _synth(verilog_text, top, lib, clock_ns, key, cache,
+                  fraig_conflicts=fraig_conflicts)
 
 
-def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True
-           ) -> tuple[SynthResult, bool]:
+def check_fraig(fraig_conflicts) -> int | None:
+    """FlowInputError unless ``fraig_conflicts`` is None (Yosys's own ABC script) or a
+    conflict limit ABC takes (1..1,000,000)."""
+    try:
+        return check_fraig_conflicts(fraig_conflicts)
+    except ValueError as e:
+        raise FlowInputError(f"ppa: {e}") from None
+
+
+def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True,
+           fraig_conflicts=None) -> tuple[SynthResult, bool]:
     """The synthesis of ``synth_key``: read from ``synth/<key>/`` or made there, under the
     key's lock.  Yosys works in a temporary folder of its own (``<key>.tmp-*``: a Yosys left
     over from a killed process can never write into another's); its files are then moved into
@@ -285,7 +309,8 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True
             shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"{synth_key}.tmp-", dir=d.parent))
         try:
-            r = synthesize(verilog_text, top, lib, clock_ns, tmp, flatten=flatten)
+            r = synthesize(verilog_text, top, lib, clock_ns, tmp, flatten=flatten,
+                           fraig_conflicts=fraig_conflicts)
         except KeyboardInterrupt:      # Ctrl-C, SIGTERM: the entry stays as it was, no .tmp
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -319,10 +344,10 @@ def _cached_synth(d: Path, meta: Path) -> SynthResult | None:
 
 
 def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, synth_key, key,
-         cache, simulator="auto", hierarchical=False) -> dict:
+         cache, simulator="auto", hierarchical=False, fraig_conflicts=None) -> dict:
     runtimes: dict = {}
     syn, hit = _synth(verilog_text, top, lib, clock_ns, synth_key, cache,
-                      flatten=not hierarchical)
+                      flatten=not hierarchical, fraig_conflicts=fraig_conflicts)
     runtimes.update({k: (0.0 if hit else v) for k, v in syn.runtime_s.items()})
     runtimes["synth_cached"] = hit
     work = BUILD / "runs" / key

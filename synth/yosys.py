@@ -11,9 +11,11 @@ gate-level simulation does not read it)::
     hierarchy -check -top TOP
     synth -top TOP [-flatten]
     dfflibmap -liberty LIB          # flip-flops to the library's flip-flops
-    abc -liberty LIB -D <clock ps> -constr abc.constr
+    abc -liberty LIB -D <clock ps> -constr abc.constr [-script abc.script]
                                     # logic to the library's cells, delay target = the clock,
-                                    # then ABC's buffer / upsize / dnsize (enabled by -constr)
+                                    # then ABC's buffer / upsize / dnsize (enabled by -constr);
+                                    # -script only with a fraig conflict limit: Yosys's own
+                                    # script with &fraig -x -C N (abc_script())
     opt_clean -purge
     setundef -zero
     rename -hide w:* c:*            # internal names become _N_ (ports keep theirs)
@@ -41,7 +43,8 @@ from pathlib import Path
 from .liberty import Liberty
 from .tools import ToolError, run
 
-__all__ = ["synthesize", "SynthResult", "SynthesisError", "module_names", "elaborate_sv"]
+__all__ = ["synthesize", "SynthResult", "SynthesisError", "module_names", "elaborate_sv",
+           "abc_script", "check_fraig_conflicts", "MAX_FRAIG_CONFLICTS"]
 
 
 class SynthesisError(ToolError):
@@ -115,15 +118,44 @@ def _constr_text(lib: Liberty) -> str:
     return f"set_driving_cell {buf}\nset_load {4 * cap_ff:.4g}\n"
 
 
+def abc_script(clock_ps: int, fraig_conflicts: int | None = None) -> str:
+    """The ABC script of the flow: Yosys 0.23's own ``abc -liberty -D -constr`` script
+    (``ABC_COMMAND_CTR`` with ``{D}`` expanded, as its log prints it), with the conflict limit
+    of its SAT sweeping (``&fraig -x -C``) set when ``fraig_conflicts`` is given.  The flow
+    passes it to ``abc -script`` only then: with ``None`` Yosys runs its own script, so the
+    default flow is the command it always was (docs/ppa.md, "ABC's SAT sweeping")."""
+    check_fraig_conflicts(fraig_conflicts)
+    fraig = "&fraig -x" + ("" if fraig_conflicts is None else f" -C {fraig_conflicts}")
+    d = f"-D {clock_ps}"
+    return "; ".join([
+        "strash", "&get -n", fraig, "&put", "scorr", "dc2", "dretime", f"retime -o {d}",
+        "strash", "&get -n", "&dch -f", f"&nf {d}", "&put",
+        "buffer", f"upsize {d}", f"dnsize {d}", "stime -p"]) + "\n"
+
+
+#: the largest conflict limit the flow takes (ABC's own default is 1,000,000)
+MAX_FRAIG_CONFLICTS = 1_000_000
+
+
+def check_fraig_conflicts(value) -> int | None:
+    """``value`` if it is None or an integer in 1..MAX_FRAIG_CONFLICTS, else ``ValueError``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or not 1 <= value <= MAX_FRAIG_CONFLICTS):
+        raise ValueError(f"fraig_conflicts must be an integer in 1..{MAX_FRAIG_CONFLICTS:,} "
+                         f"or None (ABC's default), got {value!r}")
+    return value
+
+
 def _script(design: Path, top: str, lib: Liberty, clock_ps: int, flatten: bool,
-            netlist: Path | None) -> str:
+            netlist: Path | None, scripted: bool = False) -> str:
     constr = design.parent / "abc.constr"
     lines = [
         f"read_verilog {_q(design)}",
         f"hierarchy -check -top {top}",
         f"synth -top {top}" + (" -flatten" if flatten else ""),
         f"dfflibmap -liberty {_q(lib.map_path)}",
-        f"abc -liberty {_q(lib.map_path)} -D {clock_ps} -constr {_q(constr)}",
+        f"abc -liberty {_q(lib.map_path)} -D {clock_ps} -constr {_q(constr)}"
+        + (f" -script {_q(design.parent / 'abc.script')}" if scripted else ""),
         "opt_clean -purge",
         "setundef -zero",
     ]
@@ -212,11 +244,15 @@ def _check_mapped(cells: dict, lib: Liberty, top: str, submodules: set):
 
 
 def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workdir: Path,
-               flatten: bool = True) -> SynthResult:
+               flatten: bool = True, fraig_conflicts: int | None = None) -> SynthResult:
     """Synthesize ``verilog_text`` (top module ``top``) into ``workdir``; see the module doc.
 
     ``flatten=False``: one hierarchical synthesis (each distinct module mapped once); area,
-    cells and the netlist are those of the instance tree, hierarchy kept."""
+    cells and the netlist are those of the instance tree, hierarchy kept.
+    ``fraig_conflicts``: the conflict limit of ABC's SAT sweeping (:func:`abc_script`); None:
+    Yosys's own ABC script."""
+    check_fraig_conflicts(fraig_conflicts)
+    scripted = fraig_conflicts is not None
     workdir.mkdir(parents=True, exist_ok=True)
     design = workdir / "design.v"
     design.write_text(verilog_text)
@@ -226,12 +262,15 @@ def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workd
                              f"(modules: {', '.join(modules) or 'none'})")
     clock_ps = max(1, int(round(clock_ns * 1000)))
     (workdir / "abc.constr").write_text(_constr_text(lib))
+    if scripted:
+        (workdir / "abc.script").write_text(abc_script(clock_ps, fraig_conflicts))
     netlist = workdir / "netlist.v"
     if not flatten:
-        return _hierarchical(design, top, lib, clock_ps, workdir, netlist)
+        return _hierarchical(design, top, lib, clock_ps, workdir, netlist, scripted)
     runtimes = {}
     t0 = time.monotonic()
-    (workdir / "flat.ys").write_text(_script(design, top, lib, clock_ps, True, netlist))
+    (workdir / "flat.ys").write_text(_script(design, top, lib, clock_ps, True, netlist,
+                                             scripted))
     log = workdir / "yosys_flat.log"
     try:
         run("yosys", ["-q", "-l", str(log), "flat.ys"], cwd=workdir, what=f"on {top}")
@@ -248,7 +287,8 @@ def synthesize(verilog_text: str, top: str, lib: Liberty, clock_ns: float, workd
     breakdown, source = [], "flat (single module)"
     if len(modules) > 1:
         t0 = time.monotonic()
-        (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, None))
+        (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, None,
+                                                 scripted))
         hlog = workdir / "yosys_hier.log"
         _run_hier(top, workdir, hlog)
         runtimes["synth_hier_s"] = round(time.monotonic() - t0, 3)
@@ -293,11 +333,12 @@ def _breakdown(hstat: dict, lib: Liberty, top: str) -> list[dict]:
 
 
 def _hierarchical(design: Path, top: str, lib: Liberty, clock_ps: int, workdir: Path,
-                  netlist: Path) -> SynthResult:
+                  netlist: Path, scripted: bool = False) -> SynthResult:
     """The one synthesis of ``flatten=False``: hierarchy kept, netlist written.  Totals are the
     sum over the instance tree of each module's own cells (checked against Yosys's own sum)."""
     t0 = time.monotonic()
-    (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, netlist))
+    (workdir / "hier.ys").write_text(_script(design, top, lib, clock_ps, False, netlist,
+                                             scripted))
     hlog = workdir / "yosys_hier.log"
     _run_hier(top, workdir, hlog)
     runtimes = {"synth_hier_s": round(time.monotonic() - t0, 3)}

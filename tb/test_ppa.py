@@ -262,6 +262,67 @@ def test_buffer_cell_is_a_buffer_with_capacitance_in_ff(lib):
     assert 0.2 < cap_ff < 50, cap_ff          # a minimum buffer's input is a few fF
 
 
+# -- ABC's SAT-sweeping conflict limit (tcgen.synth.yosys.abc_script) -----------------------------
+def _abc_mapping_commands(log) -> list[str]:
+    """The commands of the mapping run of ``abc`` as Yosys's log prints them (``ABC: + cmd``),
+    between ``read_constr`` and ``write_blif``."""
+    cmds = [line.split("ABC: + ", 1)[1].strip() for line in log.read_text().splitlines()
+            if line.startswith("ABC: + ")]
+    start = max(i for i, c in enumerate(cmds) if c.startswith("read_constr"))
+    end = next(i for i in range(start, len(cmds)) if cmds[i].startswith("write_blif"))
+    return cmds[start + 1:end]
+
+
+def test_abc_script_is_yosys_script_with_a_conflict_limit(tmp_path):
+    """``abc_script(ps, None)`` is, command for command, the script Yosys 0.23 runs for
+    ``abc -liberty -D -constr`` (read from its own log), so a limit changes that one command
+    only; the default flow passes no ``-script`` at all, and a limit runs ours."""
+    from tcgen.synth.yosys import abc_script, synthesize
+    L = resolve("osu018")
+    default = synthesize(_ACC, "acc", L, 7.5, tmp_path / "default")
+    assert not (tmp_path / "default" / "abc.script").exists()
+    want = abc_script(7500, None).strip().split("; ")
+    assert _abc_mapping_commands(tmp_path / "default" / "yosys_flat.log") == want
+    limited = synthesize(_ACC, "acc", L, 7.5, tmp_path / "limited", fraig_conflicts=1000)
+    script = (tmp_path / "limited" / "abc.script").read_text().strip().split("; ")
+    assert _abc_mapping_commands(tmp_path / "limited" / "yosys_flat.log") == [
+        f"source {tmp_path / 'limited' / 'abc.script'}"]
+    assert [c for c in script if c not in want] == ["&fraig -x -C 1000"]
+    assert [c for c in want if c not in script] == ["&fraig -x"]
+    assert default.area_um2 > 0 and limited.area_um2 > 0
+
+
+def test_fraig_conflicts_is_a_keyed_recorded_option():
+    """A limit is its own cache entry (synthesis and result) and is recorded in the result and
+    its command; fp_mul's two netlists both pass Yosys's checks and their areas stay within
+    5 % (reports/abc_fraig.md measures the difference)."""
+    d = measure("fp_mul", liberty="osu018")
+    c = measure("fp_mul", liberty="osu018", fraig_conflicts=1000)
+    assert "fraig_conflicts" not in d and c["fraig_conflicts"] == 1000
+    assert c["cache_key"] != d["cache_key"]
+    assert "--fraig-conflicts 1000" in c["command"] and "--fraig" not in d["command"]
+    assert c["yosys_check_problems"] == d["yosys_check_problems"] == 0
+    assert abs(c["area_um2"] / d["area_um2"] - 1) < 0.05
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "1000", 2_000_000])
+def test_bad_fraig_conflicts_is_one_clear_error(bad):
+    from tcgen.synth.tools import FlowInputError
+    with pytest.raises(FlowInputError, match=r"fraig_conflicts must be an integer in "
+                                             r"1\.\.1,000,000 or None"):
+        measure_verilog(_ACC, "acc", fraig_conflicts=bad)
+
+
+def test_cli_fraig_conflicts(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "tcgen.cli", "ppa", "lzc", "-p", "width=8",
+                        "--fraig-conflicts", "0"], capture_output=True, text=True)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "fraig_conflicts must be an integer" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "tcgen.cli", "ppa", "lzc", "-p", "width=8",
+                        "--fraig-conflicts", "500"], capture_output=True, text=True)
+    assert p.returncode == 0 and "ABC &fraig -C 500" in p.stdout, p.stderr
+
+
 def _tiny_lib(unit: str, with_buffer: bool = True) -> str:
     buf = ("  cell (B1) {\n    area : 2;\n    pin (A) { direction : input; capacitance : 3; }\n"
            "    pin (Y) { direction : output; function : \"A\"; }\n  }\n") if with_buffer else ""

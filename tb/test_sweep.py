@@ -583,6 +583,52 @@ def test_every_unit_group(tmp_path):
               tmp_path)
 
 
+def test_fraig_conflicts_axis(tmp_path):
+    """``fraig_conflicts``: a flow axis like synthesis (sweep, group, override levels);
+    ``default`` is Yosys's own ABC script and keeps a point's identity as it was; a derived
+    ``ref = {fraig_conflicts = ...}`` without a group is the row itself at that limit."""
+    base = "[sweep]\nname='f'\nfraig_conflicts=['default', 1000]\n"
+    s = _spec(base + "[[group]]\nunit='lzc'\ngrid={width=[8, 9]}\n"
+              "[[group.override]]\nwhere={width=9}\nfraig_conflicts=50\n"
+              "[[group]]\nunit='popcount'\nfraig_conflicts='default'\n", tmp_path)
+    got = [(p.unit, p.params_dict.get("width"), p.fraig_conflicts) for p in s.points]
+    assert got == [("lzc", 8, None), ("lzc", 8, 1000), ("lzc", 9, 50), ("popcount", None, None)]
+    plain = _spec("[sweep]\nname='f'\n[[group]]\nunit='popcount'\n", tmp_path)
+    assert plain.points[0].ident == s.points[3].ident           # default: the old identity
+    assert s.points[0].ident != s.points[1].ident
+    for text, msg in (
+            (base.replace("1000", "0"), r"sweep.fraig_conflicts: 0 \(\"default\" or an integer"),
+            (base.replace("1000", "'none'"), "'none'"),
+            (base.replace("['default', 1000]", "[]"), "empty"),
+            (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
+             "ref={fraig_conflicts=[1, 2]}\n", "one limit, not a list"),
+            (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
+             "ref={fraig_conflicts='default', params={}}\n", "the row itself"),
+            (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
+             "ref={params={}}\n", "ref.group: missing")):
+        with pytest.raises(SpecError, match=msg) as e:
+            _spec(text + ("" if "[[group]]" in text else "[[group]]\nunit='lzc'\n"), tmp_path)
+        assert "\n" not in str(e.value)
+
+
+def test_fraig_conflicts_rows_and_self_reference(tmp_path):
+    s = _spec("[sweep]\nname='f'\nfraig_conflicts=['default', 7]\n"
+              "metrics=['synth__area__um2']\n[[group]]\nunit='fp_mul'\n"
+              "[[derived]]\nname='vs'\nexpr='synth__area__um2 / ref.synth__area__um2'\n"
+              "ref={fraig_conflicts='default'}\n", tmp_path)
+    res = run(s, cache=tmp_path / "cache")
+    d, c = res.rows
+    assert (d["fraig_conflicts"], c["fraig_conflicts"]) == ("default", "7")
+    assert d["vs"] == 1.0 and c["vs"] == pytest.approx(c["synth__area__um2"]
+                                                      / d["synth__area__um2"])
+    write_outputs(res, tmp_path / "out", "tcgen sweep s.toml")
+    md = (tmp_path / "out" / "f.md").read_text()
+    assert "| fraig |" in md and "&fraig -x -C N" in md and "ref: the row itself" in md
+    header = next(x for x in (tmp_path / "out" / "f.csv").read_text().splitlines()
+                  if x.startswith("group,"))
+    assert "fraig_conflicts" in header.split(",")
+
+
 # -- report templates --------------------------------------------------------------------------
 def test_report_template_renders_rows_and_derived(tmp_path):
     (tmp_path / "r.md.j2").write_text(

@@ -6,7 +6,7 @@
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
                    [--simulator auto|levelized|icarus|verilator] [--hierarchical]
-                   [--json FILE] [--no-cache]                      (docs/ppa.md)
+                   [--fraig-conflicts N] [--json FILE] [--no-cache]   (docs/ppa.md)
     tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
                    [--cache DIR] [--retry-failed] [--no-flow-cache] [--strict]
                                                                   (docs/sweep.md)
@@ -228,6 +228,10 @@ def _add_ppa_parser(sub):
     p.add_argument("--hierarchical", action="store_true",
                    help="synthesize with hierarchy kept: each distinct module mapped once, "
                         "totals summed over the instances (vectorless only; docs/ppa.md)")
+    p.add_argument("--fraig-conflicts", type=_int, default=None, metavar="N",
+                   help="conflict limit of ABC's SAT sweeping (&fraig -x -C N, 1..1000000): "
+                        "minutes instead of an hour on some large designs, figures within "
+                        "about 1 %% (default: Yosys's own ABC script; docs/ppa.md)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
     _add_force(p)
@@ -273,7 +277,7 @@ def cmd_ppa(args) -> int:
                   activity=args.activity, toggle_rate=args.toggle_rate,
                   workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
                   simulator=args.simulator, workload=args.workload,
-                  hierarchical=args.hierarchical)
+                  hierarchical=args.hierarchical, fraig_conflicts=args.fraig_conflicts)
     text = json.dumps(res, indent=1, sort_keys=True) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
@@ -394,7 +398,8 @@ def format_table(r: dict) -> str:
            else f" ({r['workload']['cycles']} cycles on {r['sim'].get('simulator', 'icarus')}, "
                 f"mean net toggle rate {r['sim']['mean_toggle_rate']:.3f}/cycle)"),
         f"  area        {r['area_um2']:.1f} um^2   {r['cell_count']} cells"
-        + ("   (hierarchical synthesis)" if r.get("hierarchical") else ""),
+        + ("   (hierarchical synthesis)" if r.get("hierarchical") else "")
+        + (f"   (ABC &fraig -C {r['fraig_conflicts']})" if r.get("fraig_conflicts") else ""),
         f"  timing      critical path {_g(r['crit_path_ns'])} ns   fmax "
         f"{_g(r['fmax_mhz'], '{:.1f}')} MHz   slack {_g(r['slack_ns'])} ns   "
         f"{r['startpoint']} -> {r['endpoint']}",

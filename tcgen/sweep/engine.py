@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from .metrics import flatten
-from .spec import Point, Spec, evaluate
+from .spec import SELF, Point, Spec, evaluate
 from .store import Store, point_key
 
 __all__ = ["run", "SweepResult", "measure_point", "measure_and_record", "point_errors",
@@ -66,7 +66,8 @@ def measure_point(p: dict) -> dict:
                     activity=act["mode"], toggle_rate=act.get("toggle_rate", 0.1),
                     workload_cycles=act.get("cycles", 2000), seed=act.get("seed", 1),
                     simulator=act.get("simulator", "auto"), cache=p.get("flow_cache", True),
-                    workload=p.get("workload"), hierarchical=p.get("hierarchical", False))
+                    workload=p.get("workload"), hierarchical=p.get("hierarchical", False),
+                    fraig_conflicts=p.get("fraig_conflicts"))
     except point_errors() as e:                    # recorded; the sweep goes on
         return _failed(e, t0)
     return {"status": "ok", "result": r, "seconds": time.time() - t0}
@@ -152,6 +153,8 @@ def _job(p: Point, flow_cache: bool = True) -> dict:
         job["workload"] = p.workload
     if p.synthesis == "hierarchical":
         job["hierarchical"] = True
+    if p.fraig_conflicts is not None:
+        job["fraig_conflicts"] = p.fraig_conflicts
     if not flow_cache:
         job["flow_cache"] = False
     return job
@@ -203,7 +206,8 @@ class _Progress:
                 f"{rec.get('seconds', 0):.0f} s"
             print(f"[sweep {self.name}] {n}/{self.total} {p.label} {p.liberty} "
                   f"{p.clock_ns:g}ns {p.activity.tag}"
-                  + ("" if p.synthesis == "flat" else f" {p.synthesis}") + f": {state}",
+                  + ("" if p.synthesis == "flat" else f" {p.synthesis}")
+                  + ("" if p.fraig_conflicts is None else f" fraig {p.fraig}") + f": {state}",
                   file=self.stream, flush=True)
 
     def close(self):
@@ -350,7 +354,7 @@ def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | 
 def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
     row = {"group": p.group, "label": p.label, "unit": p.unit, **p.axes,
            "liberty": p.liberty, "clock_ns": p.clock_ns, "activity": p.activity.tag,
-           "synthesis": p.synthesis, "workload": p.workload,
+           "synthesis": p.synthesis, "fraig_conflicts": p.fraig, "workload": p.workload,
            "status": rec.get("status"), "error": rec.get("error"), "key": key}
     metrics = all_metrics.get(p) or {}
     row.update(metrics)
@@ -359,10 +363,13 @@ def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
             row.setdefault(d.name, None)          # another piece of the column may apply
             continue
         ref = None
-        if d.ref_group is not None:
+        if d.ref_group == SELF:                  # the row itself at another fraig limit
+            rp = spec.point(p.group, p.axes, p, d.ref_fraig)
+            ref = all_metrics.get(rp) if rp is not None else None
+        elif d.ref_group is not None:
             want = dict(d.ref_params)
             want.update({k: p.axes[k] for k in d.ref_match if k in p.axes})
-            rp = spec.point(d.ref_group, want, p)
+            rp = spec.point(d.ref_group, want, p, d.ref_fraig)
             ref = all_metrics.get(rp) if rp is not None else None
         row[d.name] = evaluate(d.expr, metrics, ref) if rec.get("status") == "ok" else None
     row["_result"] = rec.get("result")

@@ -15,7 +15,7 @@ from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
 from .metrics import METRICS
-from .spec import derived_names
+from .spec import SELF, derived_names
 from .report import render
 
 __all__ = ["write_outputs", "FLOW_NOTES", "columns", "plot_svg", "pareto_front"]
@@ -40,20 +40,35 @@ HIERARCHICAL_NOTE = (
     "netlist. Compare hierarchical rows with hierarchical rows.")
 
 
+FRAIG_NOTE = (
+    "ABC `fraig_conflicts` (rows marked so): Yosys's own ABC script with the conflict limit of "
+    "its SAT sweeping set, `&fraig -x -C N` (tcgen.synth.yosys.abc_script); `default` is "
+    "Yosys's script unchanged (ABC's limit, 1,000,000). The limit leaves merges it cannot "
+    "prove undone, so the netlist stays correct; area, delay and power move by about 1 % in "
+    "either direction (docs/ppa.md, 'ABC's SAT sweeping'). Compare rows of one limit.")
+
+
 def _hierarchical(result: SweepResult) -> bool:
     return any(p.synthesis != "flat" for p in result.spec.points)
 
 
+def _fraig(result: SweepResult) -> bool:
+    return any(p.fraig_conflicts is not None for p in result.spec.points)
+
+
 def _notes(result: SweepResult) -> tuple[str, ...]:
-    return FLOW_NOTES + ((HIERARCHICAL_NOTE,) if _hierarchical(result) else ())
+    return (FLOW_NOTES + ((HIERARCHICAL_NOTE,) if _hierarchical(result) else ())
+            + ((FRAIG_NOTE,) if _fraig(result) else ()))
 
 
 def columns(result: SweepResult) -> list[str]:
     """The CSV/JSON columns: identity, parameters, every metric, the derived columns (and
-    ``synthesis`` when a point is synthesized hierarchically)."""
+    ``synthesis`` when a point is synthesized hierarchically, ``fraig_conflicts`` when a point
+    sets ABC's conflict limit)."""
     return (["group", "label", "unit"] + params_of(result.spec)
             + ["liberty", "clock_ns", "activity"]
-            + (["synthesis"] if _hierarchical(result) else []) + ["status", "error"]
+            + (["synthesis"] if _hierarchical(result) else [])
+            + (["fraig_conflicts"] if _fraig(result) else []) + ["status", "error"]
             + list(METRICS) + derived_names(result.spec.derived) + ["key"])
 
 
@@ -84,23 +99,28 @@ def _markdown(result: SweepResult, command: str) -> str:
     L += [f"{len(result.rows)} points: {c.get('done', 0)} measured this run, "
           f"{c.get('cached', 0)} from the cache, {c.get('failed', 0)} failed.", ""]
     shown = list(spec.metrics) + derived_names(spec.derived)
-    hier = _hierarchical(result)
+    hier, fraig = _hierarchical(result), _fraig(result)
     L += ["| point | liberty | clock ns | activity | " + ("synthesis | " if hier else "")
-          + " | ".join(shown) + " |",
-          "|---|---|---:|---|" + ("---|" if hier else "") + "---:|" * len(shown)]
+          + ("fraig | " if fraig else "") + " | ".join(shown) + " |",
+          "|---|---|---:|---|" + ("---|" if hier else "") + ("---:|" if fraig else "")
+          + "---:|" * len(shown)]
     for r in result.rows:
         if r["status"] != "ok":
             cells = [f"failed: {r['error']}"] + [""] * (len(shown) - 1)
         else:
             cells = [_fmt(r.get(k)) for k in shown]
         L.append(f"| {r['label']} | {r['liberty']} | {r['clock_ns']:g} | {r['activity']} | "
-                 + (f"{r['synthesis']} | " if hier else "") + " | ".join(cells) + " |")
+                 + (f"{r['synthesis']} | " if hier else "")
+                 + (f"{r['fraig_conflicts']} | " if fraig else "") + " | ".join(cells) + " |")
     if spec.derived:
         L += ["", "Derived columns:"]
         for d in spec.derived:
+            at = "" if not d.ref_fraig else \
+                f", fraig_conflicts {'default' if d.ref_fraig[0] is None else d.ref_fraig[0]}"
             ref = "" if d.ref_group is None else \
+                f" (ref: the row itself{at})" if d.ref_group == SELF else \
                 f" (ref: group {d.ref_group} at {dict(d.ref_params)}, same liberty, clock, " \
-                f"activity)"
+                f"activity{at})"
             only = f" [groups {', '.join(d.groups)}]" if d.groups else ""
             L.append(f"- `{d.name}`{only} = `{d.expr}`{ref}{' — ' + d.doc if d.doc else ''}")
     return "\n".join(L) + "\n"

@@ -55,6 +55,7 @@ from tcgen.registry import get_unit
 from tcgen.study import EXPR_FUNCTIONS, evaluate_expr
 from tcgen.synth.ppa import ACTIVITIES, check_options
 from tcgen.synth.tools import FlowInputError
+from tcgen.synth.yosys import MAX_FRAIG_CONFLICTS, check_fraig_conflicts
 
 from .metrics import DEFAULT_METRICS, METRICS
 
@@ -116,6 +117,7 @@ class Point:
     index: int = 0
     workload: str | None = None          # one of the unit's named workloads (None: default)
     synthesis: str = "flat"
+    fraig_conflicts: int | None = None   # ABC's SAT-sweeping conflict limit (None: Yosys's script)
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -129,21 +131,30 @@ class Point:
     @property
     def ident(self) -> str:
         """What the point is (not how it was reached): unit, params, liberty, clock, activity,
-        the named workload (absent for the default one, so older keys stay valid) and the
-        synthesis mode (absent when flat, likewise)."""
+        the named workload (absent for the default one, so older keys stay valid), the
+        synthesis mode (absent when flat, likewise) and ABC's fraig conflict limit (absent
+        for Yosys's own script, likewise)."""
         d = {"unit": self.unit, "params": self.params_dict, "liberty": self.liberty,
              "clock_ns": self.clock_ns, "activity": self.activity.as_dict()}
         if self.workload is not None:
             d["workload"] = self.workload
         if self.synthesis != "flat":
             d["synthesis"] = self.synthesis
+        if self.fraig_conflicts is not None:
+            d["fraig_conflicts"] = self.fraig_conflicts
         return json.dumps(d, sort_keys=True)
+
+    @property
+    def fraig(self) -> str:
+        """The fraig conflict limit as the outputs write it: ``default`` or the number."""
+        return "default" if self.fraig_conflicts is None else str(self.fraig_conflicts)
 
 
 @dataclass(frozen=True)
 class Derived:
     """A derived column: ``expr`` over this point's metrics, and ``ref.<metric>`` of the
-    reference point (``ref_group`` at ``ref_params``, same liberty, clock and activity)."""
+    reference point (``ref_group`` at ``ref_params``, same liberty, clock and activity; with
+    ``ref_group == SELF``, the row's own group and params at the ``ref_fraig`` limit)."""
     name: str
     expr: str
     ref_group: str | None = None
@@ -151,6 +162,7 @@ class Derived:
     doc: str = ""
     groups: tuple[str, ...] = ()        # rows of these groups only (empty: every row)
     ref_match: tuple[str, ...] = ()     # parameters the reference takes from the row
+    ref_fraig: tuple[int | None, ...] = ()   # (limit,): the reference at that fraig limit
 
 
 @dataclass
@@ -164,6 +176,7 @@ class Group:
     activity: tuple[Activity, ...] = ()
     overrides: list[dict[str, Any]] = field(default_factory=list)
     synthesis: tuple[str, ...] = ("flat",)
+    fraig_conflicts: tuple[int | None, ...] = (None,)
 
 
 @dataclass(frozen=True)
@@ -199,13 +212,18 @@ class Spec:
     plots: list[Plot] = field(default_factory=list)
     reports: list = field(default_factory=list)        # report.Report
 
-    def point(self, group: str, params: dict, like: Point) -> Point | None:
+    def point(self, group: str, params: dict, like: Point,
+              fraig: tuple[int | None, ...] = ()) -> Point | None:
         """The point of ``group`` whose params include ``params``, on ``like``'s liberty, clock,
-        activity and synthesis mode (the reference of a derived column).  Where the group has
-        several named workloads and ``params`` names none, the one ``like`` runs."""
+        activity, synthesis mode and fraig conflict limit (the reference of a derived column).
+        Where the group has several named workloads and ``params`` names none, the one ``like``
+        runs.  ``fraig = (limit,)`` takes the reference at that limit instead of ``like``'s (a
+        derived column comparing ABC's conflict limits)."""
+        limit = fraig[0] if fraig else like.fraig_conflicts
         hits = [p for p in self.points
                 if p.group == group and p.liberty == like.liberty and p.clock_ns == like.clock_ns
                 and p.activity == like.activity and p.synthesis == like.synthesis
+                and p.fraig_conflicts == limit
                 and all(p.axes.get(k) == v for k, v in params.items())]
         if len(hits) > 1:
             hits = [p for p in hits if p.workload == like.workload]
@@ -215,10 +233,12 @@ class Spec:
 # -- parsing -------------------------------------------------------------------------------------
 _TOP = {"sweep", "group", "derived", "plot", "report"}
 _REPORT = {"template", "output", "context"}
-_SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "synthesis", "metrics"}
+_SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "synthesis", "fraig_conflicts",
+          "metrics"}
 _GROUP = {"name", "unit", "label", "params", "grid", "zip", "points", "liberties", "clock_ns",
-          "activity", "synthesis", "override"}
-_OVERRIDE = {"where", "liberties", "clock_ns", "activity", "synthesis", "skip"}
+          "activity", "synthesis", "fraig_conflicts", "override"}
+_OVERRIDE = {"where", "liberties", "clock_ns", "activity", "synthesis", "fraig_conflicts",
+             "skip"}
 _DERIVED = {"name", "expr", "ref", "doc", "groups"}
 _PLOT = {"name", "kind", "x", "y", "series", "baseline", "where", "title", "logx", "logy",
          "pareto"}
@@ -285,6 +305,7 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     clocks = _clocks(sw.get("clock_ns", [10.0]), "sweep.clock_ns", err)
     acts = _activities(sw.get("activity", ["vectorless"]), "sweep.activity", err)
     synths = _syntheses(sw.get("synthesis", ["flat"]), "sweep.synthesis", err)
+    fraigs = _fraigs(sw.get("fraig_conflicts", ["default"]), "sweep.fraig_conflicts", err)
     metrics = sw.get("metrics", DEFAULT_METRICS)
     if not isinstance(metrics, (list, tuple)) or not all(isinstance(m, str) for m in metrics):
         raise err("sweep.metrics", "a list of metric names (docs/sweep.md)")
@@ -311,9 +332,9 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                     continue
                 gu = {k: v for k, v in g.items() if k != "override"}
                 gu.update({k: v for k, v in ov.items() if k != "skip"}, unit=u.name)
-                groups.append(_group(gu, gi, libs, clocks, acts, synths, err))
+                groups.append(_group(gu, gi, libs, clocks, acts, synths, fraigs, err))
             continue
-        groups.append(_group(g, gi, libs, clocks, acts, synths, err))
+        groups.append(_group(g, gi, libs, clocks, acts, synths, fraigs, err))
     names = [g.name for g in groups]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -324,13 +345,14 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     for g in groups:
         for params in g.points:
             libs_p, clocks_p, acts_p, skip = g.liberties, g.clock_ns, g.activity, False
-            synths_p = g.synthesis
+            synths_p, fraigs_p = g.synthesis, g.fraig_conflicts
             for ov in g.overrides:
                 if all(params.get(k) == v for k, v in ov["where"].items()):
                     libs_p = ov.get("liberties", libs_p)
                     clocks_p = ov.get("clock_ns", clocks_p)
                     acts_p = ov.get("activity", acts_p)
                     synths_p = ov.get("synthesis", synths_p)
+                    fraigs_p = ov.get("fraig_conflicts", fraigs_p)
                     skip = ov.get("skip", False)
                     break
             if skip:
@@ -342,22 +364,24 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                 (lib, clk, act, ("flat" if act.mode == "sim" else auto) if syn == "auto"
                  else syn)
                 for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p))
-            for lib, clk, act, syn in combos:
+            for (lib, clk, act, syn), fc in itertools.product(combos, fraigs_p):
                 if syn == "hierarchical" and act.mode == "sim":
                     raise err(f"group {g.name}", f"point {label}: activity sim needs flat "
                               "synthesis (the gate-level simulation reads a flat netlist)")
                 p = Point(g.name, label, g.unit,
                           tuple(sorted((k, v) for k, v in params.items() if k != "workload")),
-                          lib, clk, act, len(points), params.get("workload"), syn)
+                          lib, clk, act, len(points), params.get("workload"), syn, fc)
                 if p.ident in seen:
                     raise err(f"group {g.name}", f"point {label} ({lib}, {clk:g} ns, "
-                              f"{act.tag}, {syn}) also comes from group {seen[p.ident]}")
+                              f"{act.tag}, {syn}, fraig {p.fraig}) also comes from group "
+                              f"{seen[p.ident]}")
                 seen[p.ident] = g.name
                 points.append(p)
                 if len(points) > MAX_POINTS:
                     raise err(f"group {g.name}", f"the spec expands to more than "
                               f"{MAX_POINTS:,} points (parameters x liberties x clocks x "
-                              "activities x syntheses); split it into several specs")
+                              "activities x syntheses x fraig limits); split it into several "
+                              "specs")
 
     derived = [_derived(d, i, groups, metrics, err) for i, d in
                enumerate(_array(raw, "derived", "derived", err))]
@@ -397,7 +421,7 @@ def _column(p: Point, k: str):
     """Point ``p``'s value in output column ``k`` (what a plot's ``where`` compares)."""
     return {"group": p.group, "liberty": p.liberty, "activity": p.activity.tag,
             "clock_ns": p.clock_ns, "unit": p.unit,
-            "synthesis": p.synthesis}.get(k, p.axes.get(k))
+            "synthesis": p.synthesis, "fraig_conflicts": p.fraig}.get(k, p.axes.get(k))
 
 
 def _plot(d, i, groups, derived, points, err) -> Plot:
@@ -411,7 +435,8 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
         raise err(f"plot {name}.kind", f"{kind!r} (one of {', '.join(PLOT_KINDS)})")
     values = set(METRICS) | {x.name for x in derived}
     params = {k for g in groups for k in _axis_names(get_unit(g.unit))}
-    columns = params | {"group", "liberty", "activity", "clock_ns", "unit", "synthesis"}
+    columns = params | {"group", "liberty", "activity", "clock_ns", "unit", "synthesis",
+                        "fraig_conflicts"}
     x, y = d.get("x"), d.get("y")
     for k, v in (("x", x), ("y", y), ("series", d.get("series", "group")),
                  ("title", d.get("title", ""))):
@@ -426,7 +451,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     series = d.get("series", "group")
     if series not in columns:
         raise err(f"plot {name}.series", f"{series!r} is not a parameter or group, liberty, "
-                  f"activity, clock_ns, unit, synthesis")
+                  f"activity, clock_ns, unit, synthesis, fraig_conflicts")
     base = tuple(_listify(d.get("baseline", [])))
     for b in base:
         if not isinstance(b, str) or b not in {g.name for g in groups}:
@@ -434,7 +459,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     where = d.get("where", {})
     if not isinstance(where, dict) or set(where) - columns:
         raise err(f"plot {name}.where", "a table of column = value (parameters, group, "
-                  "liberty, activity, clock_ns, unit, synthesis)")
+                  "liberty, activity, clock_ns, unit, synthesis, fraig_conflicts)")
     if where and not any(all(_text(_column(p, k)) == _text(v) for k, v in where.items())
                          for p in points):
         raise err(f"plot {name}.where", f"{where} matches no point (activity is written as "
@@ -509,6 +534,24 @@ def _syntheses(v, key, err) -> tuple[str, ...]:
         if x not in SYNTHESES:
             raise err(key, f"{x!r} (one of {', '.join(SYNTHESES)})")
         out.append(x)
+    if not out:
+        raise err(key, "empty")
+    return tuple(dict.fromkeys(out))
+
+
+def _fraigs(v, key, err) -> tuple[int | None, ...]:
+    """ABC's fraig conflict limits: ``"default"`` (Yosys's own ABC script) and/or integers in
+    1..1,000,000 (a value or a list)."""
+    out = []
+    for x in _listify(v):
+        if x == "default":
+            out.append(None)
+            continue
+        try:
+            out.append(check_fraig_conflicts(x))
+        except ValueError:
+            raise err(key, f"{x!r} (\"default\" or an integer in "
+                      f"1..{MAX_FRAIG_CONFLICTS:,})") from None
     if not out:
         raise err(key, "empty")
     return tuple(dict.fromkeys(out))
@@ -592,7 +635,7 @@ def _text(v) -> str:
         return f"<int of {v.bit_length()} bits>"
 
 
-def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
+def _group(g, gi, libs, clocks, acts, synths, fraigs, err) -> Group:
     key = f"group[{gi}]"
     _keys(g, _GROUP, key + ".", err)
     uname = g.get("unit")
@@ -670,6 +713,8 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
             o["activity"] = _activities(ov["activity"], k + ".activity", err)
         if "synthesis" in ov:
             o["synthesis"] = _syntheses(ov["synthesis"], k + ".synthesis", err)
+        if "fraig_conflicts" in ov:
+            o["fraig_conflicts"] = _fraigs(ov["fraig_conflicts"], k + ".fraig_conflicts", err)
         if "skip" in ov:
             if not isinstance(ov["skip"], bool):
                 raise err(k + ".skip", "true or false")
@@ -682,7 +727,9 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
                 _activities(g["activity"], key + ".activity", err) if "activity" in g else acts,
                 overrides,
                 _syntheses(g["synthesis"], key + ".synthesis", err) if "synthesis" in g
-                else synths)
+                else synths,
+                _fraigs(g["fraig_conflicts"], key + ".fraig_conflicts", err)
+                if "fraig_conflicts" in g else fraigs)
     for p in resolved:
         _label(grp, p, err)
     return grp
@@ -690,7 +737,7 @@ def _group(g, gi, libs, clocks, acts, synths, err) -> Group:
 
 def _unit_overrides(g: dict, gi: int, err) -> dict[str, dict]:
     """A ``unit = "*"`` group's overrides: each names one unit (``where = {unit = "name"}``)
-    and sets that unit's liberties, clock_ns, activity, synthesis or skip."""
+    and sets that unit's liberties, clock_ns, activity, synthesis, fraig_conflicts or skip."""
     out: dict[str, dict] = {}
     for i, ov in enumerate(_array(g, "override", f"group[{gi}].override", err)):
         k = f"group[{gi}].override[{i}]"
@@ -798,11 +845,25 @@ def _derived(d, i, groups, metrics, err) -> Derived:
     ref = d.get("ref")
     if refm and ref is None:
         raise err(f"derived {name}.ref", "the expression reads ref.* but names no reference")
-    rg, rp, rmatch = None, (), ()
+    rg, rp, rmatch, rfraig = None, (), (), ()
     if ref is not None:
-        if not isinstance(ref, dict) or set(ref) - {"group", "params", "match"}:
+        if not isinstance(ref, dict) or set(ref) - {"group", "params", "match",
+                                                    "fraig_conflicts"}:
             raise err(f"derived {name}.ref", "a table {group = ..., params = {...}, "
-                      "match = [...]}")
+                      "match = [...], fraig_conflicts = ...}")
+        if "fraig_conflicts" in ref:
+            if isinstance(ref["fraig_conflicts"], list):
+                raise err(f"derived {name}.ref.fraig_conflicts", "one limit, not a list")
+            rfraig = _fraigs(ref["fraig_conflicts"], f"derived {name}.ref.fraig_conflicts",
+                             err)
+            if "group" not in ref:      # the row itself at another limit
+                if set(ref) != {"fraig_conflicts"}:
+                    raise err(f"derived {name}.ref", "without group, a reference is the row "
+                              "itself at another fraig_conflicts (no params, no match)")
+                return _finish_derived(d, name, expr, SELF, (), (), rfraig, groups, err)
+        elif "group" not in ref:
+            raise err(f"derived {name}.ref.group", "missing (or give fraig_conflicts: the "
+                      "row itself at that limit)")
         rg = ref.get("group")
         match = [g for g in groups if g.name == rg]
         if not match:
@@ -832,13 +893,21 @@ def _derived(d, i, groups, metrics, err) -> Derived:
                       f"{rp_d} (the reference must name exactly one)")
         rp = tuple(sorted((k, v) for k, v in hits[0].items() if k in keep))
         rmatch = tuple(rm)
+    return _finish_derived(d, name, expr, rg, rp, rmatch, rfraig, groups, err)
+
+
+#: ``Derived.ref_group`` of a reference that is the row itself (at another fraig limit)
+SELF = "."
+
+
+def _finish_derived(d, name, expr, rg, rp, rmatch, rfraig, groups, err) -> Derived:
     only = tuple(_listify(d.get("groups", [])))
     for gname in only:
         if not isinstance(gname, str) or gname not in {g.name for g in groups}:
             raise err(f"derived {name}.groups", f"no group {gname!r}")
     if not isinstance(d.get("doc", ""), str):
         raise err(f"derived {name}.doc", "must be a string")
-    return Derived(name, expr, rg, rp, d.get("doc", ""), only, rmatch)
+    return Derived(name, expr, rg, rp, d.get("doc", ""), only, rmatch, rfraig)
 
 
 def _check_pieces(derived: list[Derived], err):
