@@ -574,7 +574,10 @@ def test_every_unit_group(tmp_path):
     assert {(p.synthesis, p.clock_ns) for p in s.points if p.unit != "lzc"} == {("flat", 10.0)}
     for where, msg in (("{n=1}", "naming one registered unit"),
                        ("{unit='nope'}", "nope"),
-                       ("{unit='lzc'}\nskip=1", "true or false")):
+                       ("{unit='lzc'}\nskip=1", "true or false"),
+                       ("{unit='lzc'}\nsynthesis='round'", r"override\[0\]\.synthesis"),
+                       ("{unit='lzc'}\nfraig_conflicts=0", r"override\[0\]\.fraig_conflicts"),
+                       ("{unit='lzc'}\nclock_ns=-1", r"override\[0\]\.clock_ns")):
         with pytest.raises(SpecError, match=msg):
             _spec(f"[sweep]\nname='all'\n[[group]]\nunit='*'\n[[group.override]]\n"
                   f"where={where}\n", tmp_path)

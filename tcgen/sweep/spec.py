@@ -754,6 +754,11 @@ def _unit_overrides(g: dict, gi: int, err) -> dict[str, dict]:
             raise err(k + ".where", f"unit {name} has two overrides")
         if "skip" in ov and not isinstance(ov["skip"], bool):
             raise err(k + ".skip", "true or false")
+        for kk, check in (("liberties", _libs), ("clock_ns", _clocks),
+                          ("activity", _activities), ("synthesis", _syntheses),
+                          ("fraig_conflicts", _fraigs)):
+            if kk in ov:                # checked here, so an error names this override
+                check(ov[kk], f"{k}.{kk}", err)
         out[name] = {kk: v for kk, v in ov.items() if kk != "where"}
     return out
 
