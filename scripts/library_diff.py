@@ -47,7 +47,10 @@ MEASURED = ("synth__area__um2", "timing__crit_path__ns", "power__total__mw",
             "energy__per_op__pj")
 #: the sweep CSV's columns that are neither parameters nor derived (everything after
 #: ``runtime__flow__s`` up to ``key`` is a derived column)
-_POINT = ("group", "label", "liberty", "clock_ns", "activity", "synthesis", "workload")
+_POINT = ("group", "label", "liberty", "clock_ns", "activity", "synthesis", "workload",
+          "fraig_conflicts")
+#: what a column a sweep's CSV lacks stands for (a sweep without limits ran Yosys's script)
+_ABSENT = {"fraig_conflicts": "default"}
 
 
 class UsageError(Exception):
@@ -67,7 +70,7 @@ def _rows(text: str) -> tuple[list[str], dict[tuple, dict]]:
     derived = []
     if "runtime__flow__s" in cols and "key" in cols:
         derived = cols[cols.index("runtime__flow__s") + 1:cols.index("key")]
-    return derived, {tuple(r.get(k, "") for k in _POINT): r for r in reader}
+    return derived, {tuple(r.get(k) or _ABSENT.get(k, "") for k in _POINT): r for r in reader}
 
 
 def _num(x):

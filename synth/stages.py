@@ -145,17 +145,19 @@ class _Pending(Exception):
 
 
 def stage_timing(verilog_text: str, top: str, *, liberty="osu018", clock_ns=10.0,
-                 cache=True) -> dict:
+                 cache=True, fraig_conflicts=None) -> dict:
     """Worst timing per register bank of ``top`` (module doc).  Returns ``crit_path_ns``,
     ``area_um2``, ``registers`` (flip-flops), ``banks`` (depth 1.. in order: ``depth``, ``bits``,
     ``period_ns``, ``logic_ns``, ``launch_ns``, ``setup_ns``, ``endpoint``), ``outputs`` (the
-    same for the output ports, ``depth`` = the bank they are fed from), ``runtime_s``."""
+    same for the output ports, ``depth`` = the bank they are fed from), ``runtime_s``.
+    ``fraig_conflicts``: ABC's SAT-sweeping limit of the synthesis (synth.ppa)."""
     t0 = time.monotonic()
     clock_ns, *_ = check_options(clock_ns, "vectorless", 0.1, 2000, 0)
     lib = resolve(liberty)
     if not isinstance(verilog_text, str) or top not in module_names(verilog_text):
         raise FlowInputError(f"stage timing: top module {top!r} is not in the Verilog")
-    syn, _ = synthesized(verilog_text, top, lib, clock_ns, cache=cache)
+    syn, _ = synthesized(verilog_text, top, lib, clock_ns, cache=cache,
+                         fraig_conflicts=fraig_conflicts)
     nl = act.read_netlist(syn.netlist, top)
     depths = register_depths(nl, lib)
     has_clk = "clk" in nl.ports and nl.ports["clk"][0] == "input"

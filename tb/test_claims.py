@@ -80,6 +80,21 @@ def test_verdicts_from_sweep_rows(tmp_path, results):
     assert c.verdict == "untestable here" and "missing or failed" in c.reason
 
 
+def test_rows_matching_two_points_are_an_error(tmp_path):
+    """A claim's rows must name one point per liberty and activity: a sweep that measures a
+    point twice (two ABC fraig limits, two synthesis modes) is refused, naming the column."""
+    rows = [dict(ROWS[0], fraig_conflicts="default"), dict(ROWS[0], fraig_conflicts="1000")]
+    _write(tmp_path / "res", "s.json", json.dumps({"rows": rows}))
+    _write(tmp_path / "c", "f.toml", _claim())
+    with pytest.raises(ClaimError, match=r"match 2 rows of s.json on a vectorless@0.1; name "
+                                         r"fraig_conflicts in the rows' where"):
+        judge(load(tmp_path / "c"), tmp_path / "res")
+    _write(tmp_path / "c", "f.toml", _claim().replace('{group = "new"}',
+                                                      '{group = "new", fraig_conflicts = 1000}'))
+    c, = judge(load(tmp_path / "c"), tmp_path / "res")
+    assert c.cells[0][1] == pytest.approx(1.30)
+
+
 def test_expressions_over_rows_and_models(tmp_path, results):
     _write(tmp_path / "c", "f.toml", _claim(value="100 * (r.ratio - 1)", paper=30, tol=0.01,
                                             judge_on='{liberty = "a", activity = "vectorless@0.1"}'))

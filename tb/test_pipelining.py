@@ -371,6 +371,27 @@ def test_octet_cut_points_and_dp_params():
         u.make_params({"cuts": "products"})
 
 
+def test_plan_times_stages_at_the_fraig_limit(monkeypatch):
+    """cuts=auto with ABC's fraig limit: the stage timing synthesizes at that limit (the
+    mapping the unit is then measured with), from tcgen.measure down."""
+    import tcgen.pipelining as pl
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_timing(text, top, **kw):
+        seen.append(kw.get("fraig_conflicts"))
+        raise Stop
+    monkeypatch.setattr(pl, "stage_timing", fake_timing)
+    from tcgen.measure import measure
+    with pytest.raises(Stop):
+        measure("fp_add", {"cuts": "auto"}, clock_ns=3.0, fraig_conflicts=321)
+    with pytest.raises(Stop):
+        pl.plan("fp_add", {"cuts": "auto"}, clock_ns=3.0)
+    assert seen == [321, None]
+
+
 def test_octet_plan_tightens_the_dp_target(monkeypatch):
     """cuts=auto on an octet: the DP unit is planned for the clock, the octet built and
     measured; an octet that misses by e ns has its DP unit planned again for the smaller of
@@ -383,8 +404,11 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
              (0.0, ("products", "level1", "acc.shift"))]
     crit = {}
 
-    def fake_plan(name, params, *, liberty, clock_ns, cache, max_designs):
+    limits = []
+
+    def fake_plan(name, params, *, liberty, clock_ns, cache, max_designs, fraig_conflicts):
         targets.append((name, clock_ns))
+        limits.append(fraig_conflicts)
         cuts = next(c for t, c in tiers if clock_ns > t)
         return pl.Plan(unit=name, liberty="osu018", clock_ns=clock_ns,
                        params=params.with_cuts(cuts), cuts=cuts, latency=len(cuts),
@@ -392,8 +416,9 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
                        points=(("products", 400), ("level1", 200)),
                        designs=[{"cuts": "+".join(cuts)}], search="monotone")
 
-    def fake_measure(text, top, *, liberty, clock_ns, cache):
+    def fake_measure(text, top, *, liberty, clock_ns, cache, fraig_conflicts):
         measured.append(text)
+        limits.append(fraig_conflicts)
         return {"crit_path_ns": crit[text], "area_um2": 5.0, "cells_by_type": {}}
     monkeypatch.setattr(pl, "measure_verilog", fake_measure)
     real = pl.plan
@@ -408,6 +433,11 @@ def test_octet_plan_tightens_the_dp_target(monkeypatch):
     assert p.crit_path_ns == 6.0 and [r["clock_ns"] for r in p.via["rounds"]] == [6.0, 5.0, 4.6]
     assert p.points == (("dp.products", 400), ("dp.level1", 200))
     assert "dp4 planned for 4.6 ns" in p.summary()
+    # ABC's fraig limit reaches every synthesis of the plan (the DP unit's and the octet's)
+    assert set(limits) == {None}
+    limits[:] = []
+    pl.plan("octet_dense", {"cuts": "auto"}, clock_ns=6.0, fraig_conflicts=500)
+    assert limits and set(limits) == {500}
     # the same cuts at a tighter target: not measured again; the plans run out (2 x 4) with
     # three octets measured, all missing: refused
     crit.update({"dp.products": 6.9, "dp.products+dp.level1": 6.05,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -301,6 +302,10 @@ def test_fraig_conflicts_is_a_keyed_recorded_option():
     c = measure("int_mul", p, liberty="osu018", fraig_conflicts=1000)
     assert "fraig_conflicts" not in d and c["fraig_conflicts"] == 1000
     assert c["cache_key"] != d["cache_key"]
+    # two netlists (synthesis entries), the limited one made with the flow's ABC script
+    assert Path(c["netlist"]).parent != Path(d["netlist"]).parent
+    assert (Path(c["netlist"]).parent / "abc.script").is_file()
+    assert not (Path(d["netlist"]).parent / "abc.script").exists()
     assert "--fraig-conflicts 1000" in c["command"] and "--fraig" not in d["command"]
     assert c["yosys_check_problems"] == d["yosys_check_problems"] == 0
     assert abs(c["area_um2"] / d["area_um2"] - 1) < 0.05

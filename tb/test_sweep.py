@@ -598,7 +598,13 @@ def test_fraig_conflicts_axis(tmp_path):
     assert got == [("lzc", 8, None), ("lzc", 8, 1000), ("lzc", 9, 50), ("popcount", None, None)]
     plain = _spec("[sweep]\nname='f'\n[[group]]\nunit='popcount'\n", tmp_path)
     assert plain.points[0].ident == s.points[3].ident           # default: the old identity
-    assert s.points[0].ident != s.points[1].ident
+    assert set(json.loads(plain.points[0].ident)) == {"unit", "params", "liberty", "clock_ns",
+                                                       "activity"}
+    assert json.loads(s.points[1].ident)["fraig_conflicts"] == 1000
+    # a reference at another limit: the row's own group and params at that limit
+    assert s.point("lzc", s.points[1].axes, s.points[1], (None,)) is s.points[0]
+    assert s.point("lzc", s.points[1].axes, s.points[1]) is s.points[1]
+    assert s.point("lzc", s.points[2].axes, s.points[2], (1000,)) is None   # width 9: 50 only
     for text, msg in (
             (base.replace("1000", "0"), r"sweep.fraig_conflicts: 0 \(\"default\" or an integer"),
             (base.replace("1000", "'none'"), "'none'"),
@@ -608,7 +614,12 @@ def test_fraig_conflicts_axis(tmp_path):
             (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
              "ref={fraig_conflicts='default', params={}}\n", "the row itself"),
             (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
-             "ref={params={}}\n", "ref.group: missing")):
+             "ref={params={}}\n", "ref.group: missing"),
+            (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
+             "ref={fraig_conflicts=7}\n", "no point of the sweep runs at 7"),
+            (base + "[[group]]\nunit='lzc'\n[[derived]]\nname='d'\nexpr='synth__area__um2'\n"
+             "ref={group='lzc', fraig_conflicts=7}\n", "no point of group lzc runs at 7"),
+            (base + "[[group]]\nname=''\nunit='lzc'\n", "is not a group name")):
         with pytest.raises(SpecError, match=msg) as e:
             _spec(text + ("" if "[[group]]" in text else "[[group]]\nunit='lzc'\n"), tmp_path)
         assert "\n" not in str(e.value)
@@ -627,6 +638,13 @@ def test_fraig_conflicts_rows_and_self_reference(tmp_path):
     write_outputs(res, tmp_path / "out", "tcgen sweep s.toml")
     md = (tmp_path / "out" / "f.md").read_text()
     assert "| fraig |" in md and "&fraig -x -C N" in md and "ref: the row itself" in md
+    # a plot may select a limit by its number (the rows hold it as text)
+    from tcgen.sweep.output import plot_svg
+    from tcgen.sweep.spec import Plot
+    def plot(limit):
+        return plot_svg(res, Plot("p", "scatter", "synth__area__um2", "synth__area__um2",
+                                  where=(("fraig_conflicts", limit),)), "c")
+    assert "group=fp_mul" in plot(7) and "group=fp_mul" not in plot(8)   # the legend
     header = next(x for x in (tmp_path / "out" / "f.csv").read_text().splitlines()
                   if x.startswith("group,"))
     assert "fraig_conflicts" in header.split(",")

@@ -329,6 +329,12 @@ def _sweep_cells(c: Claim, rows: list[dict]) -> list:
         env = {}
         for name, where in c.rows.items():
             hits = [r for r in rows if _match(r, {**where, "liberty": lib, "activity": act})]
+            if len(hits) > 1:        # e.g. two synthesis modes or fraig limits of one point
+                cols = [k for k in ("group", "clock_ns", "synthesis", "fraig_conflicts",
+                                    "workload") if len({str(h.get(k)) for h in hits}) > 1]
+                raise ClaimError(f"claims: {c.file}: {c.id}: rows {name} = {where} match "
+                                 f"{len(hits)} rows of {c.sweep}.json on {lib} {act}; name "
+                                 f"{', '.join(cols) or 'its parameters'} in the rows' where")
             env[name] = hits[0] if len(hits) == 1 and hits[0].get("status") == "ok" else None
         v = _eval(c.value, env) if all(e is not None for e in env.values()) else None
         judged = _match({"liberty": lib, "activity": act}, c.judge_on)

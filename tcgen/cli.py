@@ -183,10 +183,12 @@ def cmd_generate(args) -> int:
             raise UsageError("generate: -p cuts=auto needs --clock-ns T (and --liberty, "
                              "default osu018): the cuts are chosen for that clock")
         params, planned = resolve_cuts(unit.name, params, liberty=args.liberty or "osu018",
-                                       clock_ns=args.clock_ns)
-    elif args.clock_ns is not None or args.liberty is not None:
-        raise UsageError("generate: --clock-ns and --liberty choose the cuts of -p cuts=auto; "
-                         "without it they do nothing")
+                                       clock_ns=args.clock_ns,
+                                       fraig_conflicts=args.fraig_conflicts)
+    elif args.clock_ns is not None or args.liberty is not None \
+            or args.fraig_conflicts is not None:
+        raise UsageError("generate: --clock-ns, --liberty and --fraig-conflicts choose the cuts "
+                         "of -p cuts=auto; without it they do nothing")
     else:
         planned = None
     text = verilog(unit.name, params, top=args.top, flat=args.flat, force=args.force)
@@ -450,6 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with -p cuts=auto: pipeline to this clock period (docs/pipelining.md)")
     p.add_argument("--liberty", default=None, metavar="NAME|PATH",
                    help="with -p cuts=auto: the liberty timing the cuts (default osu018)")
+    p.add_argument("--fraig-conflicts", type=_int, default=None, metavar="N",
+                   help="with -p cuts=auto: ABC's SAT-sweeping conflict limit of the "
+                        "syntheses that time the cuts (as tcgen ppa --fraig-conflicts)")
     p.add_argument("--all", action="store_true", help="every unit at its defaults into -o DIR")
     p.add_argument("--flat", action="store_true",
                    help="elaborate every instance of a sub-component in place (default: each "

@@ -53,7 +53,7 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     asked = params
     if design is None:             # cuts=auto: the cheapest cut set for this clock first
         params, planned = resolve_cuts(unit.name, params, liberty=lib, clock_ns=clock_ns,
-                                       cache=cache)
+                                       cache=cache, fraig_conflicts=fraig_conflicts)
     named = None
     if workload is not None:
         if not isinstance(workload, str):

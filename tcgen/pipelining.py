@@ -123,11 +123,13 @@ def cheapest(n: int, bits, fails) -> tuple | None:
 
 
 def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
-         cache: bool = True, max_designs: int = MAX_DESIGNS) -> Plan:
+         cache: bool = True, max_designs: int = MAX_DESIGNS, fraig_conflicts=None) -> Plan:
     """The cheapest cut set of ``unit_name`` meeting ``clock_ns`` on ``liberty`` (module doc).
     ``params``: None, a dict of values or strings, or the unit's Params; ``cuts`` may be
     ``auto`` or empty, ``pipeline`` must be 0.  ``max_designs``: the search's budget of
-    measured designs (the plan's ``search`` says what the answer is known to be)."""
+    measured designs (the plan's ``search`` says what the answer is known to be).
+    ``fraig_conflicts``: ABC's SAT-sweeping limit of every synthesis (the one the unit is then
+    measured with, so the cuts are chosen on the same mapping)."""
     t0 = time.monotonic()
     unit = get_unit(unit_name)
     params = unit_params(unit, params)
@@ -140,7 +142,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
         raise ParamError(f"{unit.name}: pipeline must be 0 with cuts=auto, got "
                          f"{params.pipeline}")
     if hasattr(params, "plan_via"):
-        return _plan_via(unit, params, lib, clock_ns, cache, max_designs, t0)
+        return _plan_via(unit, params, lib, clock_ns, cache, max_designs, t0, fraig_conflicts)
     names = [name for name, _ in params.cut_points()]
     n = len(names)
     measured: dict[tuple, dict] = {}
@@ -152,7 +154,7 @@ def plan(unit_name: str, params=None, *, liberty="osu018", clock_ns: float,
     def measure(idx: tuple) -> dict:
         p = params.with_cuts(names[i] for i in idx)
         t = stage_timing(verilog(unit.name, p), unit.name, liberty=lib, clock_ns=clock_ns,
-                         cache=cache)
+                         cache=cache, fraig_conflicts=fraig_conflicts)
         bounds = (0, *(i + 1 for i in idx), n + 1)
         groups = [*t["banks"], t["outputs"]]
         if len(t["banks"]) != len(idx) or t["outputs"]["depth"] != len(idx):
@@ -258,7 +260,7 @@ VIA_ROUNDS = 4
 
 
 def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
-              t0: float) -> Plan:
+              t0: float, fraig_conflicts=None) -> Plan:
     """A unit whose cut points are one sub-unit's (``params.plan_via()`` -> (sub-unit, its
     params, role); the octets: their eight DP units' ``dp.*``), with control around that
     datapath that the stage timing cannot sort into banks (feedback: counters, an
@@ -279,7 +281,7 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
             break
         try:
             sp = plan(sub_name, sub_params, liberty=lib, clock_ns=target, cache=cache,
-                      max_designs=max_designs)
+                      max_designs=max_designs, fraig_conflicts=fraig_conflicts)
         except PlanError as e:
             if whole:                         # the tightened target is out of reach
                 unreached = target
@@ -291,7 +293,8 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
         rec = whole.get(chosen.cuts)
         if rec is None:                       # a tighter target may give the same cuts
             res = measure_verilog(verilog(unit.name, chosen), unit.name, liberty=lib,
-                                  clock_ns=clock_ns, cache=cache)
+                                  clock_ns=clock_ns, cache=cache,
+                                  fraig_conflicts=fraig_conflicts)
             crit = res["crit_path_ns"]
             regs = sum(n for c, n in res["cells_by_type"].items()
                        if c in lib.cells and lib.cells[c].sequential)
@@ -322,11 +325,13 @@ def _plan_via(unit, params, lib, clock_ns: float, cache: bool, max_designs: int,
                     f"cuts={rec['cuts'] or '(none)'}, takes {rec['crit_path_ns']:.3f} ns")
 
 
-def resolve_cuts(unit_name: str, params, *, liberty, clock_ns, cache: bool = True):
+def resolve_cuts(unit_name: str, params, *, liberty, clock_ns, cache: bool = True,
+                 fraig_conflicts=None):
     """``(params, plan)``: ``params`` with ``cuts=auto`` replaced by the planned set (and the
     Plan), or ``(params, None)`` when there is nothing to plan."""
     if isinstance(params, CutPoints) and params.cuts == AUTO:
-        p = plan(unit_name, params, liberty=liberty, clock_ns=clock_ns, cache=cache)
+        p = plan(unit_name, params, liberty=liberty, clock_ns=clock_ns, cache=cache,
+                 fraig_conflicts=fraig_conflicts)
         return p.params, p
     return params, None
 

@@ -137,7 +137,9 @@ def estimate_ratios(results: Path, liberty: str = "osu018") -> dict[str, list[tu
     """How close the families' size estimates (``UnitSpec.estimate``: cells after *flat*
     synthesis) come to the cells the flow measured: unit -> [(measured / estimated, measured
     cells)] over the ok rows of ``liberty`` in the sweep results ``results/*.json``, each
-    configuration once.  Flat rows only: a hierarchical synthesis maps each submodule without
+    configuration once (the first row found: files in name order; a row at an ABC fraig limit,
+    docs/ppa.md, counts like one under Yosys's script, the two differing by a few % at most).
+    Flat rows only: a hierarchical synthesis maps each submodule without
     its constant inputs (``int_dequant``'s adder of two constants: 26 cells flat, 681
     hierarchical), which is not what the estimate models (docs/robustness.md)."""
     from tcgen.registry import get_unit

@@ -15,7 +15,7 @@ from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
 from .metrics import METRICS
-from .spec import SELF, derived_names
+from .spec import SELF, _text, derived_names
 from .report import render
 
 __all__ = ["write_outputs", "FLOW_NOTES", "columns", "plot_svg", "pareto_front"]
@@ -204,7 +204,7 @@ def plot_svg(result: SweepResult, pl, command: str, prov: dict | None = None) ->
     import matplotlib.pyplot as plt
     where = dict(pl.where)
     rows = [r for r in result.rows if r["status"] == "ok"
-            and all(r.get(k) == v for k, v in where.items())
+            and all(r.get(k) == v or _text(r.get(k)) == _text(v) for k, v in where.items())
             and r.get(pl.y) is not None and r.get(pl.x) is not None]
     with matplotlib.rc_context({"svg.hashsalt": "tcgen", "svg.fonttype": "none",
                                 "font.size": 8}):

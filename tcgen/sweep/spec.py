@@ -861,6 +861,13 @@ def _derived(d, i, groups, metrics, err) -> Derived:
                 raise err(f"derived {name}.ref.fraig_conflicts", "one limit, not a list")
             rfraig = _fraigs(ref["fraig_conflicts"], f"derived {name}.ref.fraig_conflicts",
                              err)
+            scope = [g for g in groups if ref.get("group") in (None, g.name)]
+            if scope and not any(rfraig[0] in g.fraig_conflicts
+                                 or any(rfraig[0] in o.get("fraig_conflicts", ())
+                                        for o in g.overrides) for g in scope):
+                where = "the sweep" if "group" not in ref else f"group {ref['group']}"
+                raise err(f"derived {name}.ref.fraig_conflicts",
+                          f"no point of {where} runs at {ref['fraig_conflicts']!r}")
             if "group" not in ref:      # the row itself at another limit
                 if set(ref) != {"fraig_conflicts"}:
                     raise err(f"derived {name}.ref", "without group, a reference is the row "
@@ -901,8 +908,9 @@ def _derived(d, i, groups, metrics, err) -> Derived:
     return _finish_derived(d, name, expr, rg, rp, rmatch, rfraig, groups, err)
 
 
-#: ``Derived.ref_group`` of a reference that is the row itself (at another fraig limit)
-SELF = "."
+#: ``Derived.ref_group`` of a reference that is the row itself (at another fraig limit): the
+#: empty name, which no group can have
+SELF = ""
 
 
 def _finish_derived(d, name, expr, rg, rp, rmatch, rfraig, groups, err) -> Derived:
