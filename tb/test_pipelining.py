@@ -313,7 +313,9 @@ def test_generate_auto_is_deterministic_and_says_what_it_chose(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["generate", "fp_add", "-p", "cuts=auto"], "-p cuts=auto needs --clock-ns T"),
-    (["generate", "fp_add", "--clock-ns", "3"], "--clock-ns and --liberty choose the cuts"),
+    (["generate", "fp_add", "--clock-ns", "3"], "--clock-ns, --liberty and --fraig-conflicts "
+                                                "choose the cuts"),
+    (["generate", "fp_add", "--fraig-conflicts", "9"], "--fraig-conflicts choose the cuts"),
     (["generate", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns"),
     (["generate", "int_mul", "-p", "cuts=auto"], "unknown parameter 'cuts'"),
     pytest.param(["ppa", "fp_convert", "-p", "cuts=auto", "--clock-ns", "0.2"], "meets 0.2 ns",
