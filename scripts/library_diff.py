@@ -462,9 +462,12 @@ def render(base: str, rev: str, sweeps: dict, claims: dict | None, threshold: fl
         out += ["", f"## {name}", "", "| point | liberty | clock ns | activity | column | old "
                 "| new | new / old |", "|---|---|---:|---|---|---:|---:|---:|"]
         for m in s["moves"]:
-            g, label, lib, clk, act, synth, _ = m["point"]
-            if synth and synth != "flat":
-                label = f"{label} ({synth})"
+            pt = dict(zip(_POINT, m["point"]))
+            label, lib, clk, act = pt["label"], pt["liberty"], pt["clock_ns"], pt["activity"]
+            if pt["synthesis"] and pt["synthesis"] != "flat":
+                label = f"{label} ({pt['synthesis']})"
+            if pt["fraig_conflicts"] != "default":
+                label = f"{label} (fraig {pt['fraig_conflicts']})"
             col = f"**{m['column']}**" if m["derived"] else m["column"]
             out.append(f"| {label} | {lib} | {clk} | {act} | {col} | {_v(m['old'])} | "
                        f"{_v(m['new'])} | {m['new'] / m['old']:.3f} |" if m["old"] else

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tcgen.synth.liberty import shared_liberty_available
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +41,26 @@ def test_the_reports_against_themselves_move_nothing(tmp_path):
             assert "**no**" in cells[1] and cells[3] == "0", cells
     if "reports/claims.md" not in dirty:
         assert "moved (figure or verdict)" in text and ", 0 moved" in text
+
+
+def test_moved_values_are_listed(tmp_path):
+    """Against a3ebd76 (before lut_xlib's re-run on the issue-17 library) the general FP16 MAC's
+    rows moved: each moved value is a row of the sweep's table, old, new and their ratio."""
+    if subprocess.run(["git", "cat-file", "-e", "a3ebd76^{commit}"], cwd=ROOT,
+                      capture_output=True).returncode:
+        pytest.skip("a3ebd76 is not in this clone's history (a shallow clone)")
+    out = tmp_path / "d.md"
+    r = subprocess.run([*SCRIPT, "--base", "a3ebd76", "--out", str(out)], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [ln for ln in out.read_text().splitlines()
+            if ln.startswith("| MAC M2N8K4 W_FP16 (general) | osu018 | 10.0 | vectorless@0.1 | "
+                             "synth__area__um2 |")]
+    assert len(rows) == 1, out.read_text()[-2000:]
+    old, new, ratio = (c.strip() for c in rows[0].strip("| ").split(" | ")[-3:])
+    assert float(ratio) == pytest.approx(float(new.replace(",", ""))
+                                         / float(old.replace(",", "")), abs=1e-3)
+    assert float(ratio) < 0.95                  # the issue-17 multiplier: smaller
 
 
 def test_designs_of_a_sweep_against_its_own_revision_are_the_same(tmp_path):
