@@ -75,7 +75,8 @@ VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
                     "tcgen + norm=early + rshift=narrow + mult=booth4": {
                         "mult": "booth4", "norm": "early", "rshift": "narrow"},
                     "tcgen cpa=kogge_stone": {"cpa": "kogge_stone"},
-                    "tcgen tree=gkl": {"tree": "gkl"}},
+                    "tcgen tree=gkl": {"tree": "gkl"},
+                    "tcgen rinc=compound": {"rinc": "compound"}},
             "add": {}}
 #: (variant, format) pairs not measured: ABC (Yosys 0.23's script) runs past 8 minutes on an
 #: FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml)
@@ -264,6 +265,11 @@ def render(res: dict, header: str) -> str:
             "each verified in tb/test_fp_rtl.py and proved for FP8 in tb/test_formal.py). "
             "`hardfloat-core` is HardFloat's mulRecFN / addRecFN alone on recoded ports (no "
             "IEEE conversions): PPA only, vectorless, not an IEEE unit.", "",
+            "The clock is also ABC's delay target (`-D`): for a design well below it, ABC maps "
+            "for area and its delay is incidental (±5-10 % with small changes of the "
+            "netlist); at a target no design meets (1 ns), ABC maps, buffers and sizes for "
+            "delay, and the table compares each design's fastest netlist and the area it "
+            "costs (docs/peers.md).", "",
             "## Equivalence (before any PPA figure)", "",
             "| op | format | design | vectors | mismatches |", "|---|---|---|---:|---:|"]
     for e in res["equivalence"]:
