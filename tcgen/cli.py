@@ -232,8 +232,9 @@ def _add_ppa_parser(sub):
                         "totals summed over the instances (vectorless only; docs/ppa.md)")
     p.add_argument("--fraig-conflicts", type=_int, default=None, metavar="N",
                    help="conflict limit of ABC's SAT sweeping (&fraig -x -C N, 1..1000000): "
-                        "minutes instead of an hour on some large designs, figures within "
-                        "about 1 %% (default: Yosys's own ABC script; docs/ppa.md)")
+                        "minutes instead of an hour on some large designs; a different, "
+                        "equally correct netlist, figures moved by -2..+6 %% where they move "
+                        "(reports/abc_fraig.md; default: Yosys's own ABC script; docs/ppa.md)")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
     _add_force(p)
