@@ -58,7 +58,8 @@ def test_verdicts_from_sweep_rows(tmp_path, results):
     # paper 1.33 ±10 %: a (1.30) holds, b (1.10) does not -> mixed
     _write(tmp_path / "c", "f.toml", _claim())
     c, = judge(load(tmp_path / "c"), results)
-    assert c.verdict == "mixed" and "holds on a vectorless" in c.reason
+    assert c.verdict == "mixed" and "a vectorless: ours 1.30 vs 1.33 (-2.3 %): holds" in c.reason \
+        and "b vectorless: ours 1.10 vs 1.33 (-17.3 %): fails" in c.reason
     assert [None if x[1] is None else round(x[1], 2) for x in c.cells] == [1.30, 0.90, 1.10,
                                                                            None]
     assert [x[2] for x in c.cells] == [True, False, True, False]      # judged: vectorless

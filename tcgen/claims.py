@@ -3,40 +3,61 @@ that hardware can check, one TOML file per family under ``claims/``, judged agai
 results committed under ``reports/`` (``<sweep>.json``, written by ``tcgen sweep ... -o
 reports``) or against a family model, and written as ``reports/claims.md``.
 
-A claim says where the paper makes it, the paper's value, how we measure it and the tolerance;
-the verdict is computed, never typed:
+A claim says where the paper makes it, the paper's value, how we measure it, the kind of
+evidence that judges it and the tolerance; the verdict is computed, never typed:
 
-* **holds** -- a node-independent figure (cycles, counts, a model's output) within tolerance;
-* **holds as a ratio** -- a ratio between two designs, measured with our flow on each library,
-  within tolerance of the paper's (absolute values from another node are never compared);
-* **mixed** -- holds on some libraries/activities and not on others (which, is listed);
-* **fails** -- outside the tolerance everywhere it is judged;
-* **untestable here** -- with the reason; **pending** -- not measured yet (``why`` may say what
-  is missing).
+* **holds** -- within tolerance on every judged cell, outside the flow's noise band;
+* **holds as a ratio** -- the same, for a ratio between two designs measured with our flow on
+  each library (``evidence = "hardware"``; absolute values from another node are never
+  compared);
+* **within noise** -- the margin to the criterion's edge is inside the flow's measured noise
+  band (reports/noise.json) on a judged cell: neither holds nor fails;
+* **mixed** -- holds on some judged cells and fails on others, outside noise (which, is listed);
+* **fails** -- outside the tolerance everywhere it is judged; a failing claim says why
+  (``cause``, ``why_fails``);
+* **untestable here** -- with the reason; **pending** -- not measured yet.
+
+Integrity (issue 39): a claim's comparison is pre-registered -- :func:`history` reads the
+ledger's git history and lists every change of ``tolerance``, ``compare``, ``paper_value`` or
+``judge_on`` made once the claim had a measured value; ``tcgen claims --strict`` fails on any
+without a written ``[[claim.revision]]``.  A method used for one claim is declared
+(``[[method]]``) with every claim of the paper it can judge; what the ledger leaves out is a
+``[[left_out]]`` entry with its reason.
 """
 from __future__ import annotations
 
 import ast
+import datetime
 import importlib
 import inspect
 import json
 import math
 import re
 import string
+import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tcgen.errors import UsageError
 from tcgen.study import EXPR_FUNCTIONS, evaluate_expr, today
 
-__all__ = ["ClaimError", "Claim", "load", "judge", "render", "VERDICTS"]
+__all__ = ["ClaimError", "Claim", "Cell", "Ledger", "Change", "load", "load_ledger", "judge",
+           "render", "history", "strict_problems", "VERDICTS", "EVIDENCE", "CAUSES"]
 
-VERDICTS = ("holds", "holds as a ratio", "mixed", "fails", "untestable here", "pending")
+VERDICTS = ("holds", "holds as a ratio", "within noise", "mixed", "fails", "untestable here",
+            "pending")
 _CLAIM = {"id", "where", "claim", "paper_value", "paper_text", "unit", "kind", "status",
           "measure", "note", "source", "sweep", "rows", "value", "judge_on", "compare",
-          "tolerance", "call", "args", "why", "fmt"}
+          "tolerance", "call", "args", "why", "fmt", "evidence", "method", "views", "noise",
+          "noise_units", "cause", "why_fails", "revision"}
+#: what judges a claim (docs/claims.md, "Evidence"): only ``hardware`` can hold "as a ratio"
+EVIDENCE = ("hardware", "conformance", "arithmetic", "proxy", "note")
+#: why a claim fails (docs/claims.md, "Attribution")
+CAUSES = ("design", "flow", "paper", "open")
+NOISE_METRICS = ("area", "delay", "power", "energy")
+_FILE_KEYS = ("claims", "claim", "method", "left_out")
 KINDS = ("ratio", "absolute", "bound", "accuracy", "exact", "count", "model")
 #: a model claim calls a function of a family (never anything else: a ledger is data)
 _CALL = re.compile(r"tcgen\.units\.[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+:[A-Za-z][A-Za-z0-9_]*")
@@ -75,40 +96,87 @@ class Claim:
     args: dict = field(default_factory=dict)
     why: str = ""
     fmt: str = "{:.2f}"
+    evidence: str = ""
+    method: str = ""
+    views: dict = field(default_factory=dict)
+    noise: list = field(default_factory=list)
+    noise_units: list = field(default_factory=list)
+    cause: str = ""
+    why_fails: str = ""
+    revision: list = field(default_factory=list)
     # filled by judge()
-    cells: list = field(default_factory=list)      # (cell label, value, judged, ok)
+    cells: list = field(default_factory=list)      # Cell(label, value, judged, ok, ...)
     command: str = ""                               # what made the figures
     verdict: str = ""
     reason: str = ""
+    decided: str = ""          # the verdict before the noise band was applied
+    crossing: str = ""         # flow choices under which a failing value meets the criterion
+
+
+class Cell(NamedTuple):
+    """One (liberty, activity) cell of a claim, or ``model``."""
+    label: str
+    value: float | None
+    judged: bool
+    ok: bool
+    views: tuple = ()          # ((label, value), ...)
+    band: float | None = None  # relative noise band of the value (None: not measured)
+    band_text: str = ""
+    state: str = ""            # holds | fails | noise (judged cells with a value)
+    liberty: str = ""
+
+
+@dataclass
+class Method:
+    id: str
+    what: str
+    judges: list
+
+
+@dataclass
+class LeftOut:
+    what: str
+    where: str
+    why: str
+    method: str = ""
+
+
+@dataclass
+class FileInfo:
+    file: str
+    family: str
+    paper: str = ""
+    methods: list = field(default_factory=list)
+    left_out: list = field(default_factory=list)
+
+
+@dataclass
+class Ledger:
+    claims: list
+    files: list                # FileInfo per file, in file order
+    folder: Path
 
 
 # -- loading ---------------------------------------------------------------------------------
 def load(folder: str | Path) -> list[Claim]:
     """Every claim of every ``*.toml`` under ``folder`` (sorted by file name), checked."""
+    return load_ledger(folder).claims
+
+
+def load_ledger(folder: str | Path) -> Ledger:
+    """The claims, methods and left-out statements of every ``*.toml`` under ``folder``."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ClaimError(f"claims: no folder {folder}")
     out: list[Claim] = []
+    files: list[FileInfo] = []
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("*.toml")):
-        try:
-            if not path.is_file():                 # a FIFO named x.toml would block
-                raise ClaimError(f"claims: {path} is not a regular file")
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise ClaimError(f"claims: {path} is larger than {MAX_FILE_BYTES:,} bytes; not "
-                                 "a ledger file")
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as e:
-            raise ClaimError(f"claims: {path} is not UTF-8 text (byte {e.start})") from None
-        except ValueError as e:        # TOMLDecodeError, or an integer of > 4300 digits
-            raise ClaimError(f"claims: {path}: not valid TOML: {e}") from None
-        except RecursionError:
-            raise ClaimError(f"claims: {path}: nested too deeply") from None
-        except OSError as e:
-            raise ClaimError(f"claims: cannot read {path}: {e.strerror or e}") from None
-        extra = sorted(set(raw) - {"claims", "claim"})
+        raw = _read_toml(path)
+        extra = sorted(set(raw) - set(_FILE_KEYS))
         if extra:
-            raise ClaimError(f"claims: {path}: unknown key {extra[0]} (known: claims, claim)")
+            raise ClaimError(f"claims: {path}: unknown key {extra[0]} (known: "
+                             f"{', '.join(_FILE_KEYS)})")
         head = raw.get("claims", {})
         if not isinstance(head, dict):
             raise ClaimError(f"claims: {path}: [claims] must be a table")
@@ -118,13 +186,105 @@ def load(folder: str | Path) -> list[Claim]:
         items = raw.get("claim", [])
         if not isinstance(items, list):
             raise ClaimError(f"claims: {path}: claim must be an array of tables ([[claim]])")
+        mine = []
         for i, d in enumerate(items):
             c = _claim(d, family, path, i)
             if c.id in seen:
                 raise ClaimError(f"claims: {path}: claim {c.id} also in {seen[c.id]}")
             seen[c.id] = path.name
-            out.append(c)
+            mine.append(c)
+        info = FileInfo(path.name, family, str(head.get("paper", "")),
+                        _methods(raw.get("method", []), path),
+                        _left_out(raw.get("left_out", []), path))
+        _check_siblings(info, mine, path)
+        out += mine
+        files.append(info)
+    return Ledger(out, files, folder)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        if not path.is_file():                 # a FIFO named x.toml would block
+            raise ClaimError(f"claims: {path} is not a regular file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ClaimError(f"claims: {path} is larger than {MAX_FILE_BYTES:,} bytes; not "
+                             "a ledger file")
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise ClaimError(f"claims: {path} is not UTF-8 text (byte {e.start})") from None
+    except ValueError as e:        # TOMLDecodeError, or an integer of > 4300 digits
+        raise ClaimError(f"claims: {path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise ClaimError(f"claims: {path}: nested too deeply") from None
+    except OSError as e:
+        raise ClaimError(f"claims: cannot read {path}: {e.strerror or e}") from None
+
+
+def _tables(items, path: Path, what: str, keys: dict) -> list[dict]:
+    """``[[what]]`` tables with string keys ``keys`` ({name: required}); lists where noted."""
+    if not isinstance(items, list) or not all(isinstance(d, dict) for d in items):
+        raise ClaimError(f"claims: {path}: {what} must be an array of tables ([[{what}]])")
+    for i, d in enumerate(items):
+        extra = sorted(set(d) - set(keys))
+        if extra:
+            raise ClaimError(f"claims: {path}: {what}[{i}]: unknown key {extra[0]} (known: "
+                             f"{', '.join(sorted(keys))})")
+        for k, required in keys.items():
+            v = d.get(k)
+            if k == "judges":
+                if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+                    raise ClaimError(f"claims: {path}: {what}[{i}]: judges must be a list of "
+                                     "claim ids")
+            elif (required and not (isinstance(v, str) and v.strip())) or \
+                    (v is not None and not isinstance(v, str)):
+                raise ClaimError(f"claims: {path}: {what}[{i}]: {k} missing (a string)"
+                                 if required else f"claims: {path}: {what}[{i}]: {k} must be "
+                                 "a string")
+    return items
+
+
+def _methods(items, path: Path) -> list[Method]:
+    out = [Method(d["id"], d["what"], list(d["judges"]))
+           for d in _tables(items, path, "method", {"id": True, "what": True, "judges": True})]
+    ids = [m.id for m in out]
+    dup = sorted({x for x in ids if ids.count(x) > 1})
+    if dup:
+        raise ClaimError(f"claims: {path}: method {dup[0]} declared twice")
     return out
+
+
+def _left_out(items, path: Path) -> list[LeftOut]:
+    return [LeftOut(d["what"], d["where"], d["why"], d.get("method", ""))
+            for d in _tables(items, path, "left_out",
+                             {"what": True, "where": True, "why": True, "method": False})]
+
+
+def _check_siblings(info: FileInfo, claims: list[Claim], path: Path):
+    """The sibling rule, as far as a file can state it: every claim judged with a method is
+    listed by that method's ``judges`` and every claim listed there uses it; a left-out
+    sibling names a declared method."""
+    methods = {m.id: m for m in info.methods}
+    by_id = {c.id: c for c in claims}
+    for c in claims:
+        if c.method and c.method not in methods:
+            raise ClaimError(f"claims: {path}: {c.id}: method {c.method!r} is not declared "
+                             "([[method]] id = ...)")
+        if c.method and c.id not in methods[c.method].judges:
+            raise ClaimError(f"claims: {path}: {c.id}: uses method {c.method} but is not in "
+                             "its judges (the sibling rule: a method lists every claim it "
+                             "judges)")
+    for m in info.methods:
+        for cid in m.judges:
+            if cid not in by_id:
+                raise ClaimError(f"claims: {path}: method {m.id} judges {cid}, which is not a "
+                                 "claim of this file")
+            if by_id[cid].method != m.id:
+                raise ClaimError(f"claims: {path}: method {m.id} judges {cid}, but {cid} does "
+                                 f"not say method = {m.id!r}")
+    for lo in info.left_out:
+        if lo.method and lo.method not in methods:
+            raise ClaimError(f"claims: {path}: left_out {lo.what[:40]!r}: method "
+                             f"{lo.method!r} is not declared")
 
 
 def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
@@ -143,6 +303,19 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     c = Claim(family, path.name, **{k: v for k, v in d.items()})
     if c.kind not in KINDS:
         raise err(f"kind {c.kind!r} (one of {', '.join(KINDS)})")
+    if c.evidence and c.evidence not in EVIDENCE:
+        raise err(f"evidence {c.evidence!r} (one of {', '.join(EVIDENCE)})")
+    if c.cause and c.cause not in CAUSES:
+        raise err(f"cause {c.cause!r} (one of {', '.join(CAUSES)})")
+    if bool(c.cause) != bool(c.why_fails):
+        raise err("cause and why_fails go together (why the claim fails, and what shows it)")
+    bad = [m for m in c.noise if m not in NOISE_METRICS]
+    if bad:
+        raise err(f"noise {bad[0]!r} (a list of {', '.join(NOISE_METRICS)})")
+    if bool(c.noise) != bool(c.noise_units):
+        raise err("noise and noise_units go together (the metrics and the designs whose flow "
+                  "noise enters the value)")
+    c.revision = [_revision(r, err) for r in c.revision]
     if c.compare not in COMPARES:
         raise err(f"compare {c.compare!r} (one of {', '.join(COMPARES)})")
     if c.status == "pending" or c.status == "untestable":
@@ -173,11 +346,37 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
         raise err("value missing (an expression over the rows or the model's output x)")
     if len(c.value) > MAX_EXPR_CHARS:
         raise err(f"value is longer than {MAX_EXPR_CHARS} characters")
-    names = _names(c.value, err)
     allowed = set(c.rows) if c.source == "sweep" else {"x"}
-    if names - allowed:
-        raise err(f"value uses {sorted(names - allowed)[0]!r} (known: {sorted(allowed)})")
+    for label, expr in [("value", c.value)] + [(f"views.{k}", v) for k, v in c.views.items()]:
+        if len(expr) > MAX_EXPR_CHARS:
+            raise err(f"{label} is longer than {MAX_EXPR_CHARS} characters")
+        names = _names(expr, err)
+        if names - allowed:
+            raise err(f"{label} uses {sorted(names - allowed)[0]!r} (known: {sorted(allowed)})")
     return c
+
+
+_REVISION = {"field", "old", "new", "date", "why"}
+PREREGISTERED = ("tolerance", "compare", "paper_value", "judge_on")
+
+
+def _revision(r, err) -> dict:
+    """One ``[[claim.revision]]``: a justified change of a pre-registered field."""
+    if not isinstance(r, dict):
+        raise err("revision must be an array of tables ([[claim.revision]])")
+    extra = sorted(set(r) - _REVISION)
+    if extra:
+        raise err(f"revision: unknown key {extra[0]} (known: {', '.join(sorted(_REVISION))})")
+    if r.get("field") not in PREREGISTERED:
+        raise err(f"revision: field {r.get('field')!r} (one of {', '.join(PREREGISTERED)})")
+    if "new" not in r:
+        raise err("revision: new missing (the value the field changed to)")
+    if not isinstance(r.get("why", ""), str) or not isinstance(r.get("date", ""), str):
+        raise err("revision: why and date are strings")
+    if isinstance(r.get("date"), str) and r["date"] and \
+            not re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]):
+        raise err(f"revision: date {r['date']!r} (YYYY-MM-DD)")
+    return dict(r)
 
 
 # -- expressions -----------------------------------------------------------------------------
@@ -188,8 +387,10 @@ _FUNCS = EXPR_FUNCTIONS
 
 
 _STRINGS = ("where", "claim", "paper_text", "unit", "kind", "status", "measure", "note",
-            "source", "sweep", "value", "call", "why", "fmt")
-_TABLES = ("rows", "judge_on", "args")
+            "source", "sweep", "value", "call", "why", "fmt", "evidence", "method", "cause",
+            "why_fails")
+_TABLES = ("rows", "judge_on", "args", "views")
+_LISTS = ("noise", "noise_units", "revision")
 
 
 def _check_types(d: dict, err):
@@ -201,6 +402,14 @@ def _check_types(d: dict, err):
     for k in _TABLES:
         if k in d and not isinstance(d[k], dict):
             raise err(f"{k} must be a table, got {d[k]!r}")
+    for k in _LISTS:
+        if k in d and not isinstance(d[k], list):
+            raise err(f"{k} must be an array, got {d[k]!r}")
+    for k in ("noise", "noise_units"):
+        if not all(isinstance(x, str) for x in d.get(k, [])):
+            raise err(f"{k} must be an array of strings")
+    if not all(isinstance(v, str) for v in d.get("views", {}).values()):
+        raise err("views must map labels to expressions (strings)")
     for k in ("paper_value", "tolerance"):
         v = d.get(k, 0.0)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -257,11 +466,71 @@ def _ok(c: Claim, v: float) -> bool:
     return abs(v / p - 1) <= c.tolerance if p else abs(v) <= c.tolerance
 
 
-def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
+def _edges(c: Claim) -> list[float]:
+    """The values at which the criterion changes its answer."""
+    p, t = float(c.paper_value), c.tolerance
+    if c.compare == "at_least":
+        return [p * (1 - t)]
+    if c.compare == "at_most":
+        return [p * (1 + t)]
+    return [p * (1 - t), p * (1 + t)] if p else [-t, t]
+
+
+def _margin(c: Claim, v: float) -> float:
+    """How far ``v`` may move, relative to itself, before the verdict of its cell changes
+    (inf where the criterion is an exact integer match of a count and v is not near it)."""
+    d = min(abs(v - e) for e in _edges(c))
+    return d / abs(v) if v else math.inf
+
+
+def criterion(c: Claim) -> str:
+    """The pre-registered criterion, as text: '≥ 2.02 (tolerance 10 %: ≥ 1.82)'."""
+    fp = _fmt_paper(c)
+    t = 100 * c.tolerance
+    if c.compare == "within":
+        if not c.tolerance:
+            return f"= {fp} exactly"
+        return f"within ±{t:g} % of {fp} ({c.fmt.format(_edges(c)[0])}..." \
+               f"{c.fmt.format(_edges(c)[1])})"
+    sign = "≥" if c.compare == "at_least" else "≤"
+    if not c.tolerance:
+        return f"{sign} {fp}"
+    return f"{sign} {fp} with {t:g} % tolerance ({sign} {c.fmt.format(_edges(c)[0])})"
+
+
+def _fmt_paper(c: Claim) -> str:
+    return _f(c, float(c.paper_value))
+
+
+def outcome(c: Claim, v: float) -> str:
+    """One cell's outcome with its margin: 'ours 1.90 vs ≥ 2.02: holds within 6 % slack'."""
+    p = float(c.paper_value)
+    fv, fp = _f(c, v), _fmt_paper(c)
+    ok = _ok(c, v)
+    dev = (v / p - 1) * 100 if p else None
+    devs = f"{dev:+.1f} %" if dev is not None else f"{v - p:+g}"
+    if c.compare == "within":
+        if not c.tolerance:
+            return f"ours {fv} {'=' if ok else '≠'} {fp}: {'holds' if ok else 'fails'}"
+        return f"ours {fv} vs {fp} ({devs}): {'holds' if ok else 'fails'}"
+    sign = "≥" if c.compare == "at_least" else "≤"
+    strict = v >= p if c.compare == "at_least" else v <= p
+    if ok and strict:
+        return f"ours {fv} {sign} {fp}: holds"
+    if ok:
+        return f"ours {fv} vs {sign} {fp}: holds within {abs(dev) if dev is not None else 0:.1f}" \
+               f" % slack (tolerance {100 * c.tolerance:g} %)"
+    return f"ours {fv} vs {sign} {fp} ({devs}): fails"
+
+
+def judge(claims: list[Claim], results: str | Path, noise: dict | None = None) -> list[Claim]:
     """Fill every claim's cells and verdict from the sweep results in ``results`` (a folder of
     ``<sweep>.json``) or its model.  A sweep that is missing is an error naming the command
-    that makes it."""
+    that makes it.  ``noise``: the flow's noise bands (:func:`load_noise`; default: the
+    ``noise.json`` of ``results`` when there is one)."""
     results = Path(results)
+    if noise is None:
+        noise = load_noise(results / "noise.json")
     sweeps: dict[str, dict] = {}
     for c in claims:
         if c.status == "pending":
@@ -281,8 +550,9 @@ def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
                 raise ClaimError(f"claims: {c.file}: {c.id}: cannot call {c.call}: {e}") \
                     from None
             x = f(**c.args)
-            v = _eval(c.value, {"x": _plain(x)})
-            c.cells = [("model", v, True, v is not None and _ok(c, v))]
+            env = {"x": _plain(x)}
+            v = _eval(c.value, env)
+            c.cells = [_cell_of(c, "model", "", v, True, env, noise)]
             c.command = f"{c.call}({', '.join(f'{k}={v!r}' for k, v in c.args.items())})"
         else:
             if c.sweep not in sweeps:
@@ -291,7 +561,7 @@ def judge(claims: list[Claim], results: str | Path) -> list[Claim]:
                     raise ClaimError(f"claims: {c.file}: {c.id}: no results {path} (make them "
                                      f"with: tcgen sweep studies/{c.sweep}.toml -o {results})")
                 sweeps[c.sweep] = _results(path, c)
-            c.cells = _sweep_cells(c, sweeps[c.sweep]["rows"])
+            c.cells = _sweep_cells(c, sweeps[c.sweep]["rows"], noise)
             c.command = str(sweeps[c.sweep].get("command", ""))
         _verdict(c)
     return claims
@@ -320,7 +590,7 @@ def _plain(x):
     return x
 
 
-def _sweep_cells(c: Claim, rows: list[dict]) -> list:
+def _sweep_cells(c: Claim, rows: list[dict], noise: dict) -> list[Cell]:
     first = next(iter(c.rows.values()))
     cells = list(dict.fromkeys((r["liberty"], r["activity"]) for r in rows
                                if _match(r, first)))
@@ -338,68 +608,462 @@ def _sweep_cells(c: Claim, rows: list[dict]) -> list:
             env[name] = hits[0] if len(hits) == 1 and hits[0].get("status") == "ok" else None
         v = _eval(c.value, env) if all(e is not None for e in env.values()) else None
         judged = _match({"liberty": lib, "activity": act}, c.judge_on)
-        out.append((f"{lib} {act.split('@')[0]}", v, judged, v is not None and _ok(c, v)))
+        out.append(_cell_of(c, f"{lib} {act.split('@')[0]}", lib, v, judged, env, noise))
     if not out:
         raise ClaimError(f"claims: {c.file}: {c.id}: rows {first} match nothing in "
                          f"{c.sweep}.json")
     return out
 
 
+def _cell_of(c: Claim, label: str, lib: str, v, judged: bool, env: dict, noise: dict) -> Cell:
+    ok = v is not None and _ok(c, v)
+    views = tuple((k, _eval(e, env) if all(x is not None for x in env.values()) else None)
+                  for k, e in c.views.items())
+    band, text = _band(c, lib, noise)
+    state = ""
+    if judged and v is not None:
+        state = "noise" if band is not None and _margin(c, v) <= band else \
+            ("holds" if ok else "fails")
+    return Cell(label, v, judged, ok, views, band, text, state, lib)
+
+
 def _verdict(c: Claim):
-    judged = [x for x in c.cells if x[2]]
-    if not judged or any(x[1] is None for x in judged):
+    judged = [x for x in c.cells if x.judged]
+    if not judged or any(x.value is None for x in judged):
         c.verdict, c.reason = "untestable here", "a measurement it needs is missing or failed"
         return
-    good = [x[0] for x in judged if x[3]]
+    good = [x.label for x in judged if x.ok]
+    holds = "holds as a ratio" if c.kind == "ratio" and c.evidence in ("hardware", "") \
+        else "holds"
     if len(good) == len(judged):
-        c.verdict = "holds as a ratio" if c.kind == "ratio" else "holds"
+        c.decided = holds
     elif not good:
-        c.verdict = "fails"
+        c.decided = "fails"
     else:
-        c.verdict, c.reason = "mixed", "holds on " + ", ".join(good)
-    rel = {"within": f"within ±{100 * c.tolerance:g} % of", "at_least": "at least",
-           "at_most": "at most"}[c.compare]
-    c.reason = (c.reason + "; " if c.reason else "") + f"judged: ours {rel} the paper's, on " + \
-        ", ".join(x[0] for x in judged)
+        c.decided = "mixed"
+    states = {x.state for x in judged}
+    if "noise" in states and not {"holds", "fails"} <= states:
+        c.verdict = "within noise"
+    else:
+        c.verdict = c.decided
+    parts = [f"criterion {criterion(c)}"]
+    for x in judged:
+        s = f"{x.label}: {outcome(c, x.value)}"
+        if x.state == "noise":
+            s += f", inside the noise band ±{100 * x.band:.1f} %"
+        parts.append(s)
+    c.reason = "; ".join(parts)
+    if c.decided in ("fails", "mixed"):
+        passing = [f"{x.label} {_f(c, x.value)}" for x in c.cells
+                   if not x.judged and x.value is not None and x.ok]
+        passing += [f"{x.label} {lab} {_f(c, v)}" for x in c.cells for lab, v in x.views
+                    if v is not None and _ok(c, v)]
+        c.crossing = ", ".join(passing)
+
+
+# -- noise -------------------------------------------------------------------------------------
+_NOISE_KEYS = {"area": "area", "delay": "delay", "power": "power", "energy": "energy"}
+
+
+def load_noise(path: str | Path) -> dict:
+    """The flow's noise bands (reports/noise.json, written by ``tcgen ppa --noise`` / the noise
+    study): ``{(unit, liberty): {metric: relative spread (max - min) / median}}``, the largest
+    over the unit's measured configurations.  Empty when the file does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ClaimError(f"claims: cannot read noise bands {path}: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise ClaimError(f"claims: {path} is not a noise report (no 'rows' list)")
+    out: dict = {}
+    for r in rows:
+        if not isinstance(r, dict) or not isinstance(r.get("unit"), str):
+            continue
+        bands = out.setdefault((r["unit"], str(r.get("liberty", ""))), {})
+        for m in NOISE_METRICS:
+            lo, mid, hi = (r.get(f"{m}_{k}") for k in ("min", "median", "max"))
+            if all(isinstance(x, (int, float)) and math.isfinite(x) for x in (lo, mid, hi)) \
+                    and mid:
+                bands[m] = max(bands.get(m, 0.0), (hi - lo) / abs(mid))
+    return out
+
+
+def _band(c: Claim, lib: str, noise: dict) -> tuple[float | None, str]:
+    """The relative band of the claim's value on liberty ``lib``: the sum over the designs and
+    metrics it depends on of each one's measured spread (max - min) / median -- a neutral
+    perturbation may move each design anywhere within its spread, and a ratio of two designs
+    moves by at most the sum.  None (with the missing designs named) when a band is not
+    measured."""
+    if not c.noise or not lib:
+        return None, ""
+    total, parts, missing = 0.0, [], []
+    for u in c.noise_units:
+        bands = noise.get((u, lib))
+        for m in c.noise:
+            if bands is None or m not in bands:
+                missing.append(f"{u} {m}")
+                continue
+            total += bands[m]
+            parts.append(f"{u} {m} {100 * bands[m]:.1f} %")
+    if missing:
+        return None, "not measured: " + ", ".join(missing)
+    return total, f"±{100 * total:.1f} % ({', '.join(parts)})"
+
+
+# -- pre-registration: the ledger's history ------------------------------------------------------
+@dataclass
+class Change:
+    """A pre-registered field of a claim changed once the claim had a measured value."""
+    id: str
+    file: str
+    commit: str                # short hash, or "working tree"
+    date: str
+    field: str
+    old: Any
+    new: Any
+    value_then: str            # our figure in the ledger at the time ('' if none was shown)
+    why: str = ""              # the matching [[claim.revision]]'s justification
+
+
+_DEFAULTS = {"tolerance": 0.1, "compare": "within", "paper_value": None, "judge_on": {}}
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    r = subprocess.run(["git", "-C", str(root), *args], input=stdin, capture_output=True,
+                       timeout=120)
+    if r.returncode:
+        raise ClaimError(f"claims: git {args[0]} failed: "
+                         f"{r.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+    return r.stdout
+
+
+def _fields(d) -> dict | None:
+    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+        return None
+    out = {k: d.get(k, v) for k, v in _DEFAULTS.items()}
+    out["status"] = d.get("status", "measured")
+    out["explicit"] = {k for k in _DEFAULTS if k in d}
+    return out
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) \
+            and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+    return a == b
+
+
+def _report_values(text: str) -> dict[str, str]:
+    """{claim id: our figure} from a rendered ledger (any version of render()'s tables): the
+    claims that showed a measured figure (not '–', not untestable or pending)."""
+    out, cols = {}, None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            cols = None if not line.strip() else cols
+            continue
+        cells = [x.strip() for x in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if cells and cells[0] == "id":
+            cols = {name: i for i, name in enumerate(cells)}
+            continue
+        if not cols or "ours" not in cols or len(cells) <= max(cols.values()):
+            continue
+        ours = cells[cols["ours"]]
+        verdict = cells[cols["verdict"]] if "verdict" in cols else ""
+        if ours not in ("", "–", "-") and "untestable" not in verdict and \
+                "pending" not in verdict:
+            out[cells[0]] = ours
+    return out
+
+
+def history(folder: str | Path, report: str | Path, claims: list[Claim] | None = None
+            ) -> list[Change]:
+    """Every change of a pre-registered field (``tolerance``, ``compare``, ``paper_value``,
+    ``judge_on``) of a claim made in a commit (or, with ``claims`` judged, in the working
+    tree) at which the ledger ``report`` already showed the claim's measured figure -- the
+    value was in view when the comparison changed.  Setting a field that a pending claim left
+    at its default is its registration, not a change.  Each change carries the matching
+    ``[[claim.revision]]`` justification, if any.  ``ClaimError`` when ``folder`` has no git
+    history (not a repository, or a shallow clone)."""
+    folder, report = Path(folder).resolve(), Path(report).resolve()
+    try:
+        root = Path(_git(folder, "rev-parse", "--show-toplevel").decode().strip())
+        shallow = _git(root, "rev-parse", "--is-shallow-repository").decode().strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ClaimError(f"claims: no git history for {folder}: {e}") from None
+    if shallow == "true":
+        raise ClaimError(f"claims: {root} is a shallow clone; the pre-registration check "
+                         "needs the ledger's whole history (git fetch --unshallow)")
+    try:
+        crel = folder.relative_to(root).as_posix()
+        rrel = report.relative_to(root).as_posix()
+    except ValueError:
+        raise ClaimError(f"claims: {folder} and {report} must be in one git repository") \
+            from None
+    log = _git(root, "log", "--reverse", "--format=%H %cs", "--", crel, rrel).decode()
+    commits = [tuple(x.split()) for x in log.splitlines() if x.strip()]
+    versions = []                      # (commit, date, {id: (file, fields)}, {id: value})
+    for h, date in commits:
+        names = _git(root, "ls-tree", "--name-only", f"{h}:{crel}").decode().split() \
+            if crel != "." else []
+        blobs = [f"{h}:{crel}/{n}" for n in names if n.endswith(".toml")]
+        texts = _cat(root, blobs + [f"{h}:{rrel}"])
+        fields: dict = {}
+        for spec in blobs:
+            for d in _claim_tables(texts.get(spec) or ""):
+                f = _fields(d)
+                if f:
+                    fields[d["id"]] = (spec.rsplit("/", 1)[-1], f)
+        versions.append((h[:7], date, fields, _report_values(texts.get(f"{h}:{rrel}") or "")))
+    if claims is not None:
+        now = {}
+        for c in claims:
+            d = {k: getattr(c, k) for k in _DEFAULTS}
+            d["id"] = c.id
+            f = _fields(d)
+            f["explicit"] = set(_DEFAULTS)
+            f["status"] = c.status
+            now[c.id] = (c.file, f)
+        values = {c.id: "; ".join(f"{x.label} {_f(c, x.value)}" for x in c.cells
+                                  if x.value is not None)
+                  for c in claims if c.verdict not in ("untestable here", "pending", "")}
+        versions.append(("working tree", datetime.date.today().isoformat(), now,
+                         {k: v for k, v in values.items() if v}))
+    return _changes(versions, {c.id: c for c in claims or ()})
+
+
+def _claim_tables(text: str) -> list:
+    """The ``[[claim]]`` tables of a ledger file as committed.  A version that is not valid
+    TOML (a key given twice, as one commit had) is read claim by claim and line by line, the
+    last value of a key winning: its fields still count in the history."""
+    try:
+        raw = tomllib.loads(text)
+        items = raw.get("claim", [])
+        return items if isinstance(items, list) else []
+    except ValueError:
+        pass
+    out = []
+    for block in re.split(r"^\[\[claim\]\]\s*$", text, flags=re.M)[1:]:
+        d: dict = {}
+        for line in block.splitlines():
+            if line.startswith("["):
+                break
+            try:
+                d.update(tomllib.loads(line))
+            except ValueError:
+                continue
+        out.append(d)
+    return out
+
+
+def _cat(root: Path, specs: list[str]) -> dict[str, str]:
+    """The text of each ``commit:path`` (None for a path missing at that commit)."""
+    out = _git(root, "cat-file", "--batch", stdin="".join(s + "\n" for s in specs).encode())
+    texts, pos = {}, 0
+    for spec in specs:
+        nl = out.index(b"\n", pos)
+        head = out[pos:nl].decode(errors="replace").split()
+        pos = nl + 1
+        if len(head) < 3 or head[1] == "missing":
+            texts[spec] = None
+            continue
+        size = int(head[2])
+        texts[spec] = out[pos:pos + size].decode("utf-8", errors="replace")
+        pos += size + 1
+    return texts
+
+
+def _changes(versions, current: dict) -> list[Change]:
+    seen: dict = {}                    # id -> last fields
+    measured: set = set()              # ids that have shown a measured figure
+    out: list[Change] = []
+    for commit, date, fields, values in versions:
+        measured |= set(values)
+        for cid, (file, f) in fields.items():
+            prev = seen.get(cid)
+            seen[cid] = f
+            if prev is None or cid not in measured:
+                continue
+            for k in _DEFAULTS:
+                if _same(prev[k], f[k]):
+                    continue
+                if prev["status"] != "measured" and k not in prev["explicit"]:
+                    continue           # a pending claim's default, set when first judged
+                out.append(Change(cid, file, commit, date, k, prev[k], f[k],
+                                  values.get(cid, "")))
+    for ch in out:                     # the written justifications
+        c = current.get(ch.id)
+        for r in (c.revision if c else []):
+            if r["field"] == ch.field and _same(r["new"], ch.new) and \
+                    ("old" not in r or _same(r["old"], ch.old)) and r.get("why", "").strip():
+                ch.why = r["why"].strip()
+                break
+    return out
+
+
+def strict_problems(ledger: Ledger, changes: list[Change]) -> list[str]:
+    """What ``tcgen claims --strict`` refuses, one line each: a measured claim without its
+    kind of evidence, a failing or mixed claim without its cause, a pre-registered field
+    changed after measurement without a written justification."""
+    out = []
+    for c in ledger.claims:
+        if c.status == "measured" and not c.evidence:
+            out.append(f"{c.file}: {c.id}: evidence missing ({', '.join(EVIDENCE)})")
+        if c.verdict in ("fails", "mixed") or c.decided in ("fails", "mixed"):
+            if not c.cause:
+                out.append(f"{c.file}: {c.id}: {c.decided or c.verdict} without cause and "
+                           "why_fails")
+    for ch in changes:
+        if not ch.why:
+            out.append(f"{ch.file}: {ch.id}: {ch.field} changed {ch.old!r} -> {ch.new!r} at "
+                       f"{ch.commit} ({ch.date}) after it was measured, without a "
+                       "[[claim.revision]] justification")
+    return out
 
 
 # -- the report ------------------------------------------------------------------------------
-def render(claims: list[Claim], command: str) -> str:
+_EVIDENCE_TEXT = {
+    "hardware": "measured hardware (PPA of generated RTL, our flow)",
+    "conformance": "conformance (built to the paper's timing or structure)",
+    "arithmetic": "arithmetic (the paper's own numbers re-derived)",
+    "proxy": "model proxy (a model standing in for the paper's measurement)",
+    "note": "note-derived (a figure of the engineering notes, not stated by the paper)",
+    "": "evidence not stated",
+}
+
+
+def render(claims: list[Claim], command: str, ledger: Ledger | None = None,
+           changes: list[Change] | None = None, noise_note: str = "") -> str:
+    """``reports/claims.md``: the headline by verdict and by kind of evidence, then per family
+    the claims (criterion and margin, noise band, why a claim fails), the methods and what is
+    left out, then the pre-registration record (``changes``; None: not checked)."""
     fams = list(dict.fromkeys(c.family for c in claims))
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     L = ["# Claims ledger", "",
          f"Regenerate: `.venv/bin/{command}`.  Date {today()}.  Claims: `claims/*.toml`; "
          "measured figures: the sweep results under reports/ (`<sweep>.json`, each with its "
-         "own command, liberties and tool versions) and the family models named per claim. "
-         "Verdicts are computed (tcgen/claims.py, docs/claims.md): *holds as a ratio* = our "
-         "ratio between the same two designs, on each library, within the tolerance of the "
-         "paper's; absolute figures of another process node are never compared.", "",
+         "own command, liberties and tool versions) and the family models named per claim; "
+         "noise bands: reports/noise.json. Verdicts are computed (tcgen/claims.py, "
+         "docs/claims.md): each claim's criterion was fixed before its measurement (changes "
+         "made later are listed under *Pre-registration* with their written reasons); *holds "
+         "as a ratio* = a ratio between the same two designs, measured hardware, on each "
+         "library, within the criterion; *within noise* = the margin to the criterion's edge "
+         "is inside the flow's measured noise band; absolute figures of another process node "
+         "are never compared.", "",
          f"**{len(claims)} claims**: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-         + ".", "",
-         "| family | claims | " + " | ".join(VERDICTS) + " |",
-         "|---|---:|" + "---:|" * len(VERDICTS)]
+         + "."]
+    moved = [c for c in claims if c.verdict == "within noise"]
+    unmeasured = [c for c in claims if c.noise and c.cells and
+                  any(x.judged and x.band is None for x in c.cells)]
+    L += ["", f"Noise: {len(moved)} verdict(s) within the flow's noise band" +
+          (" (" + ", ".join(f"{c.id}: {c.decided} without noise" for c in moved) + ")"
+           if moved else "") + f"; {sum(bool(c.noise) for c in claims)} claims name the "
+          "designs and metrics their value depends on, " +
+          f"{len(unmeasured)} of them on a design whose band is not measured yet." +
+          (f" {noise_note}" if noise_note else "")]
+    kinds = list(EVIDENCE) + [""]
+    L += ["", "By kind of evidence (docs/claims.md, \"Evidence\"):", "",
+          "| evidence | claims | " + " | ".join(VERDICTS) + " |",
+          "|---|---:|" + "---:|" * len(VERDICTS)]
+    for k in kinds:
+        cs = [c for c in claims if c.evidence == k]
+        if cs:
+            L.append(f"| {_EVIDENCE_TEXT[k]} | {len(cs)} | " + " | ".join(
+                str(sum(c.verdict == v for c in cs)) for v in VERDICTS) + " |")
+    L += ["", "By family:", "",
+          "| family | claims | " + " | ".join(VERDICTS) + " | left out |",
+          "|---|---:|" + "---:|" * (len(VERDICTS) + 1)]
+    infos = {f.family: f for f in (ledger.files if ledger else [])}
     for f in fams:
         cs = [c for c in claims if c.family == f]
+        lo = len(infos[f].left_out) if f in infos else 0
         L.append(f"| {f} | {len(cs)} | " + " | ".join(
-            str(sum(c.verdict == v for c in cs)) for v in VERDICTS) + " |")
+            str(sum(c.verdict == v for c in cs)) for v in VERDICTS) + f" | {lo} |")
+    fails = [c for c in claims if c.decided in ("fails", "mixed")]
+    if fails:
+        L += ["", "Why each claim fails (cause: *design* = ours against the authors' design, "
+              "*flow* = node, library, activity, clock basis or synthesis choices, *paper* = "
+              "the paper's own numbers, *open* = not settled yet):", "",
+              "| id | verdict | cause | why | within our flow choices, meets the criterion "
+              "with |", "|---|---|---|---|---|"]
+        for c in fails:
+            L.append(f"| {c.id} | {c.verdict} | {c.cause or '**not stated**'} | "
+                     f"{_cell(c.why_fails) or '–'} | {_cell(c.crossing) or 'no'} |")
     for f in fams:
         L += ["", f"## {f}", "",
-              "| id | where | claim | paper | ours | verdict | how measured |",
-              "|---|---|---|---|---|---|---|"]
+              "| id | where | claim | evidence | paper | ours | verdict | noise band | "
+              "how measured |", "|---|---|---|---|---|---|---|---|---|"]
         for c in (c for c in claims if c.family == f):
             paper = c.paper_text or (f"{c.paper_value:g}{c.unit}" if c.paper_value is not None
                                      else "")
-            ours = "; ".join(f"{lab} {_f(c, v)}{'' if j else ' (not judged)'}"
-                             for lab, v, j, _ in c.cells) or "–"
+            ours = "; ".join(_ours(c, x) for x in c.cells) or "–"
             how = c.measure or (f"sweep {c.sweep}: `{c.value}`" if c.source == "sweep"
-                                else f"`{c.call}`: `{c.value}`")
+                                else f"`{c.call}`: `{c.value}`" if c.call else "–")
+            if c.method:
+                how += f" (method {c.method})"
             if c.command:
                 how += f" — `{c.command}`"
             verdict = f"**{c.verdict}**" + (f" ({c.reason})" if c.reason else "")
+            if c.decided in ("fails", "mixed") and c.why_fails:
+                verdict += f"; why ({c.cause}): {c.why_fails}"
             note = f" Note: {c.note}" if c.note else ""
-            L.append(f"| {c.id} | {c.where} | {_cell(c.claim)}{_cell(note)} | {_cell(paper)} | "
-                     f"{ours} | {_cell(verdict)} | {_cell(how)} |")
+            bands = "; ".join(f"{x.label} {x.band_text}" for x in c.cells
+                              if x.judged and x.band_text) or "–"
+            L.append(f"| {c.id} | {c.where} | {_cell(c.claim)}{_cell(note)} | "
+                     f"{c.evidence or '–'} | {_cell(paper)} | {_cell(ours)} | "
+                     f"{_cell(verdict)} | {_cell(bands)} | {_cell(how)} |")
+        info = infos.get(f)
+        if info and info.methods:
+            L += ["", f"Methods of {f} (the sibling rule: a method judges every claim of the "
+                  "paper it can; the siblings it cannot judge are left out below with the "
+                  "reason):", "", "| method | what | judges | siblings left out |",
+                  "|---|---|---|---|"]
+            for m in info.methods:
+                sib = [lo.what for lo in info.left_out if lo.method == m.id]
+                L.append(f"| {m.id} | {_cell(m.what)} | {', '.join(m.judges)} | "
+                         f"{_cell('; '.join(sib)) or 'none'} |")
+        if info and info.left_out:
+            L += ["", f"Left out of {f}'s ledger ({len(info.left_out)} statements of the "
+                  "paper, each with the reason):", "", "| where | statement | why not judged |",
+                  "|---|---|---|"]
+            for lo in info.left_out:
+                why = lo.why + (f" (method {lo.method})" if lo.method else "")
+                L.append(f"| {_cell(lo.where)} | {_cell(lo.what)} | {_cell(why)} |")
+    L += ["", "## Pre-registration", ""]
+    if changes is None:
+        L.append("Not checked (no git history given).")
+    elif not changes:
+        L.append("No tolerance, comparison, paper value or judged cell of any claim changed "
+                 "after the claim had a measured value (git history of claims/ and this "
+                 "ledger).")
+    else:
+        L += [f"{len(changes)} change(s) of a pre-registered field made once the claim had a "
+              "measured value (git history of claims/ and this ledger; `tcgen claims "
+              "--strict` refuses any without a written `[[claim.revision]]`):", "",
+              "| id | commit | date | field | old → new | ours at the time | justification |",
+              "|---|---|---|---|---|---|---|"]
+        for ch in changes:
+            L.append(f"| {ch.id} | {ch.commit} | {ch.date} | {ch.field} | "
+                     f"{_cell(_show(ch.old))} → {_cell(_show(ch.new))} | "
+                     f"{_cell(ch.value_then) or '–'} | {_cell(ch.why) or '**none**'} |")
     return "\n".join(L) + "\n"
+
+
+def _show(v) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {v[k]!r}" for k in v) + "}"
+    return "–" if v is None else (f"{v:g}" if isinstance(v, float) else str(v))
+
+
+def _ours(c: Claim, x: Cell) -> str:
+    s = f"{x.label} {_f(c, x.value)}"
+    if x.views:
+        s += " (" + ", ".join(f"{lab}: {_f(c, v)}" for lab, v in x.views) + ")"
+    return s + ("" if x.judged else " (not judged)")
 
 
 def _f(c: Claim, v):

@@ -10,7 +10,7 @@
     tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
                    [--cache DIR] [--retry-failed] [--no-flow-cache] [--strict]
                                                                   (docs/sweep.md)
-    tcgen claims [--claims DIR] [--results DIR] [-o FILE]         (docs/claims.md)
+    tcgen claims [--claims DIR] [--results DIR] [-o FILE] [--strict] (docs/claims.md)
 
 ``generate``, ``ppa`` and ``sweep`` refuse a configuration whose estimated size is over the limit
 before elaborating it (tcgen.generate.check_size); ``--force`` (or ``TCGEN_FORCE=1``) lifts the
@@ -364,7 +364,7 @@ def _check_tls(scheduler: str):
 
 # -- claims ---------------------------------------------------------------------------------------
 def cmd_claims(args) -> int:
-    from .claims import judge, load, render
+    from .claims import ClaimError, history, judge, load_ledger, render, strict_problems
     if args.output == "" or args.output.endswith(("/", os.sep)):
         raise UsageError(f"claims: -o needs a file name, got {args.output!r}")
     for opt, value in (("--claims", args.claims), ("--results", args.results)):
@@ -373,15 +373,34 @@ def cmd_claims(args) -> int:
     out = Path(args.output)
     if not out.parent.is_dir():
         raise UsageError(f"cannot write {out}: folder {out.parent} does not exist")
-    claims = judge(load(args.claims), args.results)
+    ledger = load_ledger(args.claims)
+    claims = judge(ledger.claims, args.results)
+    # the history is read from the ledger the report of record (reports/claims.md) shows,
+    # whatever -o names
+    report = Path(args.results) / "claims.md"
+    try:
+        changes = history(args.claims, report, claims)
+        skipped = ""
+    except ClaimError as e:
+        if args.strict:
+            raise
+        changes, skipped = None, str(e)
     cmd = "tcgen claims" + (f" --claims {args.claims}" if args.claims != "claims" else "") + (
         f" --results {args.results}" if args.results != "reports" else "") + (
         f" -o {args.output}" if args.output != "reports/claims.md" else "")
-    write_atomic(args.output, render(claims, cmd))
+    problems = strict_problems(ledger, changes or []) if args.strict else []
+    if problems:
+        for p in problems:
+            print(f"tcgen: claims --strict: {p}", file=sys.stderr)
+        print(f"tcgen: claims --strict: {len(problems)} problem(s); nothing written",
+              file=sys.stderr)
+        return 1
+    write_atomic(args.output, render(claims, cmd, ledger, changes))
     counts: dict[str, int] = {}
     for c in claims:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
-    print(f"{out}: {len(claims)} claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    print(f"{out}: {len(claims)} claims: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+          + (f"; pre-registration not checked: {skipped}" if skipped else ""))
     return 0
 
 
@@ -481,6 +500,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--results", default="reports",
                    help="folder of the sweeps' <name>.json (default reports)")
     q.add_argument("-o", "--output", default="reports/claims.md", help="the ledger (markdown)")
+    q.add_argument("--strict", action="store_true",
+                   help="refuse (exit 1, nothing written) a measured claim without its kind of "
+                        "evidence, a failing claim without its cause, or a tolerance / "
+                        "comparison / paper value / judged cell changed after measurement "
+                        "without a written [[claim.revision]] (docs/claims.md)")
     q.set_defaults(func=cmd_claims)
     p.add_argument("--no-flow-cache", action="store_true",
                    help="measure again instead of reading the flow's results cache (build/ppa)")
