@@ -793,8 +793,9 @@ def history(folder: str | Path, report: str | Path, claims: list[Claim] | None =
     try:
         root = Path(_git(folder, "rev-parse", "--show-toplevel").decode().strip())
         shallow = _git(root, "rev-parse", "--is-shallow-repository").decode().strip()
-    except (OSError, subprocess.SubprocessError) as e:
-        raise ClaimError(f"claims: no git history for {folder}: {e}") from None
+    except (OSError, subprocess.SubprocessError, ClaimError) as e:
+        raise ClaimError(f"claims: no git history for {folder} "
+                         f"({str(e).removeprefix('claims: ')})") from None
     if shallow == "true":
         raise ClaimError(f"claims: {root} is a shallow clone; the pre-registration check "
                          "needs the ledger's whole history (git fetch --unshallow)")
