@@ -354,7 +354,7 @@ def test_a_post_hoc_tolerance_change_is_caught(tmp_path):
     assert r.returncode == 1 and "(2026-01-02) after it was measured" in r.stderr
     # a written justification lets --strict pass and is shown in the report
     _write(repo / "claims", "f.toml", measured.replace("tolerance = 0.0", "tolerance = 0.05")
-           + '[[claim.revision]]\nfield = "tolerance"\nold = 0.0\nnew = 0.05\n'
+           + '\n[[claim.revision]]\nfield = "tolerance"\nold = 0.0\nnew = 0.05\n'
              'date = "2026-01-02"\nwhy = "the flow\'s measured noise band is 5 %"\n')
     r = _cli("--claims", "claims", "--results", "reports", "--strict", "-o",
              "reports/claims.md", cwd=repo)
