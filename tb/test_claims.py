@@ -3,6 +3,7 @@ rows and models, and the CLI's exit-status contract."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -347,7 +348,7 @@ def test_a_post_hoc_tolerance_change_is_caught(tmp_path):
     assert r.returncode == 0, r.stderr
     md = (res / "claims.md").read_text()
     assert "| x | working tree |" in md and "| tolerance | 0 → 0.05 | a vectorless 1.30; a " \
-        "sim600s1 0.90; b vectorless 1.10 | **none** |" in md
+        "sim600s1 0.90; b vectorless 1.10 | in force | **none** |" in md
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "loosened")          # committed: still caught, by its commit
     r = _cli("--claims", "claims", "--results", "reports", "--strict", cwd=repo)
@@ -360,6 +361,14 @@ def test_a_post_hoc_tolerance_change_is_caught(tmp_path):
              "reports/claims.md", cwd=repo)
     assert r.returncode == 0, r.stderr
     assert "the flow's measured noise band is 5 %" in (res / "claims.md").read_text()
+    # reverting to the registered tolerance needs no reason; the history still shows both
+    _write(repo / "claims", "f.toml", measured)
+    r = _cli("--claims", "claims", "--results", "reports", "--strict", "-o",
+             "reports/claims.md", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    md = (res / "claims.md").read_text()
+    assert "| tolerance | 0 → 0.05 |" in md and "| tolerance | 0.05 → 0 |" in md
+    assert md.count("| reverted |") == 2
 
 
 def test_strict_needs_evidence_and_a_cause_for_every_fail(tmp_path, results):
@@ -387,3 +396,22 @@ def test_strict_without_history_is_a_one_line_error(tmp_path, results):
              str(tmp_path / "out.md"), cwd=tmp_path)         # without --strict: says so
     assert r.returncode == 0 and "pre-registration not checked" in r.stdout
     assert "Not checked (no git history given)" in (tmp_path / "out.md").read_text()
+
+
+def test_shipped_ledger_passes_strict_and_its_report_is_current(tmp_path):
+    """`tcgen claims --strict` on the repository's ledger: every measured claim says its kind of
+    evidence, every fail its cause, every post-measurement change of a criterion its written
+    reason; and reports/claims.md is exactly what the command writes (but for the date)."""
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True)
+    if shallow.returncode or shallow.stdout.strip() != "false":
+        pytest.skip("needs the ledger's whole git history (not a shallow clone)")
+    out = tmp_path / "claims.md"
+    r = _cli("--strict", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+
+    def norm(text):
+        text = text.replace(f" -o {out}", "")
+        return re.sub(r"Date \d{4}-\d{2}-\d{2}\.", "Date -.", text)
+    assert norm(out.read_text()) == norm((ROOT / "reports" / "claims.md").read_text()), \
+        "reports/claims.md is stale: run .venv/bin/tcgen claims (after committing claims/)"

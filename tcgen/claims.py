@@ -728,6 +728,8 @@ class Change:
     new: Any
     value_then: str            # our figure in the ledger at the time ('' if none was shown)
     why: str = ""              # the matching [[claim.revision]]'s justification
+    status: str = "in force"   # in force | superseded (changed again later) | reverted (the
+    #                            field is back at its registered value)
 
 
 _DEFAULTS = {"tolerance": 0.1, "compare": "within", "paper_value": None, "judge_on": {}}
@@ -896,6 +898,17 @@ def _changes(versions, current: dict) -> list[Change]:
                     continue           # a pending claim's default, set when first judged
                 out.append(Change(cid, file, commit, date, k, prev[k], f[k],
                                   values.get(cid, "")))
+    chains: dict = {}
+    for ch in out:
+        chains.setdefault((ch.id, ch.field), []).append(ch)
+    for (cid, k), chain in chains.items():
+        c = current.get(cid)
+        if c is not None and _same(getattr(c, k), chain[0].old):
+            for ch in chain:
+                ch.status = "reverted"
+        else:
+            for ch in chain[:-1]:
+                ch.status = "superseded"
     for ch in out:                     # the written justifications
         c = current.get(ch.id)
         for r in (c.revision if c else []):
@@ -909,7 +922,8 @@ def _changes(versions, current: dict) -> list[Change]:
 def strict_problems(ledger: Ledger, changes: list[Change]) -> list[str]:
     """What ``tcgen claims --strict`` refuses, one line each: a measured claim without its
     kind of evidence, a failing or mixed claim without its cause, a pre-registered field
-    changed after measurement without a written justification."""
+    changed after measurement, and still in force, without a written justification (a change
+    later reverted to the registered value, or superseded, stays listed in the report)."""
     out = []
     for c in ledger.claims:
         if c.status == "measured" and not c.evidence:
@@ -919,7 +933,7 @@ def strict_problems(ledger: Ledger, changes: list[Change]) -> list[str]:
                 out.append(f"{c.file}: {c.id}: {c.decided or c.verdict} without cause and "
                            "why_fails")
     for ch in changes:
-        if not ch.why:
+        if not ch.why and ch.status == "in force":
             out.append(f"{ch.file}: {ch.id}: {ch.field} changed {ch.old!r} -> {ch.new!r} at "
                        f"{ch.commit} ({ch.date}) after it was measured, without a "
                        "[[claim.revision]] justification")
@@ -1045,12 +1059,13 @@ def render(claims: list[Claim], command: str, ledger: Ledger | None = None,
         L += [f"{len(changes)} change(s) of a pre-registered field made once the claim had a "
               "measured value (git history of claims/ and this ledger; `tcgen claims "
               "--strict` refuses any without a written `[[claim.revision]]`):", "",
-              "| id | commit | date | field | old → new | ours at the time | justification |",
-              "|---|---|---|---|---|---|---|"]
+              "| id | commit | date | field | old → new | ours at the time | status | "
+              "justification |", "|---|---|---|---|---|---|---|---|"]
         for ch in changes:
             L.append(f"| {ch.id} | {ch.commit} | {ch.date} | {ch.field} | "
                      f"{_cell(_show(ch.old))} → {_cell(_show(ch.new))} | "
-                     f"{_cell(ch.value_then) or '–'} | {_cell(ch.why) or '**none**'} |")
+                     f"{_cell(ch.value_then) or '–'} | {ch.status} | "
+                     f"{_cell(ch.why) or ('**none**' if ch.status == 'in force' else '–')} |")
     return "\n".join(L) + "\n"
 
 

@@ -68,3 +68,33 @@ def serial_request(p) -> data.StructLayout:
         "w": data.ArrayLayout(data.ArrayLayout(plane_code_bits(p), p.n), p.w_bits),
         "c": data.ArrayLayout(data.ArrayLayout(fmt_width(p.acc), p.n), p.m),
         "chain": 1, "emit": 1})
+
+
+def table_census(m: int = 2, n: int = 64, k: int = 4, act: str = "int8", w_bits: int = 2,
+                 entry: str = "fp16") -> dict:
+    """Counts of the built designs that the paper's table-size statements are about, read from
+    the stream layouts the RTL registers (``operands`` / ``table = internal``: one register bit
+    per request bit): for ``conv_lut_array placement=hoisted`` at ``act`` (INT: exact entries),
+    UNPU's full {0, 1} table (``full``) against the half table (``half``, the LUT Tensor Core's
+    reinterpreted unit) -- entries per row table (= inputs of each unit's multiplexer), table
+    register bits, and table bits broadcast (table bits × the N units of a row) -- and for
+    ``lut_array`` at ``entry`` the table and weight-plane register bits of Eq. 7 and Eq. 8
+    (``array``).  ``naive``: entries of a table for w_bits-bit weights without bit-serial,
+    (2^w_bits)^k (§3.1)."""
+    from .params import ConvLutArrayParams, LutArrayParams
+
+    def conv(variant):
+        p = ConvLutArrayParams(m=m, n=n, k=k, act=act, acc="int32" if is_int(act) else act,
+                               w_bits=w_bits, variant=variant, placement="hoisted")
+        bits = serial_request(p)["lut"].shape.size
+        return {"entries": p.table_entries, "mux_inputs": p.table_entries,
+                "table_bits": bits, "broadcast_bits": bits * n}
+    full, half = conv("unpu"), conv("offline_inversion")
+    pa = LutArrayParams(m=m, n=n, k=k, entry=entry, w_bits=w_bits)
+    req = array_request(pa)
+    return {"full": full, "half": half,
+            "half_over_full": {key: half[key] / full[key] for key in full},
+            "array": {"table_bits": req["lut"].shape.size, "weight_bits": req["w"].shape.size,
+                      "eq7_bits": m * (1 << (k - 1)) * fmt_width(entry),
+                      "eq8_bits": k * n * w_bits},
+            "naive_entries": (1 << w_bits) ** k, "bit_serial_entries": 1 << k}

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import model, paper
 
-__all__ = ["figures", "gemm_speedup", "context", "RESNET50_3X3"]
+__all__ = ["figures", "gemm_speedup", "context", "paper_arithmetic", "RESNET50_3X3"]
 
 #: ResNet-50's 3×3 convolutions as GEMMs (note §4.3 [X]): weights C_out × (C_in·9), and the
 #: output pixels per image (the GEMM's third dimension)
@@ -119,3 +119,53 @@ def context() -> dict:
             "bs": model.bstationary_timing(), "bs_lk": bs_lk, "split": split_cycles(),
             "cycles_lk": {k: v["cycles"] for k, v in t.items()},
             "util_lk": {k: v["utilisation"] for k, v in t.items()}, "storage_note": note}
+
+
+# -- the paper's own arithmetic (issue 39: the claims ledger's "arithmetic" evidence) ----------
+#: the simulated V100 of §5 [P]: SMs, tensor cores, FP32 CUDA cores, the clock of §6.3 (0.65 ns
+#: at 1530 MHz) and the die of §6.3 (815 mm²); and §1's peak figures (112 vs 14 TFLOPs)
+_V100 = {"sms": 80, "tcs": 640, "cuda_cores": 5120, "clock_ghz": 1.53, "die_mm2": 815.0,
+         "tc_tflops": 112.0, "cuda_tflops": 14.0}
+#: the V100 PCIe card's boost clock, 1.38 GHz [X]: NVIDIA's 112 / 14 TFLOPs datasheet figures
+_V100_PCIE_GHZ = 1.38
+#: §6.3 / Table 1 [P]: the 4 KB SRAM per SM, 0.019 mm² (0.069 × 0.275 mm) at 22 nm, 0.4 ns
+#: (CACTI7), scaled to 0.007 mm² at 12 nm
+_TABLE1 = {"area_22nm_mm2": 0.019, "w_mm": 0.069, "h_mm": 0.275, "cycle_ns": 0.4,
+           "area_12nm_mm2": 0.007, "kbytes": 4}
+
+
+def paper_arithmetic() -> dict:
+    """The paper's own numbers re-derived (none of them measured here): the V100 peak per cycle
+    (640 TCs × a 4×4×4 MMA per cycle against 5120 FP32 cores × 1 FMA: 8×, clock-free) and at a
+    clock; the clock 112 TFLOPs needs; the die-level overhead of §6.3 (80 SMs × 0.007 mm² of
+    815 mm², and unscaled at 22 nm); Table 1's footprint, its 22→12 nm factor against ideal
+    (12/22)², the buffer bits per SM (8 TCs × 4 Kb) and V100's period at 1530 MHz."""
+    v, t = _V100, _TABLE1
+    fma_tc = _OCTETS_PER_TC * _DPS_PER_OCTET * _DP_WIDTH
+    tc_flop = v["tcs"] * fma_tc * 2
+    cuda_flop = v["cuda_cores"] * 2
+
+    def tflops(flop, ghz):
+        return flop * ghz * 1e9 / 1e12
+
+    return {
+        "tc_flop_per_cycle": tc_flop, "cuda_flop_per_cycle": cuda_flop,
+        "tc_over_cuda": tc_flop / cuda_flop,
+        "paper_ratio": v["tc_tflops"] / v["cuda_tflops"],
+        "tc_tflops_at_1530": tflops(tc_flop, v["clock_ghz"]),
+        "cuda_tflops_at_1530": tflops(cuda_flop, v["clock_ghz"]),
+        "tc_tflops_at_1380": tflops(tc_flop, _V100_PCIE_GHZ),
+        "cuda_tflops_at_1380": tflops(cuda_flop, _V100_PCIE_GHZ),
+        "clock_for_112_ghz": v["tc_tflops"] * 1e12 / tc_flop / 1e9,
+        "clock_for_14_ghz": v["cuda_tflops"] * 1e12 / cuda_flop / 1e9,
+        "die_overhead_pct": 100 * v["sms"] * t["area_12nm_mm2"] / v["die_mm2"],
+        "die_overhead_pct_22nm": 100 * v["sms"] * t["area_22nm_mm2"] / v["die_mm2"],
+        "die_overhead_mm2": v["sms"] * t["area_12nm_mm2"],
+        "table1_footprint_mm2": t["w_mm"] * t["h_mm"],
+        "scale_22_to_12": t["area_12nm_mm2"] / t["area_22nm_mm2"],
+        "scale_ideal": (12 / 22) ** 2,
+        "bbuf_bits_per_sm": _TCS_PER_SM * 4 * 1024,
+        "bbuf_kbytes_per_sm": _TCS_PER_SM * 4 * 1024 / 8 / 1024,
+        "period_ns": 1 / v["clock_ghz"],
+        "sram_cycle_over_period": t["cycle_ns"] * v["clock_ghz"],
+    }

@@ -19,7 +19,8 @@ from tcgen.hw import numeric as num
 
 from . import layers, model, paper
 
-__all__ = ["figures", "ftf_counts", "numerics", "layer_figures", "storage", "context"]
+__all__ = ["figures", "ftf_counts", "numerics", "layer_figures", "nonfused_proxy",
+           "blocking_figures", "storage", "context"]
 
 _FP32_BYTES = 4
 
@@ -304,3 +305,64 @@ def context() -> dict:
                         for mode in ("fp32", "fp16", "int")},
             "widths": {m: model.int_widths(m, 8, 8, 8) for m in (2, 4)},
             "layers": layer_figures()}
+
+
+# -- the fused / non-fused proxy over every layer (issue 39: the sibling rule) ------------------
+def nonfused_proxy(dps: int = layers.DPS, C_blk: int = layers.BLOCK[0],
+                   K_blk: int = layers.BLOCK[1]) -> dict:
+    """The cycle-model proxy of the paper's fused-against-non-fused observations (§7.3 obs.
+    3–6, §8.1), one entry per ResNet layer: ``fused_speed`` (non-fused F(4,3) cycles over fused
+    F(2,3) cycles, :func:`layers.fused_vs_nonfused`; > 1: fused is faster) with the ITF hidden
+    (``hidden``, the case the ledger judges) and as built (``as_built``), at V100's machine
+    balance and at RTX2070's (``rtx2070_lo`` / ``rtx2070_hi``: 1.62 / 1.71 GHz), its
+    ``min_over_n`` / ``max_over_n`` over N = 32..128 (equal: N cancels), the paper's own §8.1
+    formula (``paper_formula``); and the DRAM words of the layer at N = 32 (``traffic``):
+    ``fused`` (input read once, output written once, the 16KC transformed filters),
+    ``fused_gpu`` (the input read K/bk times, bk = 64, as the paper's kernel does),
+    ``nonfused`` (the ITF and OTF passes -- input, Î, Ô, output -- and the 36KC filters: the
+    paper's §8.1 accounting, the GEMM's own reads of Î and writes of Ô not counted), and
+    ``ratio`` / ``ratio_gpu`` (non-fused over fused)."""
+    block = (C_blk, K_blk)
+    kw = dict(dps=dps, block=block)
+    v, r = paper.GPUS["V100"], paper.GPUS["RTX2070"]
+    bal = v["flops"] / v["bw"]
+    bal_r = tuple(f / r["bw"] for f in r["flops"])
+    bk = paper.BLOCKING["paper"][0]
+    out = {"balance": {"V100": bal, "RTX2070": bal_r}}
+    for ly in layers.LAYERS:
+        over_n = [layers.fused_vs_nonfused(ly, N, balance=bal, **kw)["fused_speed"]
+                  for N in paper.BATCHES]
+        pt = layers.paper_times(ly, 32, v["flops"], v["bw"])
+        t23 = layers.traffic(ly, 32, "f23")
+        t43 = layers.traffic(ly, 32, "f43")
+        fused = t23["input"] + t23["output"] + t23["filters"]
+        fused_gpu = t23["input"] * -(-ly["K"] // bk) + t23["output"] + t23["filters"]
+        nonfused = t43["nonfused_pass"] + t43["filters"]
+        out[ly["name"]] = {
+            "hidden": layers.fused_vs_nonfused(ly, 32, balance=bal, **kw)["fused_speed"],
+            "as_built": layers.fused_vs_nonfused(ly, 32, balance=bal, overlap=False,
+                                                 **kw)["fused_speed"],
+            "rtx2070_lo": layers.fused_vs_nonfused(ly, 32, balance=bal_r[0],
+                                                   **kw)["fused_speed"],
+            "rtx2070_hi": layers.fused_vs_nonfused(ly, 32, balance=bal_r[1],
+                                                   **kw)["fused_speed"],
+            "min_over_n": min(over_n), "max_over_n": max(over_n),
+            "paper_formula": pt["nonfused"] / pt["fused"],
+            "traffic": {"fused": fused, "fused_gpu": fused_gpu, "nonfused": nonfused,
+                        "ratio": nonfused / fused, "ratio_gpu": nonfused / fused_gpu}}
+    return out
+
+
+def blocking_figures() -> dict:
+    """§3.3's blocking arithmetic: the input is loaded and transformed ⌈K/bk⌉ times per layer;
+    per ResNet layer those passes at the paper's bk = 64 and cuDNN's bk = 32 and their ratio
+    (``passes``), its largest over the layers (``passes_ratio_max``), and the ITF adds per
+    element-wise multiply-add at each bk (layers.itf_adds_per_mac: 2/bk) and their ratio."""
+    bk64, bk32 = paper.BLOCKING["paper"][0], paper.BLOCKING["cudnn"][0]
+    passes = {ly["name"]: {"bk64": -(-ly["K"] // bk64), "bk32": -(-ly["K"] // bk32)}
+              for ly in layers.LAYERS}
+    for v in passes.values():
+        v["ratio"] = v["bk64"] / v["bk32"]
+    pr = {"bk32": layers.itf_adds_per_mac(2, bk32), "bk64": layers.itf_adds_per_mac(2, bk64)}
+    return {"passes": passes, "passes_ratio_max": max(v["ratio"] for v in passes.values()),
+            "itf_per_mac": pr, "itf_per_mac_ratio": pr["bk64"] / pr["bk32"]}
