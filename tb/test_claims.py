@@ -202,7 +202,8 @@ def test_holds_as_a_ratio_only_for_measured_hardware(tmp_path, results):
 
 def _noise(folder: Path, spread: float):
     rows = [{"unit": u, "params": "", "liberty": "a", "n": 9, "area_min": 100.0,
-             "area_median": 100.0, "area_max": 100.0 * (1 + spread)} for u in ("p", "q")]
+             "area_median": 100.0, "area_max": 100.0 * (1 + spread)}
+            for u in ("fp_mul", "fp_add")]
     _write(folder, "noise.json", json.dumps({"rows": rows}))
 
 
@@ -212,7 +213,7 @@ def test_a_margin_inside_the_noise_band_is_within_noise(tmp_path, results):
     the headline counts it; a design without a band is named, never guessed."""
     noisy = _claim(paper=1.33, tol=0.0, compare="at_least",
                    judge_on='{liberty = "a", activity = "vectorless@0.1"}',
-                   extra='noise = ["area"]\nnoise_units = ["p", "q"]')
+                   extra='noise = ["area"]\nnoise_units = ["fp_mul", "fp_add"]')
     _write(tmp_path / "c", "f.toml", noisy)
     _noise(results, 0.01)
     c, = judge(load(tmp_path / "c"), results)
@@ -223,10 +224,10 @@ def test_a_margin_inside_the_noise_band_is_within_noise(tmp_path, results):
     assert "inside the noise band ±3.0 %" in c.reason
     md = render([c], "tcgen claims")
     assert "1 within noise" in md and "x: fails without noise" in md
-    _write(tmp_path / "c", "f.toml", noisy.replace('["p", "q"]', '["p", "r"]'))
+    _write(tmp_path / "c", "f.toml", noisy.replace('"fp_add"]', '"lzc"]'))
     c, = judge(load(tmp_path / "c"), results)
     assert c.verdict == "fails" and c.cells[0].band is None
-    assert c.cells[0].band_text == "not measured: r area"
+    assert c.cells[0].band_text == "not measured: lzc area"
 
 
 def test_views_show_other_flow_choices_and_crossings(tmp_path, results):
@@ -255,6 +256,7 @@ def test_views_show_other_flow_choices_and_crossings(tmp_path, results):
     ('cause = "design"', "cause and why_fails go together"),
     ('noise = ["area"]', "noise and noise_units go together"),
     ('noise = ["heat"]\nnoise_units = ["p"]', "noise 'heat'"),
+    ('noise = ["area"]\nnoise_units = ["fp_mull"]', "noise_units: 'fp_mull' is not a unit"),
     ('[[claim.revision]]\nfield = "where"\nnew = 1', "revision: field 'where'"),
 ])
 def test_sibling_rule_and_new_keys_are_checked(tmp_path, extra, msg):

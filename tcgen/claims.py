@@ -315,6 +315,12 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     if bool(c.noise) != bool(c.noise_units):
         raise err("noise and noise_units go together (the metrics and the designs whose flow "
                   "noise enters the value)")
+    if c.noise_units:
+        from tcgen.registry import families
+        known = {u for names in families().values() for u in names}
+        bad = [u for u in c.noise_units if u not in known]
+        if bad:
+            raise err(f"noise_units: {bad[0]!r} is not a unit (tcgen list)")
     c.revision = [_revision(r, err) for r in c.revision]
     if c.compare not in COMPARES:
         raise err(f"compare {c.compare!r} (one of {', '.join(COMPARES)})")
