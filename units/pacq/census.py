@@ -13,6 +13,7 @@ Both run in about a second and import nothing outside the package and numpy/amar
 """
 from __future__ import annotations
 
+import copy
 import functools
 import re
 
@@ -54,8 +55,14 @@ def _submodules(component) -> list[str]:
     return list(m._named_submodules)
 
 
-@functools.lru_cache(maxsize=None)
 def table1_census(wbits: str = "both", rounding: str = "rne", D: int = 2) -> dict:
+    """The Table I census of the design built with these parameters (a fresh copy: callers
+    may modify it)."""
+    return copy.deepcopy(_table1_census(wbits, rounding, D))
+
+
+@functools.lru_cache(maxsize=None)
+def _table1_census(wbits: str = "both", rounding: str = "rne", D: int = 2) -> dict:
     """Table I's units counted in our paper-mode ``pacq_mul`` (``wbits``, ``rounding``) and in
     ``dp4_baseline`` / ``dp4_pacq`` (``D`` trees).
 
@@ -116,8 +123,13 @@ def table1_census(wbits: str = "both", rounding: str = "rne", D: int = 2) -> dic
     return out
 
 
-@functools.lru_cache(maxsize=None)
 def numerics_census(wbits: int = 4, rounding: str = "rne") -> dict:
+    """The numerics census (a fresh copy: callers may modify it)."""
+    return copy.deepcopy(_numerics_census(wbits, rounding))
+
+
+@functools.lru_cache(maxsize=None)
+def _numerics_census(wbits: int = 4, rounding: str = "rne") -> dict:
     """Every normal FP16 significand (A in [1, 2): 1024 values; the result is the same in every
     binade that neither overflows nor underflows) × every weight code of ``wbits`` bits, through
     the paper-mode golden model of pacq_mul (one lane per vector).
