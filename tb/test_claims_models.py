@@ -115,7 +115,7 @@ def test_table1_census_reads_the_structure(monkeypatch):
         _paper_lanes = rtl.PacqMul._literal_lanes
 
     monkeypatch.setattr(rtl, "PacqMul", TextLanes)
-    c = PC.table1_census.__wrapped__(wbits="4")        # bypass the cache: a different design
+    c = PC._table1_census.__wrapped__(wbits="4")       # bypass the cache: a different design
     assert (c["lanes"], c["hidden_adders"], c["rounders"]) == (0, 0, 0)
     assert c["normalizers"] == 1
     assert c["int16_adders"] == 12                       # the INT11 array is unchanged
