@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from . import activity as act
+from . import noise as _noise
 from . import sta
 from .liberty import BUILD, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
@@ -47,7 +48,7 @@ from .yosys import (SynthesisError, SynthResult, check_fraig_conflicts, module_n
                     synthesize)
 
 __all__ = ["measure_verilog", "synthesized", "check_options", "check_simulator", "check_hierarchical",
-           "check_fraig",
+           "check_fraig", "check_noise",
            "ACTIVITIES", "SIMULATORS",
            "SynthesisError",
            "ToolError", "flow_hash"]
@@ -62,8 +63,10 @@ TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3
 # bump yosys.py's SynthResult), or old cache entries would be read in the new format.
 SYNTH_STAGE_FILES = ("liberty.py", "tools.py", "yosys.py")
 # Modules of tcgen.synth that are not part of the PPA flow (they shape no measurement), so an
-# edit to them keeps every cached result.
-NOT_FLOW_FILES = ("formal.py", "stages.py")
+# edit to them keeps every cached result.  noise.py shapes the *texts* of perturbed runs, and
+# each of those is keyed by its own sha256 (and a fraig perturbation by its limit): an edit to
+# it re-keys exactly the perturbed runs it changes, and no unperturbed one.
+NOT_FLOW_FILES = ("formal.py", "stages.py", "noise.py")
 
 
 def flow_hash(stage: str = "all") -> str:
@@ -143,13 +146,22 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
                     activity="vectorless", toggle_rate=0.1, workload=None,
                     workload_cycles=None, ops_per_cycle=None, ops_unit="op",
                     cache=True, simulator="auto", hierarchical=False,
-                    fraig_conflicts=None) -> dict:
+                    fraig_conflicts=None, noise=0) -> dict:
     """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``;
     ``simulator``: the gate-level simulator of ``sim``, one of :data:`SIMULATORS`;
     ``hierarchical``: synthesize with hierarchy kept, vectorless only; ``fraig_conflicts``:
-    the conflict limit of ABC's SAT sweeping, None for Yosys's own ABC script, docs/ppa.md)."""
+    the conflict limit of ABC's SAT sweeping, None for Yosys's own ABC script, docs/ppa.md;
+    ``noise``: also measure the design under that many semantically neutral perturbations
+    (:mod:`tcgen.synth.noise`) and add their band as ``noise``)."""
+    noise = check_noise(noise)
     check_hierarchical(hierarchical, activity)
     check_fraig(fraig_conflicts)
+    if noise:
+        return _with_noise(verilog_text, top, noise, dict(
+            liberty=liberty, clock_ns=clock_ns, activity=activity, toggle_rate=toggle_rate,
+            workload=workload, workload_cycles=workload_cycles, ops_per_cycle=ops_per_cycle,
+            ops_unit=ops_unit, cache=cache, simulator=simulator, hierarchical=hierarchical,
+            fraig_conflicts=fraig_conflicts))
     n = workload_cycles
     if activity == "sim":
         if workload is None:
@@ -221,6 +233,48 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
         res["cached"] = False
         write_atomic(result_file, json.dumps(res, indent=1, sort_keys=True))
         return res
+
+
+def check_noise(noise) -> int:
+    """FlowInputError unless ``noise`` is an integer in 0..MAX_NOISE (perturbed runs)."""
+    try:
+        return _noise.check_noise(noise)
+    except ValueError as e:
+        raise FlowInputError(f"ppa: {e}") from None
+
+
+def _with_noise(text: str, top: str, n: int, kw: dict) -> dict:
+    """The unperturbed result of ``text`` with ``noise``: the figures of each of ``n``
+    perturbed runs (:func:`tcgen.synth.noise.schedule`, each measured by
+    :func:`measure_verilog` through its caches) and their band over all ``n + 1`` runs."""
+    t0 = time.monotonic()
+    base = measure_verilog(text, top, **kw)
+    results, runs = [base], [_run_summary(base, {"index": 0, "kind": "none", "seed": 0,
+                                                 "what": "unperturbed"})]
+    for p in _noise.schedule(text, n, kw["fraig_conflicts"]):
+        r = measure_verilog(_noise.perturb(text, top, p), top, **dict(
+            kw, fraig_conflicts=p.fraig_conflicts if p.kind == "fraig"
+            else kw["fraig_conflicts"]))
+        results.append(r)
+        runs.append(_run_summary(r, p.as_dict()))
+    out = dict(base)
+    out["noise"] = {
+        "n": n, "runs": n + 1,
+        "distinct": len({(r["verilog_sha256"], r.get("fraig_conflicts")) for r in results}),
+        "band": _noise.band(results),
+        "perturbations": runs,
+        "runtime_s": round(time.monotonic() - t0, 3),
+        "method": "tcgen.synth.noise: the unperturbed design, then perturbations 1..n "
+                  "(module order, an unused module prepended, declaration order, ABC's "
+                  "&fraig conflict limit; docs/ppa.md, 'Noise')",
+    }
+    return out
+
+
+def _run_summary(r: dict, what: dict) -> dict:
+    return dict(what, **{k: read(r) for k, read in _noise.BAND_FIELDS.items()},
+                verilog_sha256=r["verilog_sha256"], cache_key=r["cache_key"],
+                cached=r.get("cached", False))
 
 
 def _cached_result(path: Path, key: str) -> dict | None:

@@ -6,7 +6,8 @@
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
                    [--simulator auto|levelized|icarus|verilator] [--hierarchical]
-                   [--fraig-conflicts N] [--json FILE] [--no-cache]   (docs/ppa.md)
+                   [--fraig-conflicts N] [--noise N] [--json FILE] [--no-cache]
+                                                                  (docs/ppa.md)
     tcgen sweep SPEC.toml [-j N] [--executor local|dask] [--scheduler ADDR] [-o DIR]
                    [--cache DIR] [--retry-failed] [--no-flow-cache] [--strict]
                                                                   (docs/sweep.md)
@@ -39,6 +40,7 @@ from tcgen.hw import files
 from tcgen.hw.generate import check_module_name
 from tcgen.hw.params import ParamError, describe_field, parse_value
 from tcgen.hw.pipeline import AUTO, CutPoints
+from tcgen.synth.noise import MAX_NOISE
 from tcgen.synth.ppa import ACTIVITIES, SIMULATORS
 from tcgen.synth.tools import FlowInputError, Terminated, ToolError, signals_raise
 
@@ -235,6 +237,11 @@ def _add_ppa_parser(sub):
                         "minutes instead of an hour on some large designs; a different, "
                         "equally correct netlist, figures moved by -2..+6 %% where they move "
                         "(reports/abc_fraig.md; default: Yosys's own ABC script; docs/ppa.md)")
+    p.add_argument("--noise", type=_int, default=0, metavar="N",
+                   help=f"also measure N semantically neutral perturbations of the design "
+                        f"(module and declaration order, an unused module, ABC's &fraig "
+                        f"limit; 0..{MAX_NOISE}) and report min / median / max of every "
+                        f"figure over the N+1 runs (docs/ppa.md, 'Noise')")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
     _add_force(p)
@@ -261,6 +268,8 @@ _int.__name__ = "integer"
 
 
 def cmd_ppa(args) -> int:
+    if not 0 <= args.noise <= MAX_NOISE:           # before anything is read or built
+        raise UsageError(f"ppa: --noise must be an integer in 0..{MAX_NOISE}, got {args.noise}")
     unit = get_unit(args.unit)
     params = unit.make_params(parse_params(args.param))
     check_size(unit, params, force=args.force)      # before the flow's inputs are read
@@ -280,7 +289,8 @@ def cmd_ppa(args) -> int:
                   activity=args.activity, toggle_rate=args.toggle_rate,
                   workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
                   simulator=args.simulator, workload=args.workload,
-                  hierarchical=args.hierarchical, fraig_conflicts=args.fraig_conflicts)
+                  hierarchical=args.hierarchical, fraig_conflicts=args.fraig_conflicts,
+                  noise=args.noise)
     text = json.dumps(res, indent=1, sort_keys=True) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
@@ -447,11 +457,32 @@ def format_table(r: dict) -> str:
     if len(r["breakdown"]) > 1:
         lines.append("  breakdown   " + "   ".join(
             f"{b['module']} x{b['instances']}: {b['area_um2']:.0f} um^2" for b in r["breakdown"]))
+    if r.get("noise"):
+        lines += _noise_lines(r["noise"])
     rt = r["runtime_s"]
     lines.append(f"  flow        {rt.get('total_s', 0):.1f} s" + ("  (cached)" if r.get("cached")
                                                                     else ""))
     lines.append(f"  command     {r['command']}")
     return "\n".join(lines) + "\n"
+
+
+_NOISE_ROWS = (("area_um2", "area um^2", "{:.1f}"), ("crit_path_ns", "crit path ns", "{:.4g}"),
+               ("fmax_mhz", "fmax MHz", "{:.1f}"), ("power_mw", "power mW", "{:.4g}"),
+               ("energy_pj_per_op", "energy pJ/op", "{:.4g}"))
+
+
+def _noise_lines(nz: dict) -> list[str]:
+    kinds = ", ".join(dict.fromkeys(p["kind"] for p in nz["perturbations"][1:]))
+    lines = [f"  noise       {nz['runs']} runs: unperturbed + {nz['n']} perturbations ({kinds}; "
+             f"{nz['distinct']} distinct designs)   min / median / max (spread)"]
+    for key, name, fmt in _NOISE_ROWS:
+        b = nz["band"][key]
+        if b["median"] is None:
+            continue
+        spread = None if b["spread"] is None else 100 * b["spread"]
+        lines.append(f"    {name:<14}{_g(b['min'], fmt)} / {_g(b['median'], fmt)} / "
+                     f"{_g(b['max'], fmt)}   ({_g(spread, '{:.1f}')} %)")
+    return lines
 
 
 # -- the parser ---------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ import numpy as np
 from tcgen.hw.intarith import adder_census
 from tcgen.hw.params import ParamError
 from tcgen.synth.liberty import KNOWN, resolve
-from tcgen.synth.ppa import (check_fraig, check_hierarchical, check_options, check_simulator,
-                             measure_verilog)
+from tcgen.synth.ppa import (check_fraig, check_hierarchical, check_noise, check_options,
+                             check_simulator, measure_verilog)
 
 from .generate import unit_params, verilog
 from .pipelining import resolve_cuts
@@ -32,7 +32,7 @@ __all__ = ["measure"]
 def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
             toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True,
             simulator="auto", workload=None, hierarchical=False, design=None,
-            fraig_conflicts=None) -> dict:
+            fraig_conflicts=None, noise=0) -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
     strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
     ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md).  ``workload``: one of the unit's
@@ -42,7 +42,10 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     of another implementation standing in for the unit -- top module named like the unit, its
     ports -- measured with the unit's workload and ops per cycle (the peers benchmark,
     scripts/peers.py); ``label`` replaces the command in the result.  ``fraig_conflicts``: the
-    conflict limit of ABC's SAT sweeping (None: Yosys's own ABC script; docs/ppa.md)."""
+    conflict limit of ABC's SAT sweeping (None: Yosys's own ABC script; docs/ppa.md).
+    ``noise``: also measure the design under that many semantically neutral perturbations
+    and add the band of its figures as ``noise`` (docs/ppa.md, "Noise")."""
+    noise = check_noise(noise)
     unit = get_unit(unit_name)
     params = unit_params(unit, params)
     clock_ns, toggle_rate, workload_cycles, seed = check_options(
@@ -99,12 +102,15 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         cmd += ["--hierarchical"]
     if fraig_conflicts is not None:
         cmd += ["--fraig-conflicts", str(fraig_conflicts)]
+    if noise:
+        cmd += ["--noise", str(noise)]
     res = measure_verilog(text, unit.name, liberty=lib, clock_ns=clock_ns, activity=activity,
                           toggle_rate=toggle_rate, workload=stim,
                           workload_cycles=workload_cycles,
                           ops_per_cycle=float(ops(params)),
                           ops_unit=unit.ops_unit, cache=cache, simulator=simulator,
-                          hierarchical=hierarchical, fraig_conflicts=fraig_conflicts)
+                          hierarchical=hierarchical, fraig_conflicts=fraig_conflicts,
+                          noise=noise)
     out = {"unit": unit.name, "params": {k: v for k, v in params.as_dict().items()}}
     out.update(res)
     if design is None and planned is not None:

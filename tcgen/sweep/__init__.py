@@ -8,10 +8,10 @@ markdown table and plots, with derived columns computed from the spec.
     write_outputs(result, "reports/example", "tcgen sweep studies/example.toml")
 """
 from .engine import EXECUTORS, SweepResult, default_cache, measure_point, run
-from .metrics import DEFAULT_METRICS, METRICS, flatten
+from .metrics import ALL_METRICS, DEFAULT_METRICS, METRICS, NOISE_METRICS, flatten
 from .output import write_outputs
 from .spec import Activity, Point, Spec, SpecError, load, parse
 
 __all__ = ["load", "parse", "run", "write_outputs", "Spec", "SpecError", "Point", "Activity",
-           "SweepResult", "METRICS", "DEFAULT_METRICS", "flatten", "measure_point",
-           "EXECUTORS", "default_cache"]
+           "SweepResult", "METRICS", "NOISE_METRICS", "ALL_METRICS", "DEFAULT_METRICS",
+           "flatten", "measure_point", "EXECUTORS", "default_cache"]

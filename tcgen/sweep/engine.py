@@ -67,7 +67,7 @@ def measure_point(p: dict) -> dict:
                     workload_cycles=act.get("cycles", 2000), seed=act.get("seed", 1),
                     simulator=act.get("simulator", "auto"), cache=p.get("flow_cache", True),
                     workload=p.get("workload"), hierarchical=p.get("hierarchical", False),
-                    fraig_conflicts=p.get("fraig_conflicts"))
+                    fraig_conflicts=p.get("fraig_conflicts"), noise=p.get("noise", 0))
     except point_errors() as e:                    # recorded; the sweep goes on
         return _failed(e, t0)
     return {"status": "ok", "result": r, "seconds": time.time() - t0}
@@ -155,6 +155,8 @@ def _job(p: Point, flow_cache: bool = True) -> dict:
         job["hierarchical"] = True
     if p.fraig_conflicts is not None:
         job["fraig_conflicts"] = p.fraig_conflicts
+    if p.noise:
+        job["noise"] = p.noise
     if not flow_cache:
         job["flow_cache"] = False
     return job
@@ -207,7 +209,8 @@ class _Progress:
             print(f"[sweep {self.name}] {n}/{self.total} {p.label} {p.liberty} "
                   f"{p.clock_ns:g}ns {p.activity.tag}"
                   + ("" if p.synthesis == "flat" else f" {p.synthesis}")
-                  + ("" if p.fraig_conflicts is None else f" fraig {p.fraig}") + f": {state}",
+                  + ("" if p.fraig_conflicts is None else f" fraig {p.fraig}")
+                  + (f" noise {p.noise}" if p.noise else "") + f": {state}",
                   file=self.stream, flush=True)
 
     def close(self):
@@ -354,7 +357,8 @@ def run(spec: Spec, *, jobs: int = 1, executor: str = "local", scheduler: str | 
 def _row(spec: Spec, p: Point, rec: dict, key: str, all_metrics: dict) -> dict:
     row = {"group": p.group, "label": p.label, "unit": p.unit, **p.axes,
            "liberty": p.liberty, "clock_ns": p.clock_ns, "activity": p.activity.tag,
-           "synthesis": p.synthesis, "fraig_conflicts": p.fraig, "workload": p.workload,
+           "synthesis": p.synthesis, "fraig_conflicts": p.fraig, "noise": p.noise,
+           "workload": p.workload,
            "status": rec.get("status"), "error": rec.get("error"), "key": key}
     metrics = all_metrics.get(p) or {}
     row.update(metrics)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["METRICS", "DEFAULT_METRICS", "flatten", "describe"]
+__all__ = ["METRICS", "NOISE_METRICS", "ALL_METRICS", "DEFAULT_METRICS", "flatten", "describe",
+           "describe_noise"]
 
 
 def _get(*path: str) -> Callable[[dict], Any]:
@@ -92,17 +93,63 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                                         if isinstance(r.get("pipelining"), dict) else None)),
 }
 
+#: the figures whose noise band a point with ``noise = N`` carries: metric -> (its field in
+#: the flow's band, tcgen.synth.noise.BAND_FIELDS)
+_BANDED = {"synth__area__um2": "area_um2", "synth__cells__count": "cell_count",
+           "timing__crit_path__ns": "crit_path_ns", "timing__fmax__mhz": "fmax_mhz",
+           "power__total__mw": "power_mw", "energy__per_op__pj": "energy_pj_per_op"}
+_STATS = {"min": "smallest over the unperturbed and the N perturbed runs",
+          "median": "median over the N + 1 runs",
+          "max": "largest over the N + 1 runs",
+          "spread": "(max - min) / median: the relative noise band"}
+
+
+def _band(field: str, stat: str) -> Callable[[dict], Any]:
+    def read(r: dict):
+        nz = r.get("noise")
+        if not isinstance(nz, dict):
+            return None
+        v = (nz.get("band") or {}).get(field, {}).get(stat)
+        return None if v is None else float(v)
+    return read
+
+
+#: the noise columns of a point measured with ``noise = N`` (docs/sweep.md, docs/ppa.md
+#: "Noise"): ``<metric>_min`` / ``_median`` / ``_max`` / ``_spread`` over the unperturbed run
+#: and N semantically neutral perturbations, and the number of runs
+NOISE_METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
+    "noise__runs__count": ("runs of the noise band: the unperturbed design + N perturbations",
+                           "noise.runs", _get("noise", "runs")),
+    **{f"{k}_{stat}": (f"{METRICS[k][0]}: {what}", f"noise.band.{field}.{stat}",
+                       _band(field, stat))
+       for k, field in _BANDED.items() for stat, what in _STATS.items()},
+}
+
+#: every column name a spec may use
+ALL_METRICS = {**METRICS, **NOISE_METRICS}
+
 DEFAULT_METRICS = ("synth__area__um2", "timing__fmax__mhz", "timing__setup__ws",
                    "power__total__mw", "energy__per_op__pj")
 
 
 def flatten(result: dict) -> dict[str, Any]:
-    """Every metric of a :func:`~tcgen.measure.measure` result (None where it has none)."""
-    return {k: read(result) for k, (_, _, read) in METRICS.items()}
+    """Every metric of a :func:`~tcgen.measure.measure` result (None where it has none), and
+    the noise columns when the result has a noise band."""
+    out = {k: read(result) for k, (_, _, read) in METRICS.items()}
+    if isinstance(result.get("noise"), dict):
+        out.update({k: read(result) for k, (_, _, read) in NOISE_METRICS.items()})
+    return out
 
 
 def describe() -> str:
     """The metric table as markdown (docs/sweep.md)."""
     rows = ["| key | what | from `measure()` |", "|---|---|---|"]
     rows += [f"| `{k}` | {what} | `{src}` |" for k, (what, src, _) in METRICS.items()]
+    return "\n".join(rows)
+
+
+def describe_noise() -> str:
+    """The noise columns as markdown (docs/sweep.md)."""
+    rows = ["| key | what | from `measure()` |", "|---|---|---|"]
+    rows += [f"| `{k}` | {what} | `{src}` |" for k, (what, src, _) in NOISE_METRICS.items()]
     return "\n".join(rows)

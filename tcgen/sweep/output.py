@@ -14,7 +14,7 @@ from tcgen.study import liberty_text, report_header, shown_path, today, tool_ver
 from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
-from .metrics import METRICS
+from .metrics import METRICS, NOISE_METRICS
 from .spec import SELF, _text, derived_names
 from .report import render
 
@@ -49,6 +49,19 @@ FRAIG_NOTE = (
     "(reports/abc_fraig.md; docs/ppa.md, 'ABC's SAT sweeping'). Compare rows of one limit.")
 
 
+NOISE_NOTE = (
+    "Noise band (columns `<metric>_min` / `_median` / `_max` / `_spread`, rows with `noise` "
+    "N > 0): each point measured N + 1 times, unperturbed and under N semantically neutral "
+    "perturbations of its Verilog text or ABC script (module order, an unused module "
+    "prepended, declaration order, ABC's &fraig conflict limit; tcgen.synth.noise). The plain "
+    "columns are the unperturbed run's. A difference between two designs smaller than their "
+    "bands is within the flow's noise (docs/ppa.md, 'Noise').")
+
+
+def _noise(result: SweepResult) -> bool:
+    return any(p.noise for p in result.spec.points)
+
+
 def _hierarchical(result: SweepResult) -> bool:
     return any(p.synthesis != "flat" for p in result.spec.points)
 
@@ -59,18 +72,22 @@ def _fraig(result: SweepResult) -> bool:
 
 def _notes(result: SweepResult) -> tuple[str, ...]:
     return (FLOW_NOTES + ((HIERARCHICAL_NOTE,) if _hierarchical(result) else ())
-            + ((FRAIG_NOTE,) if _fraig(result) else ()))
+            + ((FRAIG_NOTE,) if _fraig(result) else ())
+            + ((NOISE_NOTE,) if _noise(result) else ()))
 
 
 def columns(result: SweepResult) -> list[str]:
     """The CSV/JSON columns: identity, parameters, every metric, the derived columns (and
     ``synthesis`` when a point is synthesized hierarchically, ``fraig_conflicts`` when a point
-    sets ABC's conflict limit)."""
+    sets ABC's conflict limit; ``noise`` and the band columns when a point has a noise band)."""
+    nz = _noise(result)
     return (["group", "label", "unit"] + params_of(result.spec)
             + ["liberty", "clock_ns", "activity"]
             + (["synthesis"] if _hierarchical(result) else [])
-            + (["fraig_conflicts"] if _fraig(result) else []) + ["status", "error"]
-            + list(METRICS) + derived_names(result.spec.derived) + ["key"])
+            + (["fraig_conflicts"] if _fraig(result) else [])
+            + (["noise"] if nz else []) + ["status", "error"]
+            + list(METRICS) + (list(NOISE_METRICS) if nz else [])
+            + derived_names(result.spec.derived) + ["key"])
 
 
 def _fmt(v) -> str:
@@ -100,11 +117,12 @@ def _markdown(result: SweepResult, command: str) -> str:
     L += [f"{len(result.rows)} points: {c.get('done', 0)} measured this run, "
           f"{c.get('cached', 0)} from the cache, {c.get('failed', 0)} failed.", ""]
     shown = list(spec.metrics) + derived_names(spec.derived)
-    hier, fraig = _hierarchical(result), _fraig(result)
+    hier, fraig, nz = _hierarchical(result), _fraig(result), _noise(result)
     L += ["| point | liberty | clock ns | activity | " + ("synthesis | " if hier else "")
-          + ("fraig | " if fraig else "") + " | ".join(shown) + " |",
+          + ("fraig | " if fraig else "") + ("noise | " if nz else "")
+          + " | ".join(shown) + " |",
           "|---|---|---:|---|" + ("---|" if hier else "") + ("---:|" if fraig else "")
-          + "---:|" * len(shown)]
+          + ("---:|" if nz else "") + "---:|" * len(shown)]
     for r in result.rows:
         if r["status"] != "ok":
             cells = [f"failed: {r['error']}"] + [""] * (len(shown) - 1)
@@ -112,7 +130,8 @@ def _markdown(result: SweepResult, command: str) -> str:
             cells = [_fmt(r.get(k)) for k in shown]
         L.append(f"| {r['label']} | {r['liberty']} | {r['clock_ns']:g} | {r['activity']} | "
                  + (f"{r['synthesis']} | " if hier else "")
-                 + (f"{r['fraig_conflicts']} | " if fraig else "") + " | ".join(cells) + " |")
+                 + (f"{r['fraig_conflicts']} | " if fraig else "")
+                 + (f"{r['noise']} | " if nz else "") + " | ".join(cells) + " |")
     if spec.derived:
         L += ["", "Derived columns:"]
         for d in spec.derived:
@@ -157,7 +176,8 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
     for r in result.rows:
         w.writerow([_fmt_csv(r.get(k)) for k in cols])
     meta = {**prov, "spec": result.spec.raw,
-            "metrics": {k: v[0] for k, v in METRICS.items()},
+            "metrics": {k: v[0] for k, v in METRICS.items()}
+            | ({k: v[0] for k, v in NOISE_METRICS.items()} if _noise(result) else {}),
             "counts": result.counts, "wall_s": round(result.wall_s, 1),
             "compute_s": round(result.compute_s, 1),
             "rows": [{k: r.get(k) for k in cols} for r in result.rows]}
@@ -181,7 +201,7 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
 
 
 def _label(key: str) -> str:
-    m = METRICS.get(key)
+    m = METRICS.get(key) or NOISE_METRICS.get(key)
     return f"{key}  ({m[0]})" if m else key
 
 

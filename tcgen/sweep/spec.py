@@ -53,11 +53,12 @@ from tcgen.hw.params import ParamError
 from tcgen.generate import check_size, estimate
 from tcgen.registry import get_unit
 from tcgen.study import EXPR_FUNCTIONS, evaluate_expr
+from tcgen.synth.noise import MAX_NOISE
 from tcgen.synth.ppa import ACTIVITIES, check_options
 from tcgen.synth.tools import FlowInputError
 from tcgen.synth.yosys import MAX_FRAIG_CONFLICTS, check_fraig_conflicts
 
-from .metrics import DEFAULT_METRICS, METRICS
+from .metrics import ALL_METRICS, DEFAULT_METRICS, METRICS
 
 __all__ = ["SpecError", "Spec", "Group", "Point", "Activity", "Derived", "Plot", "SYNTHESES",
            "load",
@@ -118,6 +119,7 @@ class Point:
     workload: str | None = None          # one of the unit's named workloads (None: default)
     synthesis: str = "flat"
     fraig_conflicts: int | None = None   # ABC's SAT-sweeping conflict limit (None: Yosys's script)
+    noise: int = 0                       # perturbed runs of the noise band (0: none)
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -142,6 +144,8 @@ class Point:
             d["synthesis"] = self.synthesis
         if self.fraig_conflicts is not None:
             d["fraig_conflicts"] = self.fraig_conflicts
+        if self.noise:                  # absent without a noise band, likewise
+            d["noise"] = self.noise
         return json.dumps(d, sort_keys=True)
 
     @property
@@ -177,6 +181,7 @@ class Group:
     overrides: list[dict[str, Any]] = field(default_factory=list)
     synthesis: tuple[str, ...] = ("flat",)
     fraig_conflicts: tuple[int | None, ...] = (None,)
+    noise: int = 0
 
 
 @dataclass(frozen=True)
@@ -234,11 +239,11 @@ class Spec:
 _TOP = {"sweep", "group", "derived", "plot", "report"}
 _REPORT = {"template", "output", "context"}
 _SWEEP = {"name", "title", "liberties", "clock_ns", "activity", "synthesis", "fraig_conflicts",
-          "metrics"}
+          "noise", "metrics"}
 _GROUP = {"name", "unit", "label", "params", "grid", "zip", "points", "liberties", "clock_ns",
-          "activity", "synthesis", "fraig_conflicts", "override"}
+          "activity", "synthesis", "fraig_conflicts", "noise", "override"}
 _OVERRIDE = {"where", "liberties", "clock_ns", "activity", "synthesis", "fraig_conflicts",
-             "skip"}
+             "noise", "skip"}
 _DERIVED = {"name", "expr", "ref", "doc", "groups"}
 _PLOT = {"name", "kind", "x", "y", "series", "baseline", "where", "title", "logx", "logy",
          "pareto"}
@@ -306,12 +311,13 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     acts = _activities(sw.get("activity", ["vectorless"]), "sweep.activity", err)
     synths = _syntheses(sw.get("synthesis", ["flat"]), "sweep.synthesis", err)
     fraigs = _fraigs(sw.get("fraig_conflicts", ["default"]), "sweep.fraig_conflicts", err)
+    noise = _noise(sw.get("noise", 0), "sweep.noise", err)
     metrics = sw.get("metrics", DEFAULT_METRICS)
     if not isinstance(metrics, (list, tuple)) or not all(isinstance(m, str) for m in metrics):
         raise err("sweep.metrics", "a list of metric names (docs/sweep.md)")
     metrics = tuple(metrics)
     for m in metrics:
-        if m not in METRICS:
+        if m not in ALL_METRICS:
             raise err("sweep.metrics", f"unknown metric {m!r} (docs/sweep.md lists them)")
 
     groups_raw = raw.get("group")
@@ -332,9 +338,9 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                     continue
                 gu = {k: v for k, v in g.items() if k != "override"}
                 gu.update({k: v for k, v in ov.items() if k != "skip"}, unit=u.name)
-                groups.append(_group(gu, gi, libs, clocks, acts, synths, fraigs, err))
+                groups.append(_group(gu, gi, libs, clocks, acts, synths, fraigs, err, noise))
             continue
-        groups.append(_group(g, gi, libs, clocks, acts, synths, fraigs, err))
+        groups.append(_group(g, gi, libs, clocks, acts, synths, fraigs, err, noise))
     names = [g.name for g in groups]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -345,7 +351,7 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
     for g in groups:
         for params in g.points:
             libs_p, clocks_p, acts_p, skip = g.liberties, g.clock_ns, g.activity, False
-            synths_p, fraigs_p = g.synthesis, g.fraig_conflicts
+            synths_p, fraigs_p, noise_p = g.synthesis, g.fraig_conflicts, g.noise
             for ov in g.overrides:
                 if all(params.get(k) == v for k, v in ov["where"].items()):
                     libs_p = ov.get("liberties", libs_p)
@@ -353,6 +359,7 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                     acts_p = ov.get("activity", acts_p)
                     synths_p = ov.get("synthesis", synths_p)
                     fraigs_p = ov.get("fraig_conflicts", fraigs_p)
+                    noise_p = ov.get("noise", noise_p)
                     skip = ov.get("skip", False)
                     break
             if skip:
@@ -370,7 +377,7 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                               "synthesis (the gate-level simulation reads a flat netlist)")
                 p = Point(g.name, label, g.unit,
                           tuple(sorted((k, v) for k, v in params.items() if k != "workload")),
-                          lib, clk, act, len(points), params.get("workload"), syn, fc)
+                          lib, clk, act, len(points), params.get("workload"), syn, fc, noise_p)
                 if p.ident in seen:
                     raise err(f"group {g.name}", f"point {label} ({lib}, {clk:g} ns, "
                               f"{act.tag}, {syn}, fraig {p.fraig}) also comes from group "
@@ -433,7 +440,7 @@ def _plot(d, i, groups, derived, points, err) -> Plot:
     kind = d.get("kind", "scatter")
     if kind not in PLOT_KINDS:
         raise err(f"plot {name}.kind", f"{kind!r} (one of {', '.join(PLOT_KINDS)})")
-    values = set(METRICS) | {x.name for x in derived}
+    values = set(ALL_METRICS) | {x.name for x in derived}
     params = {k for g in groups for k in _axis_names(get_unit(g.unit))}
     columns = params | {"group", "liberty", "activity", "clock_ns", "unit", "synthesis",
                         "fraig_conflicts"}
@@ -557,6 +564,15 @@ def _fraigs(v, key, err) -> tuple[int | None, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _noise(v, key, err) -> int:
+    """The number of perturbed runs of each point's noise band: an integer 0..MAX_NOISE (0:
+    no band; docs/sweep.md)."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_NOISE:
+        raise err(key, f"{v!r} (an integer in 0..{MAX_NOISE}: the perturbed runs of each "
+                  "point's noise band)")
+    return v
+
+
 def _activities(v, key, err) -> tuple[Activity, ...]:
     from tcgen.synth.activity import SIMULATORS
     out = []
@@ -635,7 +651,7 @@ def _text(v) -> str:
         return f"<int of {v.bit_length()} bits>"
 
 
-def _group(g, gi, libs, clocks, acts, synths, fraigs, err) -> Group:
+def _group(g, gi, libs, clocks, acts, synths, fraigs, err, noise=0) -> Group:
     key = f"group[{gi}]"
     _keys(g, _GROUP, key + ".", err)
     uname = g.get("unit")
@@ -715,6 +731,8 @@ def _group(g, gi, libs, clocks, acts, synths, fraigs, err) -> Group:
             o["synthesis"] = _syntheses(ov["synthesis"], k + ".synthesis", err)
         if "fraig_conflicts" in ov:
             o["fraig_conflicts"] = _fraigs(ov["fraig_conflicts"], k + ".fraig_conflicts", err)
+        if "noise" in ov:
+            o["noise"] = _noise(ov["noise"], k + ".noise", err)
         if "skip" in ov:
             if not isinstance(ov["skip"], bool):
                 raise err(k + ".skip", "true or false")
@@ -729,7 +747,8 @@ def _group(g, gi, libs, clocks, acts, synths, fraigs, err) -> Group:
                 _syntheses(g["synthesis"], key + ".synthesis", err) if "synthesis" in g
                 else synths,
                 _fraigs(g["fraig_conflicts"], key + ".fraig_conflicts", err)
-                if "fraig_conflicts" in g else fraigs)
+                if "fraig_conflicts" in g else fraigs,
+                _noise(g["noise"], key + ".noise", err) if "noise" in g else noise)
     for p in resolved:
         _label(grp, p, err)
     return grp
@@ -756,7 +775,7 @@ def _unit_overrides(g: dict, gi: int, err) -> dict[str, dict]:
             raise err(k + ".skip", "true or false")
         for kk, check in (("liberties", _libs), ("clock_ns", _clocks),
                           ("activity", _activities), ("synthesis", _syntheses),
-                          ("fraig_conflicts", _fraigs)):
+                          ("fraig_conflicts", _fraigs), ("noise", _noise)):
             if kk in ov:                # checked here, so an error names this override
                 check(ov[kk], f"{k}.{kk}", err)
         out[name] = {kk: v for kk, v in ov.items() if kk != "where"}
@@ -845,7 +864,7 @@ def _derived(d, i, groups, metrics, err) -> Derived:
             raise err(f"derived {name}.expr", f"{expr!r}: {node.value!r} is not a number")
     own, refm = names_in(expr)
     for m in own | refm:
-        if m not in METRICS:
+        if m not in ALL_METRICS:
             raise err(f"derived {name}.expr", f"unknown metric {m!r}")
     ref = d.get("ref")
     if refm and ref is None:
@@ -930,7 +949,7 @@ def _check_pieces(derived: list[Derived], err):
     activation format."""
     by_name: dict[str, list[Derived]] = {}
     for d in derived:
-        if d.name in METRICS:
+        if d.name in ALL_METRICS:
             raise err(f"derived {d.name}.name", "a metric of that name exists")
         by_name.setdefault(d.name, []).append(d)
     for name, pieces in by_name.items():
