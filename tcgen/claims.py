@@ -51,7 +51,7 @@ VERDICTS = ("holds", "holds as a ratio", "within noise", "mixed", "fails", "unte
 _CLAIM = {"id", "where", "claim", "paper_value", "paper_text", "unit", "kind", "status",
           "measure", "note", "source", "sweep", "rows", "value", "judge_on", "compare",
           "tolerance", "call", "args", "why", "fmt", "evidence", "method", "views", "noise",
-          "noise_units", "cause", "why_fails", "revision"}
+          "noise_units", "cause", "why_fails", "revision", "margin"}
 #: what judges a claim (docs/claims.md, "Evidence"): only ``hardware`` can hold "as a ratio"
 EVIDENCE = ("hardware", "conformance", "arithmetic", "proxy", "note")
 #: why a claim fails (docs/claims.md, "Attribution")
@@ -101,6 +101,7 @@ class Claim:
     views: dict = field(default_factory=dict)
     noise: list = field(default_factory=list)
     noise_units: list = field(default_factory=list)
+    margin: str = ""           # the relative move of the measured figures that flips the verdict
     cause: str = ""
     why_fails: str = ""
     revision: list = field(default_factory=list)
@@ -124,6 +125,7 @@ class Cell(NamedTuple):
     band_text: str = ""
     state: str = ""            # holds | fails | noise (judged cells with a value)
     liberty: str = ""
+    margin: float | None = None  # how far (relative) the figures must move to flip the cell
 
 
 @dataclass
@@ -353,7 +355,12 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     if len(c.value) > MAX_EXPR_CHARS:
         raise err(f"value is longer than {MAX_EXPR_CHARS} characters")
     allowed = set(c.rows) if c.source == "sweep" else {"x"}
-    for label, expr in [("value", c.value)] + [(f"views.{k}", v) for k, v in c.views.items()]:
+    if c.margin and not c.noise:
+        raise err("margin is the distance the noise band is compared with: it needs noise and "
+                  "noise_units")
+    exprs = [("value", c.value)] + [(f"views.{k}", v) for k, v in c.views.items()] + \
+        ([("margin", c.margin)] if c.margin else [])
+    for label, expr in exprs:
         if len(expr) > MAX_EXPR_CHARS:
             raise err(f"{label} is longer than {MAX_EXPR_CHARS} characters")
         names = _names(expr, err)
@@ -394,7 +401,7 @@ _FUNCS = EXPR_FUNCTIONS
 
 _STRINGS = ("where", "claim", "paper_text", "unit", "kind", "status", "measure", "note",
             "source", "sweep", "value", "call", "why", "fmt", "evidence", "method", "cause",
-            "why_fails")
+            "why_fails", "margin")
 _TABLES = ("rows", "judge_on", "args", "views")
 _LISTS = ("noise", "noise_units", "revision")
 
@@ -626,11 +633,24 @@ def _cell_of(c: Claim, label: str, lib: str, v, judged: bool, env: dict, noise: 
     views = tuple((k, _eval(e, env) if all(x is not None for x in env.values()) else None)
                   for k, e in c.views.items())
     band, text = _band(c, lib, noise)
-    state = ""
+    state, m = "", None
     if judged and v is not None:
-        state = "noise" if band is not None and _margin(c, v) <= band else \
+        m = _eval(c.margin, env) if c.margin and all(x is not None for x in env.values()) \
+            else None
+        if m is None and not _discrete(c):
+            m = _margin(c, v)
+        m = abs(m) if m is not None else None
+        if band is not None and m is None:
+            text += " (a discrete value without a margin expression: not applied)"
+        state = "noise" if band is not None and m is not None and m <= band else \
             ("holds" if ok else "fails")
-    return Cell(label, v, judged, ok, views, band, text, state, lib)
+    return Cell(label, v, judged, ok, views, band, text, state, lib, m)
+
+
+def _discrete(c: Claim) -> bool:
+    """A value built from argmax/above/below (a K, a count of limits): it has no continuous
+    distance to the criterion, so only a ``margin`` expression can be compared with noise."""
+    return bool(re.search(r"\b(argmax|above|below)\s*\(", c.value))
 
 
 def _verdict(c: Claim):
@@ -655,8 +675,10 @@ def _verdict(c: Claim):
     parts = [f"criterion {criterion(c)}"]
     for x in judged:
         s = f"{x.label}: {outcome(c, x.value)}"
-        if x.state == "noise":
-            s += f", inside the noise band ±{100 * x.band:.1f} %"
+        if x.band is not None and x.margin is not None:
+            s += (f", margin {100 * x.margin:.1f} % " if math.isfinite(x.margin) else
+                  ", margin ∞ ") + ("inside" if x.state == "noise" else "outside") + \
+                f" the noise band ±{100 * x.band:.1f} %"
         parts.append(s)
     c.reason = "; ".join(parts)
     if c.decided in ("fails", "mixed"):
@@ -934,6 +956,9 @@ def strict_problems(ledger: Ledger, changes: list[Change]) -> list[str]:
     for c in ledger.claims:
         if c.status == "measured" and not c.evidence:
             out.append(f"{c.file}: {c.id}: evidence missing ({', '.join(EVIDENCE)})")
+        if c.noise and not c.margin and _discrete(c):
+            out.append(f"{c.file}: {c.id}: a discrete value (argmax/above/below) with noise "
+                       "needs a margin expression (how far the figures must move to change it)")
         if c.verdict in ("fails", "mixed") or c.decided in ("fails", "mixed"):
             if not c.cause:
                 out.append(f"{c.file}: {c.id}: {c.decided or c.verdict} without cause and "
