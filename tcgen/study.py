@@ -14,14 +14,16 @@ import importlib
 import json
 import os
 import platform
+import subprocess
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from tcgen.hw.files import write_atomic
 from tcgen.synth.tools import versions
 
-__all__ = ["today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
+__all__ = ["Checkout", "describe_checkout", "today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
            "spread", "compute_min", "run_parallel", "write_report", "write_json",
            "EXPR_FUNCTIONS", "evaluate_expr", "estimate_ratios"]
 
@@ -237,6 +239,38 @@ def evaluate_expr(expr: str, env: dict) -> float | None:
     except (ArithmeticError, TypeError, ValueError):      # 0 ** -1, 10 ** 400, ...
         return None
     return None if v != v else v                          # NaN: missing
+
+
+# -- third-party checkouts ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Checkout:
+    """What a report records of a third-party checkout (a peer's or a paper's authors' RTL)."""
+    root: Path
+    repo: str
+    commit: str          # the HEAD commit, ``+dirty`` if modified, or "not a git checkout"
+    licence: str         # the first licence file found, or ``missing``
+
+
+def _git_out(root: Path, *args: str) -> str:
+    try:
+        p = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                           timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def describe_checkout(root: Path, licences: Iterable[str] = ("LICENSE", "LICENSE.txt",
+                                                              "LICENSE.md", "COPYING"),
+                      missing: str = "not found") -> Checkout:
+    """The checkout's remote, commit (``+dirty`` if its tree is modified) and licence file."""
+    root = Path(root)
+    commit = _git_out(root, "rev-parse", "HEAD") or "not a git checkout"
+    if commit != "not a git checkout" and _git_out(root, "status", "--porcelain", "--", "."):
+        commit += "+dirty"
+    repo = _git_out(root, "config", "--get", "remote.origin.url") or root.name
+    lic = next((f for f in licences if (root / f).exists()), missing)
+    return Checkout(root, repo, commit, lic)
 
 
 # -- running ------------------------------------------------------------------------------------
