@@ -31,10 +31,12 @@ ROWS = [  # two liberties x two activities of a ratio, and its reference
 
 
 def _claim(value="r.ratio", judge_on="{activity = \"vectorless@0.1\"}", paper=1.33, tol=0.1,
-           compare="within", extra=""):
+           compare="within", extra="", evidence="hardware"):
+    ev = f'evidence = "{evidence}"' if evidence else ""
     return f"""
 [[claim]]
 id = "x"
+{ev}
 where = "Fig. 1"
 claim = "one line"
 paper_value = {paper}
@@ -122,7 +124,10 @@ value = "x.fa"
 
 @pytest.mark.parametrize("text,msg", [
     ("[[claim]]\nid = 'x'\n", "where missing"),
-    (_claim(value="__import__('os')"), "only min, max, abs may be called"),
+    (_claim(value="__import__('os')"), "value .*: only above, abs, argmax, below, max, min "
+                                       "may be called"),
+    (_claim(evidence="vibes"), "evidence 'vibes'"),
+    (_claim(extra='views = {a = "r.ratio +"}'), "views.a 'r.ratio \\+' is not an expression"),
     (_claim(value="q.ratio"), "uses 'q'"),
     (_claim(extra="bogus = 1"), "unknown key bogus"),
     (_claim(compare="about"), "compare 'about'"),
@@ -178,7 +183,7 @@ def test_verdict_text_states_the_margin(tmp_path, results):
     c, = judge(load(tmp_path / "c"), results)
     assert c.verdict == "holds as a ratio"
     assert "criterion ≥ 1.35 with 10 % tolerance (≥ 1.22)" in c.reason
-    assert "ours 1.30 vs ≥ 1.35: holds within 3.7 % slack (tolerance 10 %)" in c.reason
+    assert "ours 1.30 vs ≥ 1.35: holds within 3.7 % (relative) slack (tolerance 10 %)" in c.reason
     _write(tmp_path / "c", "f.toml", _claim(paper=1.2, tol=0.0, compare="at_least",
                                             judge_on='{liberty = "a", activity = "vectorless@0.1"}'))
     c, = judge(load(tmp_path / "c"), results)
@@ -192,10 +197,9 @@ def test_verdict_text_states_the_margin(tmp_path, results):
 
 def test_holds_as_a_ratio_only_for_measured_hardware(tmp_path, results):
     for evidence, verdict in (("hardware", "holds as a ratio"), ("proxy", "holds"),
-                              ("note", "holds")):
+                              ("note", "holds"), ("", "holds")):
         _write(tmp_path / "c", "f.toml", _claim(
-            judge_on='{liberty = "a", activity = "vectorless@0.1"}',
-            extra=f'evidence = "{evidence}"'))
+            judge_on='{liberty = "a", activity = "vectorless@0.1"}', evidence=evidence))
         c, = judge(load(tmp_path / "c"), results)
         assert c.verdict == verdict, evidence
 
@@ -221,7 +225,7 @@ def test_a_margin_inside_the_noise_band_is_within_noise(tmp_path, results):
     _noise(results, 0.015)
     c, = judge(load(tmp_path / "c"), results)
     assert c.verdict == "within noise" and c.decided == "fails"
-    assert "margin 2.3 % inside the noise band ±3.0 %" in c.reason
+    assert "margin 2.3 % inside the noise band 3.0 %" in c.reason
     md = render([c], "tcgen claims")
     assert "1 within noise" in md and "x: fails without noise" in md
     _write(tmp_path / "c", "f.toml", noisy.replace('"fp_add"]', '"lzc"]'))
@@ -233,11 +237,17 @@ def test_a_margin_inside_the_noise_band_is_within_noise(tmp_path, results):
 def test_views_show_other_flow_choices_and_crossings(tmp_path, results):
     _write(tmp_path / "c", "f.toml", _claim(
         paper=2.0, tol=0.1, judge_on='{liberty = "a", activity = "vectorless@0.1"}',
-        extra='views = {"at each fmax" = "r.ratio * 1.6"}'))
+        extra='views = {"at each fmax" = "r.ratio * 1.6", "another design" = "r.ratio * 1.5"}'
+              '\nflow_views = ["at each fmax"]'))
     c, = judge(load(tmp_path / "c"), results)
     assert c.verdict == "fails"
-    assert c.cells[0].views == (("at each fmax", pytest.approx(2.08)),)
-    assert "a vectorless at each fmax 2.08" in c.crossing
+    assert c.cells[0].views == (("at each fmax", pytest.approx(2.08)),
+                                ("another design", pytest.approx(1.95)))
+    # only the flow choice counts: a different design meeting the criterion is no crossing
+    assert c.crossing.startswith("a vectorless at each fmax 2.08; the paper's 2.00 lies "
+                                 "between ours 0.90 (a sim600s1) and 2.08 (a vectorless at "
+                                 "each fmax)")
+    assert "another design" not in c.crossing
 
 
 @pytest.mark.parametrize("extra,msg", [
@@ -252,7 +262,7 @@ def test_views_show_other_flow_choices_and_crossings(tmp_path, results):
     ('[[left_out]]\nwhat = "Conv3 5-15 % faster"\nwhere = "Fig. 13"\nwhy = "proxy"\n'
      'method = "m9"', "method 'm9' is not declared"),
     ('[[left_out]]\nwhat = "x"\nwhere = "y"', "why missing"),
-    ('evidence = "vibes"', "evidence 'vibes'"),
+    ('evidence = "vibes"', "not valid TOML"),     # given twice: the helper's and this one
     ('cause = "design"', "cause and why_fails go together"),
     ('noise = ["area"]', "noise and noise_units go together"),
     ('noise = ["heat"]\nnoise_units = ["p"]', "noise 'heat'"),
@@ -324,13 +334,13 @@ def test_a_post_hoc_tolerance_change_is_caught(tmp_path):
     _write(res, "s.json", json.dumps({"rows": ROWS}))
     _write(repo / "claims", "f.toml", _claim(paper=1.33, tol=0.0, compare="at_least",
                                              judge_on='{liberty = "a", activity = "vectorless@0.1"}',
-                                             extra='status = "pending"\nevidence = "hardware"'))
+                                             extra='status = "pending"'))
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "registered")
     measured = _claim(paper=1.33, tol=0.0, compare="at_least",
                       judge_on='{liberty = "a", activity = "vectorless@0.1"}',
-                      extra='evidence = "hardware"\ncause = "open"\nwhy_fails = "a test"')
+                      extra='cause = "open"\nwhy_fails = "a test"')
     _write(repo / "claims", "f.toml", measured)
     r = _cli("--claims", "claims", "--results", "reports", "-o", "reports/claims.md", cwd=repo)
     assert r.returncode == 0, r.stderr
@@ -372,13 +382,13 @@ def test_a_post_hoc_tolerance_change_is_caught(tmp_path):
 
 def test_strict_needs_evidence_and_a_cause_for_every_fail(tmp_path, results):
     from tcgen.claims import load_ledger, strict_problems
-    _write(tmp_path / "c", "f.toml", _claim(paper=3.0))
+    _write(tmp_path / "c", "f.toml", _claim(paper=3.0, evidence=""))
     ledger = load_ledger(tmp_path / "c")
     judge(ledger.claims, results)
     assert strict_problems(ledger, []) == [
         "f.toml: x: evidence missing (hardware, conformance, arithmetic, proxy, note)",
         "f.toml: x: fails without cause and why_fails"]
-    _write(tmp_path / "c", "f.toml", _claim(paper=3.0, extra='evidence = "hardware"\n'
+    _write(tmp_path / "c", "f.toml", _claim(paper=3.0, extra=''
                                             'cause = "flow"\nwhy_fails = "10 ns basis"'))
     ledger = load_ledger(tmp_path / "c")
     judge(ledger.claims, results)
@@ -386,7 +396,7 @@ def test_strict_needs_evidence_and_a_cause_for_every_fail(tmp_path, results):
 
 
 def test_strict_without_history_is_a_one_line_error(tmp_path, results):
-    _write(tmp_path / "c", "f.toml", _claim(extra='evidence = "hardware"'))
+    _write(tmp_path / "c", "f.toml", _claim())
     r = _cli("--claims", str(tmp_path / "c"), "--results", str(results), "--strict", "-o",
              str(tmp_path / "out.md"), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no git history" in r.stderr
@@ -432,10 +442,10 @@ def test_a_margin_expression_judges_discrete_values_against_the_band(tmp_path, r
     _write(tmp_path / "c", "f.toml", claim)
     _noise(results, 0.01)
     c, = judge(load(tmp_path / "c"), results)
-    assert c.verdict == "within noise" and "margin 1.6 % inside the noise band ±2.0 %" in c.reason
+    assert c.verdict == "within noise" and "margin 1.6 % inside the noise band 2.0 %" in c.reason
     _noise(results, 0.005)
     c, = judge(load(tmp_path / "c"), results)
-    assert c.verdict == "holds as a ratio" and "margin 1.6 % outside the noise band ±1.0 %" \
+    assert c.verdict == "holds as a ratio" and "margin 1.6 % outside the noise band 1.0 %" \
         in c.reason
     _write(tmp_path / "c", "f.toml", claim.replace("noise = [\"area\"]\nnoise_units = "
                                                    "[\"fp_mul\", \"fp_add\"]\n", ""))
@@ -448,7 +458,7 @@ def test_a_discrete_value_without_margin_is_not_judged_against_noise(tmp_path, r
     _write(tmp_path / "c", "f.toml", _claim(
         value="argmax(1, r.ratio, 2, 1.28)", paper=1, tol=0.0,
         judge_on='{liberty = "a", activity = "vectorless@0.1"}',
-        extra='evidence = "hardware"\nnoise = ["area"]\nnoise_units = ["fp_mul", "fp_add"]'))
+        extra='noise = ["area"]\nnoise_units = ["fp_mul", "fp_add"]'))
     _noise(results, 0.01)
     ledger = load_ledger(tmp_path / "c")
     c, = judge(ledger.claims, results)
@@ -456,5 +466,101 @@ def test_a_discrete_value_without_margin_is_not_judged_against_noise(tmp_path, r
     assert c.cells[0].band_text.endswith("(a discrete value without a margin expression: not "
                                          "applied)")
     assert strict_problems(ledger, []) == [
-        "f.toml: x: a discrete value (argmax/above/below) with noise needs a margin expression "
-        "(how far the figures must move to change it)"]
+        "f.toml: x: a discrete value (argmax/above/below, or an exact criterion) with noise "
+        "needs a margin expression (how far the figures must move to change it)"]
+
+
+def _history_of(tmp_path, versions, measured_at=0):
+    """Commit each ledger text of ``versions`` in turn (a report showing the claim's figure from
+    version ``measured_at`` on), then judge the last and return its history's changes."""
+    from tcgen.claims import history
+    repo = tmp_path / "repo"
+    _write(repo / "reports", "s.json", json.dumps({"rows": ROWS}))
+    _git(repo, "init", "-q")
+    for i, text in enumerate(versions):
+        _write(repo / "claims", "f.toml", text)
+        ids = re.findall(r'^id = "([^"]+)"', text, flags=re.M)
+        rows = "".join(f"| {cid} | 1.30 | **fails** |\n" for cid in ids) if i >= measured_at \
+            else ""
+        _write(repo / "reports", "claims.md", "| id | ours | verdict |\n|---|---|---|\n" + rows)
+        _git(repo, "add", ".")
+        _git(repo, "commit", "-qm", f"v{i}")
+    claims = judge(load(repo / "claims"), repo / "reports")
+    return [(ch.id, ch.field, ch.old, ch.new, ch.status) for ch in
+            history(repo / "claims", repo / "reports" / "claims.md", claims)], claims
+
+
+def test_history_sees_through_pending_renames_and_status(tmp_path):
+    judged = '{liberty = "a", activity = "vectorless@0.1"}'
+    base = _claim(paper=1.33, judge_on=judged)                 # tolerance 0.1, measured
+    # measured, then pending (tolerance line dropped), then measured with 0.5: caught
+    pending = base.replace("tolerance = 0.1", 'status = "pending"')
+    got, _ = _history_of(tmp_path / "a", [base, pending, base.replace("tolerance = 0.1", "tolerance = 0.5")])
+    assert ("x", "tolerance", 0.1, 0.5, "in force") in got
+    # a measured claim turned untestable: its status change is listed
+    untestable = base + '\nstatus = "untestable"\nwhy = "inconvenient"'
+    got, _ = _history_of(tmp_path / "b", [base, untestable])
+    assert got == [("x", "status", "measured", "untestable", "in force")]
+    # renamed with renamed_from: the history follows; without it, the old id's change is
+    # listed as removed (never refused: no revision could match it)
+    renamed = base.replace('id = "x"', 'id = "x2"\nrenamed_from = "x"')
+    got, _ = _history_of(tmp_path / "c", [base, renamed.replace("tolerance = 0.1", "tolerance = 0.5")])
+    assert got == [("x2", "tolerance", 0.1, 0.5, "in force")]
+    got, _ = _history_of(tmp_path / "d", [base, base.replace("tolerance = 0.1", "tolerance = 0.5"),
+                                          base.replace('id = "x"', 'id = "x2"')])
+    assert got == [("x", "tolerance", 0.1, 0.5, "removed")]
+    # a pending claim that never showed a figure setting its default: registration
+    got, _ = _history_of(tmp_path / "e", [_claim(paper=1.33, judge_on=judged, extra='status = '
+                                                 '"pending"').replace("tolerance = 0.1\n", ""),
+                                          base.replace("tolerance = 0.1", "tolerance = 0.3")], measured_at=1)
+    assert got == []
+
+
+def test_a_revision_must_match_old_and_new(tmp_path):
+    from tcgen.claims import strict_problems
+    judged = '{liberty = "a", activity = "vectorless@0.1"}'
+    base = _claim(paper=1.33, judge_on=judged)
+    wrong_old = base.replace("tolerance = 0.1", "tolerance = 0.5") + ('\n[[claim.revision]]\nfield = "tolerance"\n'
+                                              'old = 0.2\nnew = 0.5\nwhy = "a reason"\n')
+    _history_of(tmp_path, [base, wrong_old])
+    from tcgen.claims import history, load_ledger
+    repo = tmp_path / "repo"
+    ledger = load_ledger(repo / "claims")
+    judge(ledger.claims, repo / "reports")
+    changes = history(repo / "claims", repo / "reports" / "claims.md", ledger.claims)
+    assert [p for p in strict_problems(ledger, changes) if "tolerance changed" in p]
+    ledger = load_ledger(repo / "claims")          # the right old value: justified
+    _write(repo / "claims", "f.toml", wrong_old.replace("old = 0.2", "old = 0.1"))
+    ledger = load_ledger(repo / "claims")
+    judge(ledger.claims, repo / "reports")
+    changes = history(repo / "claims", repo / "reports" / "claims.md", ledger.claims)
+    assert not strict_problems(ledger, changes)
+
+
+def test_margin_text_at_most_negative_and_mixed_noise(tmp_path, results):
+    judged = '{liberty = "a", activity = "vectorless@0.1"}'
+    _write(tmp_path / "c", "f.toml", _claim(paper=1.25, tol=0.1, compare="at_most",
+                                            judge_on=judged))
+    c, = judge(load(tmp_path / "c"), results)
+    assert "criterion ≤ 1.25 with 10 % tolerance (≤ 1.38)" in c.reason
+    assert "ours 1.30 vs ≤ 1.25: holds within 4.0 % (relative) slack" in c.reason
+    _write(tmp_path / "c", "f.toml", _claim(paper=1.1, tol=0.1, compare="at_most",
+                                            judge_on=judged))
+    c, = judge(load(tmp_path / "c"), results)
+    assert c.verdict == "fails" and "ours 1.30 vs ≤ 1.10 (+18.2 %): fails" in c.reason
+    # a negative paper value: at_least -10 with 10 % tolerance is >= -11, not >= -9
+    _write(tmp_path / "c", "f.toml", _claim(value="r.ratio - 11.5", paper=-10, tol=0.1,
+                                            compare="at_least", judge_on=judged))
+    c, = judge(load(tmp_path / "c"), results)
+    assert c.verdict == "holds as a ratio" and "(≥ -11.00)" in c.reason
+    # two libraries, one holding and one failing clearly, a third inside the band: mixed
+    rows = ROWS[:3] + [dict(ROWS[0], liberty="c", ratio=1.205)]
+    _write(tmp_path / "r2", "s.json", json.dumps({"rows": rows}))
+    _write(tmp_path / "r2", "noise.json", json.dumps({"rows": [
+        {"unit": "fp_mul", "liberty": lib, "area_min": 100, "area_median": 100,
+         "area_max": 101} for lib in "abc"]}))
+    _write(tmp_path / "c", "f.toml", _claim(paper=1.33, extra='noise = ["area"]\n'
+                                            'noise_units = ["fp_mul"]'))
+    c, = judge(load(tmp_path / "c"), tmp_path / "r2")
+    assert [x.state for x in c.cells if x.judged] == ["holds", "fails", "noise"]
+    assert c.verdict == "mixed"

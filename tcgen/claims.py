@@ -51,7 +51,8 @@ VERDICTS = ("holds", "holds as a ratio", "within noise", "mixed", "fails", "unte
 _CLAIM = {"id", "where", "claim", "paper_value", "paper_text", "unit", "kind", "status",
           "measure", "note", "source", "sweep", "rows", "value", "judge_on", "compare",
           "tolerance", "call", "args", "why", "fmt", "evidence", "method", "views", "noise",
-          "noise_units", "cause", "why_fails", "revision", "margin"}
+          "noise_units", "cause", "why_fails", "revision", "margin", "flow_views",
+          "renamed_from"}
 #: what judges a claim (docs/claims.md, "Evidence"): only ``hardware`` can hold "as a ratio"
 EVIDENCE = ("hardware", "conformance", "arithmetic", "proxy", "note")
 #: why a claim fails (docs/claims.md, "Attribution")
@@ -102,6 +103,8 @@ class Claim:
     noise: list = field(default_factory=list)
     noise_units: list = field(default_factory=list)
     margin: str = ""           # the relative move of the measured figures that flips the verdict
+    flow_views: list = field(default_factory=list)   # the views that are flow choices
+    renamed_from: str = ""     # the id this claim had before (its history carries over)
     cause: str = ""
     why_fails: str = ""
     revision: list = field(default_factory=list)
@@ -355,6 +358,9 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     if len(c.value) > MAX_EXPR_CHARS:
         raise err(f"value is longer than {MAX_EXPR_CHARS} characters")
     allowed = set(c.rows) if c.source == "sweep" else {"x"}
+    bad = [v for v in c.flow_views if v not in c.views]
+    if bad:
+        raise err(f"flow_views names {bad[0]!r}, which is not one of its views")
     if c.margin and not c.noise:
         raise err("margin is the distance the noise band is compared with: it needs noise and "
                   "noise_units")
@@ -363,14 +369,15 @@ def _claim(d: dict, family: str, path: Path, i: int) -> Claim:
     for label, expr in exprs:
         if len(expr) > MAX_EXPR_CHARS:
             raise err(f"{label} is longer than {MAX_EXPR_CHARS} characters")
-        names = _names(expr, err)
+        names = _names(expr, err, label)
         if names - allowed:
             raise err(f"{label} uses {sorted(names - allowed)[0]!r} (known: {sorted(allowed)})")
     return c
 
 
 _REVISION = {"field", "old", "new", "date", "why"}
-PREREGISTERED = ("tolerance", "compare", "paper_value", "judge_on")
+PREREGISTERED = ("tolerance", "compare", "paper_value", "judge_on", "status", "noise",
+                 "noise_units", "margin")
 
 
 def _revision(r, err) -> dict:
@@ -401,9 +408,9 @@ _FUNCS = EXPR_FUNCTIONS
 
 _STRINGS = ("where", "claim", "paper_text", "unit", "kind", "status", "measure", "note",
             "source", "sweep", "value", "call", "why", "fmt", "evidence", "method", "cause",
-            "why_fails", "margin")
+            "why_fails", "margin", "renamed_from")
 _TABLES = ("rows", "judge_on", "args", "views")
-_LISTS = ("noise", "noise_units", "revision")
+_LISTS = ("noise", "noise_units", "revision", "flow_views")
 
 
 def _check_types(d: dict, err):
@@ -418,7 +425,7 @@ def _check_types(d: dict, err):
     for k in _LISTS:
         if k in d and not isinstance(d[k], list):
             raise err(f"{k} must be an array, got {d[k]!r}")
-    for k in ("noise", "noise_units"):
+    for k in ("noise", "noise_units", "flow_views"):
         if not all(isinstance(x, str) for x in d.get(k, [])):
             raise err(f"{k} must be an array of strings")
     if not all(isinstance(v, str) for v in d.get("views", {}).values()):
@@ -442,20 +449,20 @@ def _check_types(d: dict, err):
         raise err(f"fmt {fmt!r} must format one number ('{{:.2f}}', '{{:g}} ops', ...)")
 
 
-def _names(expr: str, err) -> set[str]:
+def _names(expr: str, err, label: str = "value") -> set[str]:
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
-        raise err(f"value {expr!r} is not an expression") from None
+        raise err(f"{label} {expr!r} is not an expression") from None
     except (RecursionError, ValueError, MemoryError):
-        raise err(f"value {expr!r} is not an expression (nested too deeply)") from None
+        raise err(f"{label} {expr!r} is not an expression (nested too deeply)") from None
     names = set()
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
-            raise err(f"value {expr!r}: {type(node).__name__} is not allowed")
+            raise err(f"{label} {expr!r}: {type(node).__name__} is not allowed")
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
                                                and node.func.id in _FUNCS):
-            raise err(f"value {expr!r}: only min, max, abs may be called")
+            raise err(f"{label} {expr!r}: only {', '.join(sorted(_FUNCS))} may be called")
         if isinstance(node, ast.Name) and node.id not in _FUNCS:
             names.add(node.id)
     return names
@@ -471,27 +478,27 @@ def _match(r: dict, where: dict) -> bool:
 
 
 def _ok(c: Claim, v: float) -> bool:
-    p = float(c.paper_value)
+    p, t = float(c.paper_value), c.tolerance
     if c.compare == "at_least":
-        return v >= p * (1 - c.tolerance)
+        return v >= p - t * abs(p)
     if c.compare == "at_most":
-        return v <= p * (1 + c.tolerance)
-    return abs(v / p - 1) <= c.tolerance if p else abs(v) <= c.tolerance
+        return v <= p + t * abs(p)
+    return abs(v - p) <= t * abs(p) if p else abs(v) <= t
 
 
 def _edges(c: Claim) -> list[float]:
     """The values at which the criterion changes its answer."""
     p, t = float(c.paper_value), c.tolerance
     if c.compare == "at_least":
-        return [p * (1 - t)]
+        return [p - t * abs(p)]
     if c.compare == "at_most":
-        return [p * (1 + t)]
-    return [p * (1 - t), p * (1 + t)] if p else [-t, t]
+        return [p + t * abs(p)]
+    return [p - t * abs(p), p + t * abs(p)] if p else [-t, t]
 
 
 def _margin(c: Claim, v: float) -> float:
     """How far ``v`` may move, relative to itself, before the verdict of its cell changes
-    (inf where the criterion is an exact integer match of a count and v is not near it)."""
+    (inf for a value of 0)."""
     d = min(abs(v - e) for e in _edges(c))
     return d / abs(v) if v else math.inf
 
@@ -503,6 +510,8 @@ def criterion(c: Claim) -> str:
     if c.compare == "within":
         if not c.tolerance:
             return f"= {fp} exactly"
+        if not c.paper_value:
+            return f"within ±{c.tolerance:g} of 0"
         return f"within ±{t:g} % of {fp} ({c.fmt.format(_edges(c)[0])}..." \
                f"{c.fmt.format(_edges(c)[1])})"
     sign = "≥" if c.compare == "at_least" else "≤"
@@ -532,7 +541,7 @@ def outcome(c: Claim, v: float) -> str:
         return f"ours {fv} {sign} {fp}: holds"
     if ok:
         return f"ours {fv} vs {sign} {fp}: holds within {abs(dev) if dev is not None else 0:.1f}" \
-               f" % slack (tolerance {100 * c.tolerance:g} %)"
+               f" % (relative) slack (tolerance {100 * c.tolerance:g} %)"
     return f"ours {fv} vs {sign} {fp} ({devs}): fails"
 
 
@@ -648,9 +657,11 @@ def _cell_of(c: Claim, label: str, lib: str, v, judged: bool, env: dict, noise: 
 
 
 def _discrete(c: Claim) -> bool:
-    """A value built from argmax/above/below (a K, a count of limits): it has no continuous
-    distance to the criterion, so only a ``margin`` expression can be compared with noise."""
-    return bool(re.search(r"\b(argmax|above|below)\s*\(", c.value))
+    """A value built from argmax/above/below (a K, a count of limits), or judged by exact
+    equality: it has no continuous distance to the criterion, so only a ``margin`` expression
+    can be compared with noise."""
+    return bool(re.search(r"\b(argmax|above|below)\s*\(", c.value)) or \
+        (c.compare == "within" and not c.tolerance)
 
 
 def _verdict(c: Claim):
@@ -659,8 +670,7 @@ def _verdict(c: Claim):
         c.verdict, c.reason = "untestable here", "a measurement it needs is missing or failed"
         return
     good = [x.label for x in judged if x.ok]
-    holds = "holds as a ratio" if c.kind == "ratio" and c.evidence in ("hardware", "") \
-        else "holds"
+    holds = "holds as a ratio" if c.kind == "ratio" and c.evidence == "hardware" else "holds"
     if len(good) == len(judged):
         c.decided = holds
     elif not good:
@@ -678,15 +688,28 @@ def _verdict(c: Claim):
         if x.band is not None and x.margin is not None:
             s += (f", margin {100 * x.margin:.1f} % " if math.isfinite(x.margin) else
                   ", margin ∞ ") + ("inside" if x.state == "noise" else "outside") + \
-                f" the noise band ±{100 * x.band:.1f} %"
+                f" the noise band {100 * x.band:.1f} %"
         parts.append(s)
     c.reason = "; ".join(parts)
     if c.decided in ("fails", "mixed"):
+        # another flow choice: a cell that is not judged (library, activity), or a view the
+        # claim declares a flow choice (clock basis, synthesis mode) of a cell that fails
         passing = [f"{x.label} {_f(c, x.value)}" for x in c.cells
                    if not x.judged and x.value is not None and x.ok]
         passing += [f"{x.label} {lab} {_f(c, v)}" for x in c.cells for lab, v in x.views
-                    if v is not None and _ok(c, v)]
+                    if lab in c.flow_views and v is not None and _ok(c, v)
+                    and not (x.judged and x.ok)]
         c.crossing = ", ".join(passing)
+        # or: the paper's value lies between ours under two flow choices
+        alts = [(x.value, f"{x.label}") for x in c.cells if x.value is not None] + \
+            [(v, f"{x.label} {lab}") for x in c.cells for lab, v in x.views
+             if lab in c.flow_views and v is not None]
+        p = float(c.paper_value)
+        lo, hi = min(alts, default=None), max(alts, default=None)
+        if lo and hi and lo[0] < p < hi[0]:
+            c.crossing += ("; " if c.crossing else "") + \
+                f"the paper's {_fmt_paper(c)} lies between ours {_f(c, lo[0])} ({lo[1]}) and " \
+                f"{_f(c, hi[0])} ({hi[1]})"
 
 
 # -- noise -------------------------------------------------------------------------------------
@@ -740,7 +763,7 @@ def _band(c: Claim, lib: str, noise: dict) -> tuple[float | None, str]:
             parts.append(f"{u} {m} {100 * bands[m]:.1f} %")
     if missing:
         return None, "not measured: " + ", ".join(missing)
-    return total, f"±{100 * total:.1f} % ({', '.join(parts)})"
+    return total, f"{100 * total:.1f} % ({', '.join(parts)})"
 
 
 # -- pre-registration: the ledger's history ------------------------------------------------------
@@ -760,24 +783,31 @@ class Change:
     #                            field is back at its registered value)
 
 
-_DEFAULTS = {"tolerance": 0.1, "compare": "within", "paper_value": None, "judge_on": {}}
+_DEFAULTS = {"tolerance": 0.1, "compare": "within", "paper_value": None, "judge_on": {},
+             "status": "measured"}
+#: declared after measurement: listed in the report, not refused (they do not move the
+#: criterion; they say which noise band and margin apply)
+_DECLARED = {"noise": [], "noise_units": [], "margin": ""}
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    r = subprocess.run(["git", "-C", str(root), *args], input=stdin, capture_output=True,
-                       timeout=120)
+    try:
+        r = subprocess.run(["git", "-C", str(root), *args], input=stdin, capture_output=True,
+                           timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ClaimError(f"claims: git {args[0]} failed: {e}") from None
     if r.returncode:
-        raise ClaimError(f"claims: git {args[0]} failed: "
-                         f"{r.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+        last = (r.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+        raise ClaimError(f"claims: git {args[0]} failed: {last}")
     return r.stdout
 
 
 def _fields(d) -> dict | None:
     if not isinstance(d, dict) or not isinstance(d.get("id"), str):
         return None
-    out = {k: d.get(k, v) for k, v in _DEFAULTS.items()}
-    out["status"] = d.get("status", "measured")
+    out = {k: d.get(k, v) for k, v in {**_DEFAULTS, **_DECLARED}.items()}
     out["explicit"] = {k for k in _DEFAULTS if k in d}
+    out["renamed_from"] = d.get("renamed_from", "")
     return out
 
 
@@ -799,6 +829,8 @@ def _report_values(text: str) -> dict[str, str]:
         cells = [x.strip() for x in re.split(r"(?<!\\)\|", line)[1:-1]]
         if cells and cells[0] == "id":
             cols = {name: i for i, name in enumerate(cells)}
+            continue
+        if not cells or set(cells[0]) <= set("-: "):
             continue
         if not cols or "ours" not in cols or len(cells) <= max(cols.values()):
             continue
@@ -839,9 +871,11 @@ def history(folder: str | Path, report: str | Path, claims: list[Claim] | None =
     commits = [tuple(x.split()) for x in log.splitlines() if x.strip()]
     versions = []                      # (commit, date, {id: (file, fields)}, {id: value})
     for h, date in commits:
-        names = _git(root, "ls-tree", "--name-only", f"{h}:{crel}").decode().split() \
-            if crel != "." else []
-        blobs = [f"{h}:{crel}/{n}" for n in names if n.endswith(".toml")]
+        prefix = "" if crel == "." else crel + "/"
+        names = _git(root, "ls-tree", "-z", "--name-only", h, "--", prefix or ".") \
+            .decode(errors="replace").split("\0")
+        blobs = [f"{h}:{n}" for n in names if n.endswith(".toml") and "/" not in
+                 n[len(prefix):] and n.startswith(prefix)]
         texts = _cat(root, blobs + [f"{h}:{rrel}"])
         fields: dict = {}
         for spec in blobs:
@@ -853,11 +887,10 @@ def history(folder: str | Path, report: str | Path, claims: list[Claim] | None =
     if claims is not None:
         now = {}
         for c in claims:
-            d = {k: getattr(c, k) for k in _DEFAULTS}
-            d["id"] = c.id
+            d = {k: getattr(c, k) for k in list(_DEFAULTS) + list(_DECLARED)}
+            d["id"], d["renamed_from"] = c.id, c.renamed_from
             f = _fields(d)
             f["explicit"] = set(_DEFAULTS)
-            f["status"] = c.status
             now[c.id] = (c.file, f)
         values = {c.id: "; ".join(f"{x.label} {_f(c, x.value)}" for x in c.cells
                                   if x.value is not None)
@@ -913,17 +946,29 @@ def _changes(versions, current: dict) -> list[Change]:
     measured: set = set()              # ids that have shown a measured figure
     out: list[Change] = []
     for commit, date, fields, values in versions:
+        before = set(measured)         # measured before this version
         measured |= set(values)
         for cid, (file, f) in fields.items():
             prev = seen.get(cid)
+            if prev is None and f["renamed_from"] in seen:     # a renamed claim: its history
+                prev = seen[f["renamed_from"]]
+                if f["renamed_from"] in measured:
+                    measured.add(cid)
+                    before.add(cid) if f["renamed_from"] in before else None
             seen[cid] = f
             if prev is None or cid not in measured:
                 continue
-            for k in _DEFAULTS:
+            for k in list(_DEFAULTS) + list(_DECLARED):
                 if _same(prev[k], f[k]):
                     continue
-                if prev["status"] != "measured" and k not in prev["explicit"]:
-                    continue           # a pending claim's default, set when first judged
+                # a pending claim that never showed a figure sets a field it had left at its
+                # default: that is its registration
+                if k in _DEFAULTS and prev["status"] != "measured" and cid not in before \
+                        and k not in prev["explicit"]:
+                    continue
+                # being judged is not a change of criterion; leaving judgement is
+                if k == "status" and prev[k] != "measured":
+                    continue
                 out.append(Change(cid, file, commit, date, k, prev[k], f[k],
                                   values.get(cid, "")))
     chains: dict = {}
@@ -931,7 +976,13 @@ def _changes(versions, current: dict) -> list[Change]:
         chains.setdefault((ch.id, ch.field), []).append(ch)
     for (cid, k), chain in chains.items():
         c = current.get(cid)
-        if c is not None and _same(getattr(c, k), chain[0].old):
+        if k in _DECLARED:
+            for ch in chain:
+                ch.status = "declared"
+        elif c is None:
+            for ch in chain:
+                ch.status = "removed"
+        elif _same(getattr(c, k), chain[0].old):
             for ch in chain:
                 ch.status = "reverted"
         else:
@@ -957,8 +1008,12 @@ def strict_problems(ledger: Ledger, changes: list[Change]) -> list[str]:
         if c.status == "measured" and not c.evidence:
             out.append(f"{c.file}: {c.id}: evidence missing ({', '.join(EVIDENCE)})")
         if c.noise and not c.margin and _discrete(c):
-            out.append(f"{c.file}: {c.id}: a discrete value (argmax/above/below) with noise "
-                       "needs a margin expression (how far the figures must move to change it)")
+            out.append(f"{c.file}: {c.id}: a discrete value (argmax/above/below, or an exact "
+                       "criterion) with noise needs a margin expression (how far the figures "
+                       "must move to change it)")
+        if c.evidence == "proxy" and not c.method:
+            out.append(f"{c.file}: {c.id}: a proxy names its method ([[method]], the sibling "
+                       "rule)")
         if c.verdict in ("fails", "mixed") or c.decided in ("fails", "mixed"):
             if not c.cause:
                 out.append(f"{c.file}: {c.id}: {c.decided or c.verdict} without cause and "
@@ -1034,8 +1089,8 @@ def render(claims: list[Claim], command: str, ledger: Ledger | None = None,
         L += ["", "Why each claim fails (cause: *design* = ours against the authors' design, "
               "*flow* = node, library, activity, clock basis or synthesis choices, *paper* = "
               "the paper's own numbers, *open* = not settled yet):", "",
-              "| id | verdict | cause | why | within our flow choices, meets the criterion "
-              "with |", "|---|---|---|---|---|"]
+              "| id | verdict | cause | why | meets the criterion under another flow choice "
+              "(a cell not judged, or a view declared a flow choice) |", "|---|---|---|---|---|"]
         for c in fails:
             L.append(f"| {c.id} | {c.verdict} | {c.cause or '**not stated**'} | "
                      f"{_cell(c.why_fails) or '–'} | {_cell(c.crossing) or 'no'} |")
@@ -1082,14 +1137,20 @@ def render(claims: list[Claim], command: str, ledger: Ledger | None = None,
     L += ["", "## Pre-registration", ""]
     if changes is None:
         L.append("Not checked (no git history given).")
+    declared = [ch for ch in changes or [] if ch.status == "declared"]
+    changes = None if changes is None else [ch for ch in changes if ch.status != "declared"]
+    if changes is None:
+        pass
     elif not changes:
-        L.append("No tolerance, comparison, paper value or judged cell of any claim changed "
-                 "after the claim had a measured value (git history of claims/ and this "
-                 "ledger).")
+        L.append("No tolerance, comparison, paper value, judged cell or status of any claim "
+                 "changed after the claim had a measured value (git history of claims/ and "
+                 "this ledger).")
     else:
-        L += [f"{len(changes)} change(s) of a pre-registered field made once the claim had a "
-              "measured value (git history of claims/ and this ledger; `tcgen claims "
-              "--strict` refuses any without a written `[[claim.revision]]`):", "",
+        L += [f"{len(changes)} change(s) of a pre-registered field (tolerance, compare, "
+              "paper_value, judge_on, or a measured claim's status) made once the claim had "
+              "a measured value (git history of claims/ and this ledger; `tcgen claims "
+              "--strict` refuses one still in force without a written `[[claim.revision]]`):",
+              "",
               "| id | commit | date | field | old → new | ours at the time | status | "
               "justification |", "|---|---|---|---|---|---|---|---|"]
         for ch in changes:
@@ -1097,6 +1158,17 @@ def render(claims: list[Claim], command: str, ledger: Ledger | None = None,
                      f"{_cell(_show(ch.old))} → {_cell(_show(ch.new))} | "
                      f"{_cell(ch.value_then) or '–'} | {ch.status} | "
                      f"{_cell(ch.why) or ('**none**' if ch.status == 'in force' else '–')} |")
+    if declared:
+        by: dict = {}
+        for ch in declared:
+            by.setdefault((ch.id, ch.commit, ch.date), []).append(ch.field)
+        L += ["", f"Declared after measurement ({len(by)} claim versions): the designs and "
+              "metrics whose noise band applies (`noise`, `noise_units`) and the `margin` of a "
+              "discrete value. They do not move a criterion; they decide whether a margin is "
+              "inside the flow's measured noise, and are listed here so that a reader can "
+              "see when each was set:", "", "| id | commit | date | fields |", "|---|---|---|---|"]
+        for (cid, commit, date), fields in by.items():
+            L.append(f"| {cid} | {commit} | {date} | {', '.join(fields)} |")
     return "\n".join(L) + "\n"
 
 
