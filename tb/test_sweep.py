@@ -128,6 +128,7 @@ def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
     ("[sweep]\nname='x'\nmetrics=5\n[[group]]\nunit='lzc'\n", "list of metric names"),
     ("[sweep]\nname='x'\n[[group]]\nname=3\nunit='lzc'\n", "not a group name"),
     ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel=3\n", "must be a string"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel=' '\n", "label: must not be empty"),
     ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\nlabel='{width.x}'\n", "label"),
     ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[derived]]\nname='d'\n"
      "expr='min(synth__area__um2)'\n", "min\\(x, y"),

@@ -667,6 +667,8 @@ def _group(g, gi, libs, clocks, acts, synths, fraigs, err, noise=0) -> Group:
     key = f"group {name}"
     if not isinstance(g.get("label", ""), str):
         raise err(key + ".label", "must be a string (str.format over the parameters)")
+    if "label" in g and not g["label"].strip():
+        raise err(key + ".label", "must not be empty (it names the group's rows in the reports)")
     _check_label(g.get("label", ""), key + ".label", err)
     fixed = g.get("params", {})
     grid = g.get("grid", {})
