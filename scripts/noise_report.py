@@ -43,7 +43,12 @@ def _row(spec, r) -> dict:
     nz = res["noise"]
     out = {"unit": r["unit"], "params": _params(spec, r), "label": r["label"],
            "liberty": r["liberty"], "clock_ns": r["clock_ns"], "activity": r["activity"],
-           "n": nz["runs"], "distinct_designs": nz["distinct"]}
+           "n": nz["runs"], "distinct_designs": nz["distinct"],
+           # how many different figures the runs gave (the unperturbed one included)
+           "distinct_results": len({(p["area_um2"], p["crit_path_ns"], p["power_mw"])
+                                    for p in nz["perturbations"]} |
+                                   {tuple(nz["band"][f]["unperturbed"] for f in
+                                          ("area_um2", "crit_path_ns", "power_mw"))})}
     for name, (field, _, _) in FIGURES.items():
         b = nz["band"][field]
         for stat in ("min", "median", "max"):
@@ -82,7 +87,7 @@ def markdown(rows: list[dict], header: str, flow: str) -> str:
             cells.append(" / ".join(_fmt(r[f"{name}_{s}"], f) for s in ("min", "median", "max")))
             cells.append(_pct(r[f"{name}_spread"]))
         L.append(f"| {r['label']} | {r['liberty']} | {r['n']} ({r['distinct_designs']} "
-                 f"distinct) | " + " | ".join(cells) + " |")
+                 f"inputs, {r['distinct_results']} results) | " + " | ".join(cells) + " |")
     # what moves what: each perturbation kind's largest deviation from the unperturbed run
     kinds: dict[str, dict[str, float]] = {}
     for r in rows:
