@@ -713,7 +713,6 @@ def _verdict(c: Claim):
 
 
 # -- noise -------------------------------------------------------------------------------------
-_NOISE_KEYS = {"area": "area", "delay": "delay", "power": "power", "energy": "energy"}
 
 
 def load_noise(path: str | Path) -> dict:
