@@ -754,6 +754,32 @@ def fused_window_bounds(fmt, acc) -> tuple[int, int]:
     return max(2 * src.precision, accf.precision + 1), span + 2
 
 
+def _narrow(fmt: FloatFormat, man: int) -> FloatFormat:
+    if not 1 <= man <= fmt.man_bits:
+        raise ValueError(f"fused_dot: acc_man must be in 1..{fmt.man_bits} for "
+                         f"{fmt.label}, got {man}")
+    return FloatFormat(fmt.exp_bits, man, name=f"{fmt.name or fmt.label}_m{man}")
+
+
+def _fused_dot_narrow(a, b, c, fmt, acc, out, window, mode, zero, overflow, acc_man):
+    """fused_dot with an accumulator of ``acc_man`` fraction bits (see its docstring)."""
+    accf, outf = get_format(acc), get_format(out)
+    acc_n, out_n = _narrow(accf, acc_man), _narrow(outf, acc_man)
+    c = np.asarray(c, dtype=np.uint64)
+    ca = (c >> np.uint64(accf.man_bits)) & np.uint64(accf.exp_all_ones)
+    cm = c & np.uint64(accf.man_mask)
+    cnan = (ca == accf.exp_all_ones) & (cm != 0)
+    cs = (c >> np.uint64(accf.width - 1)) << np.uint64(acc_n.width - 1)
+    cn = np.where(cnan, np.uint64(acc_n.sign_mask - 1), cs | (c & np.uint64(accf.sign_mask - 1))
+                  >> np.uint64(accf.man_bits - acc_man))
+    r = fused_dot(a, b, cn, fmt, acc_n, out_n, window, mode, zero=zero, overflow=overflow)
+    re = (r >> np.uint64(out_n.man_bits)) & np.uint64(out_n.exp_all_ones)
+    rnan = (re == out_n.exp_all_ones) & ((r & np.uint64(out_n.man_mask)) != 0)
+    rs = (r >> np.uint64(out_n.width - 1)) << np.uint64(outf.width - 1)
+    wide = rs | ((r & np.uint64(out_n.sign_mask - 1)) << np.uint64(outf.man_bits - acc_man))
+    return np.where(rnan, np.uint64(outf.sign_mask - 1), wide).astype(np.uint64)
+
+
 def _shift_by(mag, k):
     """mag · 2^k, truncated toward zero, element-wise (k of any sign; int64 or object)."""
     if mag.dtype == object:
@@ -761,7 +787,12 @@ def _shift_by(mag, k):
     return np.where(k >= 0, mag << np.clip(k, 0, 62), mag >> np.clip(-k, 0, 63))
 
 
-def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto"):
+FUSED_ZERO = ("pos", "sign")
+FUSED_OVERFLOW = ("inf", "mode")
+
+
+def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto", *,
+              zero="pos", overflow="inf", acc_man=None):
     """The fused N-term dot product of tcgen.hw.fused (NVIDIA Hopper's tensor-core numerics
     with the defaults: ``fused16_sm90``, docs/fused.md).  ``a``, ``b`` [..., n] ``fmt``
     encodings, ``c`` [...] ``acc`` encodings -> [...] ``out`` encodings (uint64):
@@ -777,15 +808,30 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
        2^(E+1) .. 2^(E−25)), its sign applied, the lot summed exactly;
     5. the sum rounded once to ``out`` in ``mode`` (subnormals kept; RTZ overflow gives ±max,
        RNE ±inf);
-    6. an exact zero sum is +0 (a nonzero sum that rounds to zero keeps its sign).
+    6. every zero result is +0: an exact zero sum, and (``zero="pos"``, measured on an H200,
+       docs/silicon.md) a nonzero sum that rounds to zero.  ``zero="sign"`` keeps the sign of
+       a nonzero sum rounded to zero (IEEE's rule; tcgen's model before the measurement);
+    7. (``overflow="inf"``, measured) a rounded magnitude at or above 2^(emax+1) gives ±inf in
+       every mode; ``overflow="mode"`` follows the rounding mode (RTZ: ±max finite).
 
     ``mode``: ``"auto"`` (Hopper's: toward zero to FP32, to nearest-even to any narrower
     ``out``), ``"rtz"`` or ``"rne"``.  ``window`` must lie in :func:`fused_window_bounds`; at
-    its upper bound (and ``mode`` rne) the result is the correctly rounded exact dot product."""
+    its upper bound (and ``mode`` rne) the result is the correctly rounded exact dot product.
+
+    ``acc_man`` (Hopper's FP8 path, measured: 13 with FP32 C and result): the accumulator keeps
+    only this many fraction bits.  A finite C enters truncated toward zero to them, and the
+    result is rounded (``mode``) to them, then written in ``out`` with the low bits zero;
+    specials keep ``out``'s encodings.  The window bounds are those of C at ``acc_man``."""
+    if acc_man is not None:
+        return _fused_dot_narrow(a, b, c, fmt, acc, out, window, mode, zero, overflow,
+                                 int(acc_man))
     src, accf, outf = get_format(fmt), get_format(acc), get_format(out)
     if mode == "auto":
         mode = "rtz" if outf.width >= 32 else "rne"
     _check_mode(mode)
+    if zero not in FUSED_ZERO or overflow not in FUSED_OVERFLOW:
+        raise ValueError(f"fused_dot: zero must be one of {FUSED_ZERO} and overflow one of "
+                         f"{FUSED_OVERFLOW}, got {zero!r}, {overflow!r}")
     if not outf.ieee:
         raise ValueError(f"fused_dot: out must be an IEEE format with infinities, got "
                          f"{outf.label}")
@@ -834,6 +880,13 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
     neg = total < 0
     mag = np.where(neg, -total, total)
     res = round_exact(neg.astype(np.int64), mag, E + 2 - window, outf, mode)
+    sign_bit = np.uint64(outf.sign_mask)
+    if zero == "pos":
+        res = np.where((res & ~sign_bit) == 0, np.uint64(0), res)
+    if overflow == "inf":
+        # |sum| >= 2^(emax+1): the value's top bit lies above the format's largest binade
+        big = bit_length(mag) + (E + 2 - window) - 1 > outf.emax
+        res = np.where(big & (mag != 0), (res & sign_bit) | np.uint64(outf.inf), res)
     res = np.where(inf, (neg_inf.astype(np.uint64) << np.uint64(outf.width - 1))
                    | np.uint64(outf.inf), res)
     return np.where(nan, np.uint64(outf.sign_mask - 1), res).astype(np.uint64)
