@@ -176,7 +176,7 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
                mode: str = "rne", ftz: bool = False, saturate: bool = False,
                is_nan=Const(0, 1), is_inf=Const(0, 1), inf_sign=None, stage=None,
                lz_hint=None, narrow: bool = False, compound: bool = False,
-               name: str = "rnd"):
+               overflow_inf: bool = False, name: str = "rnd"):
     """Normalize, round once and pack ±mag·2**(et - bias - (len(mag) - 1)) into ``fmt``.
 
     ``et`` is the biased exponent the MSB of ``mag`` would carry (signed Value); ``sticky_in``
@@ -193,6 +193,8 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     ``compound``: the packed result and its + 1 are formed side by side and the round decision
     selects one (a compound incrementer: the decision's round/sticky logic no longer feeds the
     carry chain) instead of adding the decision -- the same result (FPMul ``rinc="compound"``).
+    ``overflow_inf`` (an IEEE ``fmt``): overflow gives ±inf in every mode, RTZ included (the
+    tensor cores' rule, measured: docs/silicon.md).
     Returns the encoding as a Signal of ``fmt.width`` bits.
     """
     p, man = fmt.precision, fmt.man_bits
@@ -270,7 +272,9 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     else:                                           # E4M3: S.1111.111 is NaN, not a number
         m.d.comb += overflow.eq((e_res > fmt.max_exp_field) | (
             (e_res == fmt.max_exp_field) & (packed[:man] > fmt.max_man_at_max_exp)))
-    if mode == "rtz" or saturate:
+    if overflow_inf and fmt.ieee and not saturate:
+        ovf_enc = fmt.inf
+    elif mode == "rtz" or saturate:
         ovf_enc = fmt.max_finite
     else:
         ovf_enc = fmt.inf if fmt.ieee else fmt.nan
