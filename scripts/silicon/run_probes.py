@@ -364,6 +364,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--ops", default="")
+    ap.add_argument("--sass-only", action="store_true",
+                    help="build every kernel and write DIR/sass.txt (the full disassembly); run nothing")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -389,6 +391,11 @@ def main(argv=None):
     with cf.ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as ex:
         built = list(ex.map(lambda op: build(op, work), chosen))
     print(f"built {len(built)} kernels in {time.time() - t0:.1f} s", flush=True)
+    with open(out / "sass.txt", "w") as f:
+        for name, cubin, err, sass in built:
+            f.write(f"==== {name}\n{sass if cubin else 'REFUSED: ' + err}\n")
+    if args.sass_only:
+        return
     dev = Device()
     arrays = {}
     order = sorted(range(len(chosen)), key=lambda i: chosen[i].name.startswith("wg_"))
