@@ -74,6 +74,12 @@ PRESETS = {
     "fused16_sm90": dict(n=16, fmt="fp16", acc="fp32", out="fp32", window=27, rounding="auto"),
     "fused16_sm90_fp16": dict(n=16, fmt="fp16", acc="fp16", out="fp16", window=27,
                               rounding="auto"),
+    # Hopper's FP8 path (wgmma m64nNk32, QGMMA), measured on an H200 (docs/silicon.md): one
+    # 32-product block, window 15, an accumulator of 13 fraction bits (FP32 C and result)
+    "qgmma_sm90": dict(n=32, fmt="fp8_e4m3", acc="fp32", out="fp32", window=15, acc_man=13,
+                       rounding="auto"),
+    "qgmma_sm90_fp16": dict(n=32, fmt="fp8_e4m3", acc="fp16", out="fp16", window=15,
+                            rounding="auto"),
 }
 
 
@@ -85,7 +91,7 @@ class FusedDotParams(CutPoints, Params):
     (with rounding=rne) the unit returns the correctly rounded exact dot product."""
     UNIT = "fused_dot"
     CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("norm", 6), ("shift", 2))
-    n: int = param(16, choices=(4, 8, 16), doc="products per dot product")
+    n: int = param(16, choices=(4, 8, 16, 32), doc="products per dot product")
     fmt: str = param("fp16", choices=OPERAND_FORMATS, doc="operand format (a, b)")
     acc: str = param("fp32", choices=RESULT_FORMATS, doc="format of the addend c")
     out: str = param("fp32", choices=RESULT_FORMATS, doc="result format (y)")
@@ -94,11 +100,18 @@ class FusedDotParams(CutPoints, Params):
                             "fp16 x fp16 + fp32: 25..181, 181 = exact)")
     rounding: str = param("auto", choices=ROUNDINGS,
                           doc="final rounding (auto: rtz for fp32 out, rne for fp16 out)")
+    acc_man: int = param(0, range=(0, 23),
+                         doc="accumulator fraction bits (0: all of acc's; 13 = Hopper's FP8 "
+                             "path: C truncated to them, the result rounded to them)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
 
     def check(self):
-        lo, hi = num.fused_window_bounds(self.fmt, self.acc)
+        man = num.get_format(self.acc).man_bits
+        if self.acc_man and (self.acc_man > man or self.acc != self.out):
+            raise self.error("acc_man", self.acc_man,
+                             f"0, or 1..{man} for an {self.acc} c with out = acc")
+        lo, hi = num.fused_window_bounds(self.fmt, self.acc_format)
         if not lo <= self.window <= hi:
             raise self.error("window", self.window,
                              f"an integer in {lo}..{hi} for {self.fmt} operands and an "
@@ -110,6 +123,20 @@ class FusedDotParams(CutPoints, Params):
         if self.rounding == "auto":
             return "rtz" if self.out == "fp32" else "rne"
         return self.rounding
+
+    @property
+    def acc_format(self):
+        """C's format as the accumulator holds it (narrowed to acc_man fraction bits)."""
+        f = num.get_format(self.acc)
+        return f if not self.acc_man else num.FloatFormat(f.exp_bits, self.acc_man,
+                                                           name=f"{self.acc}_m{self.acc_man}")
+
+    @property
+    def out_format(self):
+        """The result's format as rounded (narrowed to acc_man fraction bits)."""
+        f = num.get_format(self.out)
+        return f if not self.acc_man else num.FloatFormat(f.exp_bits, self.acc_man,
+                                                           name=f"{self.out}_m{self.acc_man}")
 
     @property
     def sum_width(self) -> int:
@@ -177,7 +204,7 @@ def _max_tree(m: Module, values, name: str):
 
 class FusedDot(wiring.Component):
     """Fused N-term dot product ``y = round_out(Σ trunc_E(a_k·b_k) + trunc_E(c))`` (module
-    docstring: the six rules and the datapath).
+    docstring: the seven rules and the datapath).
 
     Parameters: ``FusedDotParams`` (n, fmt, acc, out, window, rounding, pipeline).
     Attributes: a, b ``In(ArrayLayout(fmt.width, n))``; c ``In(acc.width)``; y
@@ -189,12 +216,14 @@ class FusedDot(wiring.Component):
         self.params = params
         self.latency = params.latency
         self.src = get_format(params.fmt)
-        self.accf = get_format(params.acc)
-        self.outf = get_format(params.out)
+        self.accf = params.acc_format          # narrowed to acc_man fraction bits, if set
+        self.outf = params.out_format
+        self.c_port = get_format(params.acc)
+        self.y_port = get_format(params.out)
         fw = self.src.width
         super().__init__({"a": In(data.ArrayLayout(fw, params.n)),
                           "b": In(data.ArrayLayout(fw, params.n)),
-                          "c": In(self.accf.width), "y": Out(self.outf.width)})
+                          "c": In(self.c_port.width), "y": Out(self.y_port.width)})
 
     def elaborate(self, platform):
         m = Module()
@@ -203,7 +232,18 @@ class FusedDot(wiring.Component):
         st = Pipeline(m, p.enabled())
         lanes = [shared(m, f"prod{k}", FusedProduct(p.fmt),
                         connect={"a": self.a[k], "b": self.b[k]}) for k in range(p.n)]
-        c = unpack(m, accf, self.c, "c")
+        cin = self.c
+        if p.acc_man:
+            # acc_man: C's low fraction bits truncated (a NaN stays a NaN), the datapath on the
+            # narrowed format
+            cp, drop = self.c_port, self.c_port.man_bits - p.acc_man
+            cin = Signal(accf.width, name="c_narrow")
+            c_nan = Signal(name="c_nan_in")
+            m.d.comb += [c_nan.eq((self.c[cp.man_bits:cp.width - 1] == cp.exp_all_ones)
+                                  & self.c[:cp.man_bits].any()),
+                         cin.eq(Mux(c_nan, accf.sign_mask - 1,
+                                    Cat(self.c[drop:cp.width - 1], self.c[cp.width - 1])))]
+        c = unpack(m, accf, cin, "c")
 
         # rule 1: specials
         pos_inf, neg_inf, nan = (Signal(name=s) for s in ("pos_inf", "neg_inf", "nan"))
@@ -281,5 +321,8 @@ class FusedDot(wiring.Component):
         # rule 6: every zero result is +0, a nonzero sum rounded to zero too (measured)
         y0 = Signal(outf.width, name="y0")
         m.d.comb += y0.eq(Mux(y[:outf.width - 1] == 0, 0, y))
-        m.d.comb += self.y.eq(Mux(nan, outf.sign_mask - 1, y0))
+        yp = self.y_port
+        if p.acc_man:          # the narrowed result written in the port's format, low bits 0
+            y0 = Cat(Const(0, yp.man_bits - p.acc_man), y0)
+        m.d.comb += self.y.eq(Mux(nan, yp.sign_mask - 1, y0))
         return m

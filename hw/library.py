@@ -116,7 +116,7 @@ def _fused_model(p, a, b, c):
     lay = _fused_lanes(p)
     y = num.fused_dot(unpack(lay, a).astype(np.uint64), unpack(lay, b).astype(np.uint64),
                       np.asarray(c, dtype=object).astype(np.uint64), p.fmt, p.acc, p.out,
-                      p.window, p.mode)
+                      p.window, p.mode, acc_man=p.acc_man or None)
     return {"y": y}
 
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from . import numeric as num
 
-__all__ = ["Sm90Op", "INSTRUCTIONS", "NEGATIVE_CONTROLS", "mma", "FP8_FORMATS"]
+__all__ = ["Sm90Op", "INSTRUCTIONS", "NEGATIVE_CONTROLS", "mma", "FP8_FORMATS", "TF32",
+           "operand_format", "rounding", "silicon_sample"]
 
 #: the probes' short FP8 names -> tcgen.hw.numeric's
 FP8_FORMATS = {"e4m3": "fp8_e4m3", "e5m2": "fp8_e5m2"}
@@ -164,18 +165,23 @@ def _controls(op: Sm90Op):
     return out
 
 
-def _fmt(f):
+def operand_format(f):
+    """a probe operand name -> the tcgen.hw.numeric format (tf32: :data:`TF32`)"""
     return TF32 if f == "tf32" else FP8_FORMATS.get(f, f)
+
+
+def rounding(op: Sm90Op) -> str:
+    """the op's final rounding: its ``mode``, or auto: rtz to FP32, rne to FP16"""
+    if op.mode != "auto":
+        return op.mode
+    return "rtz" if op.c == "fp32" else "rne"
+
+
+_fmt, _mode = operand_format, rounding
 
 
 def _acc_fmt(op):
     return op.c
-
-
-def _mode(op):
-    if op.mode != "auto":
-        return op.mode
-    return "rtz" if op.c == "fp32" else "rne"
 
 
 #: op name -> [(label, one-parameter-off Sm90Op)]
@@ -264,3 +270,17 @@ def mma(op: Sm90Op | str, A, B, C, keep=None):
             h = np.where(isnan, np.uint64(outf.sign_mask - 1), h)
         acc = h
     return acc
+
+
+def silicon_sample(path=None) -> tuple[dict, dict]:
+    """The stored H200 sample (hw/data/sm90_silicon.npz, chosen by scripts/silicon/sample.py):
+    ``(arrays, info)`` with arrays ``"<op>/<class>/<A|B|C|D|keep>"`` (A [T, S, m, k], B, C and
+    the measured D [T, m, n]) and info the run's metadata (GPU, driver, CUDA, date, counts)."""
+    import json
+    from pathlib import Path
+
+    path = Path(path) if path else Path(__file__).resolve().parent / "data" / "sm90_silicon.npz"
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files if k != "meta"}
+        info = json.loads(bytes(z["meta"]).decode())
+    return arrays, info

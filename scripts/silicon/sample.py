@@ -1,0 +1,88 @@
+"""Choose the stored silicon sample that `make test` checks without a GPU (issue 40).
+
+    .venv/bin/python scripts/silicon/sample.py DIR -o hw/data/sm90_silicon.npz
+
+DIR is a run_probes.py output.  For every op and case class: the first 6 tiles, plus up to 3
+tiles on which each negative control (tcgen.hw.sm90.NEGATIVE_CONTROLS) differs from the
+silicon -- the tiles that sit on a rule's boundary -- searched among the class's first 256
+tiles; a chain class keeps 2 tiles (wgmma: 1, its chains are 128 instructions long).  Writes
+inputs and measured outputs in their narrowest dtype, and the run's metadata as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cases  # noqa: E402
+import compare  # noqa: E402
+import ops as O  # noqa: E402
+
+from tcgen.hw import sm90  # noqa: E402
+
+DTYPES = {"fp16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "fp32": np.uint32,
+          "e4m3": np.uint8, "e5m2": np.uint8, "s8": np.uint8, "b1": np.uint8, "s32": np.uint32}
+
+
+def pick(op, inp, got):
+    T = got.shape[0]
+    cand = np.arange(min(T, 256))
+    sub = {k: v[cand] for k, v in inp.items()}
+    chosen = list(cand[:6])
+    for label, model in sm90.NEGATIVE_CONTROLS[op.name]:
+        want = sm90.mma(model, sub["A"], sub["B"], sub["C"], sub.get("keep"))
+        differ = np.flatnonzero((want != got[cand]).any(axis=(1, 2)))
+        chosen += [int(cand[i]) for i in differ[:3]]
+    return sorted(set(int(x) for x in chosen))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("-o", "--out", required=True)
+    args = ap.parse_args(argv)
+    meta, data = compare.load(Path(args.dir))
+    arrays, counts, refuted = {}, {}, {}
+    for op in O.OPS:
+        sop = sm90.INSTRUCTIONS[op.name]
+        for cls, _ in cases.classes(op):
+            key = f"{op.name}/{cls}"
+            if key not in data:
+                continue
+            inp = cases.case(op, cls)
+            got = data[key].astype(np.uint64)
+            if cls == "chain":
+                tiles = [0] if op.name.startswith("wg_") else [0, 1]
+            else:
+                tiles = pick(op, inp, got)
+            sel = {k: v[tiles] for k, v in inp.items()}
+            D = got[tiles]
+            assert (sm90.mma(sop, sel["A"], sel["B"], sel["C"], sel.get("keep")) == D).all(), key
+            arrays[f"{key}/A"] = sel["A"].astype(DTYPES[op.a])
+            arrays[f"{key}/B"] = sel["B"].astype(DTYPES[op.b])
+            arrays[f"{key}/C"] = sel["C"].astype(DTYPES[op.c])
+            arrays[f"{key}/D"] = D.astype(DTYPES[op.c])
+            if "keep" in sel:
+                arrays[f"{key}/keep"] = sel["keep"].astype(np.uint8)
+            counts[key] = int(D.size)
+            for label, model in sm90.NEGATIVE_CONTROLS[op.name]:
+                if (sm90.mma(model, sel["A"], sel["B"], sel["C"], sel.get("keep")) != D).any():
+                    refuted.setdefault(op.name, set()).add(label)
+            print(f"{key}: {len(tiles)} tiles, {D.size} outputs", flush=True)
+    info = {"source": "scripts/silicon/run_probes.py on the device machine; "
+                      "scripts/silicon/sample.py chose these tiles",
+            "date": meta["date"], "env": meta["env"],
+            "outputs": counts, "total_outputs": sum(counts.values()),
+            "refuted": {k: sorted(v) for k, v in sorted(refuted.items())}}
+    arrays["meta"] = np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(args.out, **arrays)
+    print(f"{args.out}: {sum(counts.values())} outputs, {Path(args.out).stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()
