@@ -113,9 +113,10 @@ class FusedDotParams(CutPoints, Params):
                              f"0, or 1..{man} for an {self.acc} c with out = acc")
         lo, hi = num.fused_window_bounds(self.fmt, self.acc_format)
         if not lo <= self.window <= hi:
+            held = f" held at {self.acc_man} fraction bits" if self.acc_man else ""
             raise self.error("window", self.window,
                              f"an integer in {lo}..{hi} for {self.fmt} operands and an "
-                             f"{self.acc} c")
+                             f"{self.acc} c{held}")
 
     @property
     def mode(self) -> str:

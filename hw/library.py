@@ -11,7 +11,9 @@ from amaranth.lib import data
 
 from . import numeric as num
 from .dot import Dp4, Dp4Params
+from . import sm90
 from .fused import FusedDot, FusedDotParams
+from .mma import MmaSm90, MmaSm90Params
 from .fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPMulParams,
                       FPProduct, FPProductParams)
 from .layout import pack, unpack
@@ -137,6 +139,41 @@ FUSED_DOT = UnitSpec(
             "(defaults: Hopper fused16_sm90)",
     params=FusedDotParams, build=FusedDot, model=_fused_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="MAC", workload=_fused_workload)
+
+def _mma_layouts(p):
+    bp = p.block
+    fw, cw = num.get_format(bp.fmt).width, num.get_format(bp.acc).width
+    return (data.ArrayLayout(fw, p.m * p.k), data.ArrayLayout(fw, p.k * p.n),
+            data.ArrayLayout(cw, p.m * p.n))
+
+
+def _mma_model(p, a, b, c):
+    la, lb, lc = _mma_layouts(p)
+    A = unpack(la, a).astype(np.uint64).reshape(-1, 1, p.m, p.k)
+    B = unpack(lb, b).astype(np.uint64).reshape(-1, 1, p.k, p.n)
+    C = unpack(lc, c).astype(np.uint64).reshape(-1, p.m, p.n)
+    op = sm90.INSTRUCTIONS[p.instruction].with_(m=p.m, n=p.n)
+    return {"d": pack(lc, sm90.mma(op, A, B, C).reshape(-1, p.m * p.n))}
+
+
+def _mma_workload(p, rng, n):
+    """Tiles like a network's: normal samples times 2^-4..2^4 (finite, no specials)."""
+    bp = p.block
+    def values(fmt, shape):
+        x = rng.standard_normal(shape) * np.exp2(rng.integers(-4, 5, size=shape))
+        return num.from_float(x, fmt, saturate=True)
+    la, lb, lc = _mma_layouts(p)
+    return {"a": pack(la, values(bp.fmt, (n, p.m * p.k))),
+            "b": pack(lb, values(bp.fmt, (n, p.k * p.n))),
+            "c": pack(lc, values(bp.acc, (n, p.m * p.n)))}
+
+
+MMA_SM90 = UnitSpec(
+    name="mma_sm90", family="hw",
+    summary="a Hopper tensor-core instruction (m16n8k16 FP16/BF16, the FP8 QGMMA K-step) as "
+            "measured on an H200: one fused block per output",
+    params=MmaSm90Params, build=MmaSm90, model=_mma_model,
+    ops_per_cycle=lambda p: float(p.m * p.n * p.k), ops_unit="MAC", workload=_mma_workload)
 
 FP_CONVERT = UnitSpec(
     name="fp_convert", family="hw", summary="float format conversion (exact widening, "
@@ -264,5 +301,5 @@ BARREL_SHIFT = UnitSpec(
                                 "amount": rng.integers(0, 1 << p.amount_bits, size=n,
                                                        dtype=np.uint64)})
 
-UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, FUSED_DOT, INT_MUL, INT_DOT, CSA_TREE, POPCOUNT, LZC,
+UNITS = (FP_ADD, FP_MUL, FP_PRODUCT, FP_CONVERT, DP4, FUSED_DOT, MMA_SM90, INT_MUL, INT_DOT, CSA_TREE, POPCOUNT, LZC,
          BARREL_SHIFT)

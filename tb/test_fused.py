@@ -624,6 +624,12 @@ RTL_SLOW = [
                                       "window": 12}, 2000, 3000),
     ("bf16_fp16_c_lower_bound_n4", {"n": 4, "fmt": "bf16", "acc": "fp16", "window": 16,
                                     "rounding": "rne"}, 2000, 3000),
+    # Hopper's FP8 path (qgmma_sm90: docs/silicon.md): the preset, pipelined, and FP16 out
+    ("qgmma_sm90", {"n": 32, "fmt": "fp8_e4m3", "window": 15, "acc_man": 13}, 5000, 5000),
+    ("qgmma_acc_man_pipeline2_n4", {"n": 4, "fmt": "fp8_e4m3", "window": 15, "acc_man": 13,
+                                    "pipeline": 2}, 2000, 3000),
+    ("qgmma_sm90_fp16_e5m2", {"n": 32, "fmt": "fp8_e5m2", "acc": "fp16", "out": "fp16",
+                              "window": 15}, 5000, 5000),
 ]
 
 
@@ -681,14 +687,20 @@ def test_rtl_pipelined_latency_measured(request):
     ({"acc": "fp16", "window": 81}, "an integer in 22..80 for fp16 operands and an fp16 c", 81),
     ({"fmt": "bf16", "window": 24}, "an integer in 25..522 for bf16 operands and an fp32 c", 24),
     ({"window": 7}, "an integer in 8..600", 7),
-    ({"n": 5}, "one of 4, 8, 16", 5),
+    ({"n": 5}, "one of 4, 8, 16, 32", 5),
     ({"fmt": "fp32"}, "one of fp16, bf16, fp8_e4m3, fp8_e5m2", "fp32"),
     ({"out": "bf16"}, "one of fp32, fp16", "bf16"),
+    ({"acc_man": 24}, "an integer in 0..23", 24),
+    ({"acc_man": 13, "out": "fp16"}, "0, or 1..23 for an fp32 c with out = acc", 13),
+    ({"acc": "fp16", "out": "fp16", "acc_man": 11}, "0, or 1..10 for an fp16 c with out = acc",
+     11),
+    ({"fmt": "fp8_e4m3", "acc_man": 13, "window": 14},
+     "an integer in 15..157 for fp8_e4m3 operands and an fp32 c held at 13 fraction bits", 14),
 ])
 def test_param_errors(kw, allowed, value):
     with pytest.raises(ParamError) as e:
         get_unit(UNIT).params(**kw)
-    field = next(iter(kw)) if len(kw) == 1 else "window"
+    field = next(iter(kw)) if len(kw) == 1 else ("window" if "window" in kw else "acc_man")
     assert str(e.value) == f"{UNIT}: {field} must be {allowed}, got {value!r}"
 
 
@@ -718,7 +730,7 @@ def test_cli_window_out_of_bounds(tmp_path):
 # -- 1f. lint of non-default configurations (the defaults: tb/test_cli.py) ---------------------
 LINT = [{"n": 4, "acc": "fp16", "out": "fp16", "pipeline": 2},
         {"n": 8, "fmt": "bf16", "window": 60, "rounding": "rne", "pipeline": 1},
-        {"n": 4, "fmt": "fp8_e4m3", "window": 25},
+        {"n": 4, "fmt": "fp8_e4m3", "window": 15, "acc_man": 13, "pipeline": 1},
         {"n": 4, "fmt": "fp8_e5m2", "acc": "fp16", "out": "fp32", "window": 12}]
 
 

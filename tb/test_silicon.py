@@ -153,3 +153,60 @@ def test_rtl_matches_silicon(op, params, count, request):
                           name=request.node.name[:80], depth=1 << 14)
     assert s["checked"] == s["vectors"] == len(c)
     assert s["mismatches"] == 0, s["first_mismatches"]
+
+
+# -- the warp-level unit: a Hopper instruction in RTL (tcgen.hw.mma, unit mma_sm90) ------------
+MMA_UNITS = [("f16_f32", "f16_f32"), ("f16_f16", "f16_f16"), ("bf16_f32", "bf16_f32"),
+             ("qgmma_e4m3_f32", "wg_e4m3_f32"), ("qgmma_e5m2_f32", "wg_e5m2_f32"),
+             ("qgmma_e4m3_f16", "wg_e4m3_f16")]
+
+
+def _tiles16(op):
+    """the stored single-step tiles of ``op`` as m16n8 tiles (a wgmma m64 tile gives four)"""
+    out = []
+    for key in (k for k in KEYS if k.startswith(op + "/")):
+        A, B, C, keep, D = _case(key)
+        if A.shape[1] != 1:
+            continue
+        for r in range(0, A.shape[2], 16):
+            out.append((A[:, :, r:r + 16], B, C[:, r:r + 16], D[:, r:r + 16]))
+    return [np.concatenate(x) for x in zip(*out)]
+
+
+@pytest.mark.parametrize("numerics,op", MMA_UNITS)
+def test_mma_unit_model_matches_silicon(numerics, op):
+    """The unit's golden model (UnitSpec.model on packed m16n8 tiles) gives the measured D of
+    every stored tile."""
+    from tcgen.hw.layout import unpack
+    u = get_unit("mma_sm90")
+    p = u.params(numerics=numerics)
+    A, B, C, D = _tiles16(op)
+    sig = u.interface(p).signature.members
+    got = u.model(p, pack(sig["a"].shape, A.reshape(len(A), -1)),
+                  pack(sig["b"].shape, B.reshape(len(B), -1)),
+                  pack(sig["c"].shape, C.reshape(len(C), -1)))["d"]
+    got = unpack(sig["d"].shape, got).astype(np.uint64).reshape(D.shape)
+    assert (got == D).all(), int((got != D).sum())
+
+
+@pytest.mark.parametrize("numerics,op,m,n,tiles", [
+    ("f16_f16", "f16_f16", 1, 2, 30),
+    pytest.param("f16_f32", "f16_f32", 16, 8, 6, marks=pytest.mark.slow),
+    pytest.param("qgmma_e4m3_f32", "wg_e4m3_f32", 16, 8, 6, marks=pytest.mark.slow)])
+def test_mma_unit_rtl_on_silicon_tiles(numerics, op, m, n, tiles, request):
+    """The unit's RTL on stored silicon tiles (their top-left m × n outputs): the batch bench
+    checks it against the model, which equals the silicon there (asserted)."""
+    u = get_unit("mma_sm90")
+    p = u.params(numerics=numerics, m=m, n=n)
+    A, B, C, D = _tiles16(op)
+    A, B, C, D = A[:tiles, 0, :m], B[:tiles, 0, :, :n], C[:tiles, :m, :n], D[:tiles, :m, :n]
+    want = sm90.mma(sm90.INSTRUCTIONS[op].with_(m=m, n=n), A[:, None], B[:, None], C)
+    assert (want == D).all()
+    sig = u.interface(p).signature.members
+    stim = {"a": pack(sig["a"].shape, A.reshape(len(A), -1)),
+            "b": pack(sig["b"].shape, B.reshape(len(B), -1)),
+            "c": pack(sig["c"].shape, C.reshape(len(C), -1))}
+    s = harness.run_batch("mma_sm90", p, stimulus=stim, name=request.node.name[:80],
+                          depth=1 << 10)
+    assert s["checked"] == s["vectors"] == len(A)
+    assert s["mismatches"] == 0, s["first_mismatches"]
