@@ -738,20 +738,22 @@ def round_fraction(v: Fraction, fmt, mode="rne", *, sign_of_zero=0) -> int:
 
 
 # -- the fused N-term dot product (tcgen.hw.fused) ---------------------------------------------
-def fused_window_bounds(fmt, acc) -> tuple[int, int]:
-    """``(smallest, exact)`` alignment window of :func:`fused_dot` for ``fmt`` operands and an
-    ``acc`` addend C.  The window holds the bits of weight 2^(E+1) down to 2^(E+2-window).
-    ``smallest``: every product (2p bits, leading bit at most at E+1) and C (leading bit at
-    most at E) enters the window without a right shift when its exponent is E.  ``exact``: no
-    addend of any tile ever loses a bit (the lowest bit any addend has against the highest E
-    another one can set), so the fused result is one rounding of the exact sum.
-    fp16 × fp16 + fp32: (25, 181); fp16 × fp16 + fp16: (22, 80)."""
-    src, accf = get_format(fmt), get_format(acc)
-    p_top, p_lsb = 2 * src.emax, 2 * (src.emin - src.man_bits)      # products
+def fused_window_bounds(fmt, acc, fmt_b=None) -> tuple[int, int]:
+    """``(smallest, exact)`` alignment window of :func:`fused_dot` for ``fmt`` operands (``b``
+    in ``fmt_b`` if given) and an ``acc`` addend C.  The window holds the bits of weight
+    2^(E+1) down to 2^(E+2-window).  ``smallest``: every product (p_a + p_b bits, leading bit
+    at most at E+1) and C (leading bit at most at E) enters the window without a right shift
+    when its exponent is E.  ``exact``: no addend of any tile ever loses a bit (the lowest bit
+    any addend has against the highest E another one can set), so the fused result is one
+    rounding of the exact sum.  fp16 × fp16 + fp32: (25, 181); fp16 × fp16 + fp16: (22, 80)."""
+    fa, accf = get_format(fmt), get_format(acc)
+    fb = fa if fmt_b is None else get_format(fmt_b)
+    p_top = fa.emax + fb.emax                                          # products
+    p_lsb = (fa.emin - fa.man_bits) + (fb.emin - fb.man_bits)
     c_top, c_lsb = accf.emax, accf.emin - accf.man_bits              # C
     # two products, a product and C, C and a product (C alone spans only its own bits)
     span = max(p_top - p_lsb, p_top - c_lsb, c_top - p_lsb, accf.man_bits)
-    return max(2 * src.precision, accf.precision + 1), span + 2
+    return max(fa.precision + fb.precision, accf.precision + 1), span + 2
 
 
 def _narrow(fmt: FloatFormat, man: int) -> FloatFormat:
@@ -761,7 +763,8 @@ def _narrow(fmt: FloatFormat, man: int) -> FloatFormat:
     return FloatFormat(fmt.exp_bits, man, name=f"{fmt.name or fmt.label}_m{man}")
 
 
-def _fused_dot_narrow(a, b, c, fmt, acc, out, window, mode, zero, overflow, acc_man):
+def _fused_dot_narrow(a, b, c, fmt, acc, out, window, mode, zero, overflow, acc_man,
+                      fmt_b=None):
     """fused_dot with an accumulator of ``acc_man`` fraction bits (see its docstring)."""
     accf, outf = get_format(acc), get_format(out)
     acc_n, out_n = _narrow(accf, acc_man), _narrow(outf, acc_man)
@@ -772,7 +775,8 @@ def _fused_dot_narrow(a, b, c, fmt, acc, out, window, mode, zero, overflow, acc_
     cs = (c >> np.uint64(accf.width - 1)) << np.uint64(acc_n.width - 1)
     cn = np.where(cnan, np.uint64(acc_n.sign_mask - 1), cs | (c & np.uint64(accf.sign_mask - 1))
                   >> np.uint64(accf.man_bits - acc_man))
-    r = fused_dot(a, b, cn, fmt, acc_n, out_n, window, mode, zero=zero, overflow=overflow)
+    r = fused_dot(a, b, cn, fmt, acc_n, out_n, window, mode, zero=zero, overflow=overflow,
+                  fmt_b=fmt_b)
     re = (r >> np.uint64(out_n.man_bits)) & np.uint64(out_n.exp_all_ones)
     rnan = (re == out_n.exp_all_ones) & ((r & np.uint64(out_n.man_mask)) != 0)
     rs = (r >> np.uint64(out_n.width - 1)) << np.uint64(outf.width - 1)
@@ -792,7 +796,7 @@ FUSED_OVERFLOW = ("inf", "mode")
 
 
 def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto", *,
-              zero="pos", overflow="inf", acc_man=None):
+              zero="pos", overflow="inf", acc_man=None, fmt_b=None):
     """The fused N-term dot product of tcgen.hw.fused (NVIDIA Hopper's tensor-core numerics
     with the defaults: ``fused16_sm90``, docs/fused.md).  ``a``, ``b`` [..., n] ``fmt``
     encodings, ``c`` [...] ``acc`` encodings -> [...] ``out`` encodings (uint64):
@@ -821,11 +825,15 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
     ``acc_man`` (Hopper's FP8 path, measured: 13 with FP32 C and result): the accumulator keeps
     only this many fraction bits.  A finite C enters truncated toward zero to them, and the
     result is rounded (``mode``) to them, then written in ``out`` with the low bits zero;
-    specials keep ``out``'s encodings.  The window bounds are those of C at ``acc_man``."""
+    specials keep ``out``'s encodings.  The window bounds are those of C at ``acc_man``.
+
+    ``fmt_b``: ``b``'s format when it differs from ``a``'s (Hopper's mixed FP8 wgmma); the
+    products are exact in p_a + p_b bits."""
     if acc_man is not None:
         return _fused_dot_narrow(a, b, c, fmt, acc, out, window, mode, zero, overflow,
-                                 int(acc_man))
+                                 int(acc_man), fmt_b)
     src, accf, outf = get_format(fmt), get_format(acc), get_format(out)
+    srcb = src if fmt_b is None else get_format(fmt_b)
     if mode == "auto":
         mode = "rtz" if outf.width >= 32 else "rne"
     _check_mode(mode)
@@ -835,7 +843,7 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
     if not outf.ieee:
         raise ValueError(f"fused_dot: out must be an IEEE format with infinities, got "
                          f"{outf.label}")
-    lo, hi = fused_window_bounds(src, accf)
+    lo, hi = fused_window_bounds(src, accf, srcb)
     if not lo <= int(window) <= hi:
         raise ValueError(f"fused_dot: window must be in {lo}..{hi} for {src.label} operands "
                          f"and {accf.label} C, got {window}")
@@ -851,7 +859,7 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
     a, b = np.broadcast_to(a, batch + (n,)), np.broadcast_to(b, batch + (n,))
     c = np.broadcast_to(c, batch)
     sa, ma, xa, na, ia = decode(a, src)
-    sb, mb, xb, nb, ib = decode(b, src)
+    sb, mb, xb, nb, ib = decode(b, srcb)
     sc, mc, xc, nc, ic = decode(c, accf)
     # 1. specials
     a_zero, b_zero = (ma == 0) & ~na & ~ia, (mb == 0) & ~nb & ~ib
@@ -863,7 +871,7 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
     inf = (pos_inf | neg_inf) & ~nan
     # 2. exact products and field exponents (decode's exp is the field exponent - man_bits)
     prod = ma * mb                                       # < 2^(2p); 0 for zero/special lanes
-    pe = xa + xb + 2 * src.man_bits
+    pe = xa + xb + src.man_bits + srcb.man_bits
     ec = xc + accf.man_bits
     # 3. the one alignment exponent
     low = np.int64(-(1 << 20))
@@ -873,7 +881,8 @@ def fused_dot(a, b, c, fmt="fp16", acc="fp32", out="fp32", window=27, mode="auto
     # 4. truncate every magnitude to the window's LSB 2^(E+2-window), sum exactly
     wide = window + max(n, 1).bit_length() + 1 > 62
     dt = object if wide else np.int64
-    vp = _shift_by(_as_mag(prod, dt), window - 2 * src.precision - (E[..., None] - pe))
+    vp = _shift_by(_as_mag(prod, dt),
+                   window - src.precision - srcb.precision - (E[..., None] - pe))
     vc = _shift_by(_as_mag(mc, dt), window - 2 - accf.man_bits - (E - ec))
     total = np.where(ps == 1, -vp, vp).sum(axis=-1) + np.where(sc == 1, -vc, vc)
     # 5./6. one rounding; zero -> +0

@@ -4,7 +4,7 @@ outputs an NVIDIA H200 computed (issue 40; docs/silicon.md, reports/silicon.md).
 CI has no GPU: the expected values are the stored sample (hw/data/sm90_silicon.npz), measured by
 scripts/silicon/run_probes.py on the device machine and chosen by scripts/silicon/sample.py:
 every op, every case class, and the tiles on which each negative control differs from the
-silicon.  The full data's comparison (25.2 M outputs) is reports/silicon.md.
+silicon.  The full data's comparison (27.3 M outputs) is reports/silicon.md.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _case(key):
 
 
 def test_sample_covers_every_op_and_class():
-    """24 instructions, every case class of each, ≥ 1,000 measured outputs per op, from one
+    """26 instructions, every case class of each, ≥ 1,000 measured outputs per op, from one
     H200 run whose GPU and toolchain the sample records."""
     ops = {k.split("/")[0] for k in KEYS}
     assert ops == set(sm90.INSTRUCTIONS), ops ^ set(sm90.INSTRUCTIONS)

@@ -1,6 +1,6 @@
 """Compare the measured tensor-core outputs with tcgen's models (issue 40; docs/silicon.md).
 
-    .venv/bin/python scripts/silicon/compare.py DIR [--ops a,b] [--classes c,d] [--json F]
+    .venv/bin/python scripts/silicon/compare.py DIR [DIR ...] [--ops a,b] [--classes c,d] [--json F]
 
 DIR holds what run_probes.py wrote (silicon_NN.npz, silicon_meta.json).  For every op and case
 class: regenerate the inputs (cases.py), check their SHA-256 against the GPU run's, run the
@@ -24,13 +24,21 @@ import ops as O  # noqa: E402
 from tcgen.hw import sm90  # noqa: E402
 
 
-def load(dirpath: Path):
-    meta = json.loads((dirpath / "silicon_meta.json").read_text())
-    out = {}
-    for f in sorted(dirpath.glob("silicon_*.npz")):
-        with np.load(f) as z:
-            for key in z.files:
-                out[key] = z[key]
+def load(*dirs: Path):
+    """the runs' metadata (merged: ops of every run; ``runs``: each run's date and env) and
+    outputs.  A later run's op replaces an earlier one's."""
+    meta, out = {"ops": {}, "runs": []}, {}
+    for dirpath in map(Path, dirs):
+        m = json.loads((dirpath / "silicon_meta.json").read_text())
+        for key in ("date", "env"):
+            meta.setdefault(key, m[key])
+        meta["runs"].append({"dir": dirpath.name, "date": m["date"], "env": m["env"],
+                             "ops": sorted(m["ops"])})
+        meta["ops"].update(m["ops"])
+        for f in sorted(dirpath.glob("silicon_*.npz")):
+            with np.load(f) as z:
+                for key in z.files:
+                    out[key] = z[key]
     return meta, out
 
 
@@ -59,12 +67,12 @@ def compare(op, meta, data, classes=None, controls=True):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("dir")
+    ap.add_argument("dir", nargs="+", help="one or more run_probes.py outputs")
     ap.add_argument("--ops", default="")
     ap.add_argument("--classes", default="")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    meta, data = load(Path(args.dir))
+    meta, data = load(*args.dir)
     chosen = [O.BY_NAME[n] for n in args.ops.split(",")] if args.ops else O.OPS
     allrows = []
     for op in chosen:

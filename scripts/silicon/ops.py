@@ -402,6 +402,8 @@ WGMMA = [
     _wg("wg_e4m3_f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", 32, "e4m3", "e4m3", "fp32"),
     _wg("wg_e5m2_f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2", 32, "e5m2", "e5m2", "fp32"),
     _wg("wg_e4m3_f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3", 32, "e4m3", "e4m3", "fp16"),
+    _wg("wg_e5m2_f16", "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2", 32, "e5m2", "e5m2", "fp16"),
+    _wg("wg_e4m3_e5m2_f32", "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2", 32, "e4m3", "e5m2", "fp32"),
 ]
 OPS += WGMMA
 

@@ -38,13 +38,19 @@ def rule_text(op: sm90.Sm90Op) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("dir")
+    ap.add_argument("dir", nargs="+", help="run_probes.py outputs, each with its compare.json")
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--device-seconds", type=float, default=None)
     args = ap.parse_args(argv)
-    d = Path(args.dir)
-    meta = json.loads((d / "silicon_meta.json").read_text())
-    rows = json.loads((d / "compare.json").read_text())
+    meta = {"ops": {}, "runs": []}
+    rows = []
+    for d in map(Path, args.dir):
+        m = json.loads((d / "silicon_meta.json").read_text())
+        meta.setdefault("date", m["date"])
+        meta.setdefault("env", m["env"])
+        meta["runs"].append({"date": m["date"], "ops": sorted(m["ops"]), "env": m["env"]})
+        meta["ops"].update(m["ops"])
+        rows += json.loads((d / "compare.json").read_text())
     by_op = defaultdict(lambda: defaultdict(lambda: [0, 0]))        # op -> model -> [mis, out]
     by_cls = defaultdict(dict)                                      # op -> cls -> [mis, out]
     inputs_ok = all(r["inputs_match"] for r in rows)
@@ -64,22 +70,27 @@ def main(argv=None):
           "# on the device machine (CuPy, nvcc): ~70 s",
           "python3 scripts/silicon/run_probes.py --out $OUT",
           "# here, on what came back (DIR):",
-          ".venv/bin/python scripts/silicon/compare.py DIR --json DIR/compare.json",
-          ".venv/bin/python scripts/silicon/report.py DIR -o reports/silicon.md",
-          ".venv/bin/python scripts/silicon/sample.py DIR -o hw/data/sm90_silicon.npz", "```", ""]
+          "# (two runs here: run1 = all ops but the last two wgmma ops; run2 = --ops "
+          "wg_e5m2_f16,wg_e4m3_e5m2_f32)",
+          ".venv/bin/python scripts/silicon/compare.py DIR --json DIR/compare.json   # each run",
+          ".venv/bin/python scripts/silicon/report.py RUN1 RUN2 -o reports/silicon.md "
+          "--device-seconds S",
+          ".venv/bin/python scripts/silicon/sample.py RUN1 RUN2 -o hw/data/sm90_silicon.npz",
+          "```", ""]
     L += ["| | |", "|---|---|",
           f"| GPU | {env['device']} ({env['nvidia_smi']}) |",
           f"| CUDA | runtime {env['cuda_runtime']}, driver API {env['cuda_driver']} |",
           f"| nvcc | {env['nvcc'].splitlines()[-1]} |",
           f"| build | `nvcc -cubin -O3 -gencode=arch=compute_90a,code=sm_90a`, one kernel per op |",
           f"| host | CuPy {env['cupy']}, numpy {env['numpy']} |",
-          f"| measured | {meta['date']} |",
+          "| measured | " + "; ".join(f"{r['date']} ({len(r['ops'])} ops)" for r in meta["runs"])
+          + " |",
           f"| inputs | regenerated here from their seeds; SHA-256 equal to the GPU run's: "
           f"{'all' if inputs_ok else 'NOT ALL'} |"]
     if args.device_seconds:
         L.append(f"| device time | {args.device_seconds:.0f} s of the session's lease "
-                 "(three calls: a first run that faulted in the wgmma probe, the full run, the "
-                 "SASS dump) |")
+                 "(four calls: a first run that faulted in the wgmma probe, the full run, the "
+                 "SASS dump, the two last wgmma ops) |")
     total = sum(v["preset"][1] for v in by_op.values())
     total_bad = sum(v["preset"][0] for v in by_op.values())
     L += ["", f"**{total:,} outputs compared over {len(by_op)} instructions: {total_bad:,} "
@@ -126,7 +137,8 @@ def main(argv=None):
           "accumulator through 8-128 instructions: K = 512, wgmma K = 2048 or 4096), extremes "
           "(integer limits, dense and sparse bit patterns).", ""]
     Path(args.out).write_text("\n".join(L) + "\n")
-    summary = {"date": meta["date"], "env": env, "outputs": total, "mismatches": total_bad,
+    summary = {"date": meta["date"], "runs": [{k: r[k] for k in ("date", "ops")}
+                                              for r in meta["runs"]], "env": env, "outputs": total, "mismatches": total_bad,
                "ops": {k: {m: {"mismatches": v[0], "outputs": v[1]} for m, v in mv.items()}
                        for k, mv in by_op.items()}}
     Path(args.out).with_suffix(".json").write_text(json.dumps(summary, indent=1, sort_keys=True)

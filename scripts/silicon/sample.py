@@ -1,6 +1,6 @@
 """Choose the stored silicon sample that `make test` checks without a GPU (issue 40).
 
-    .venv/bin/python scripts/silicon/sample.py DIR -o hw/data/sm90_silicon.npz
+    .venv/bin/python scripts/silicon/sample.py DIR [DIR ...] -o hw/data/sm90_silicon.npz
 
 DIR is a run_probes.py output.  For every op and case class: the first 6 tiles, plus up to 3
 tiles on which each negative control (tcgen.hw.sm90.NEGATIVE_CONTROLS) differs from the
@@ -42,10 +42,10 @@ def pick(op, inp, got):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("dir")
+    ap.add_argument("dir", nargs="+", help="one or more run_probes.py outputs")
     ap.add_argument("-o", "--out", required=True)
     args = ap.parse_args(argv)
-    meta, data = compare.load(Path(args.dir))
+    meta, data = compare.load(*args.dir)
     arrays, counts, refuted = {}, {}, {}
     for op in O.OPS:
         sop = sm90.INSTRUCTIONS[op.name]
@@ -76,6 +76,7 @@ def main(argv=None):
     info = {"source": "scripts/silicon/run_probes.py on the device machine; "
                       "scripts/silicon/sample.py chose these tiles",
             "date": meta["date"], "env": meta["env"],
+            "runs": [{k: r[k] for k in ("date", "ops")} for r in meta["runs"]],
             "outputs": counts, "total_outputs": sum(counts.values()),
             "refuted": {k: sorted(v) for k, v in sorted(refuted.items())}}
     arrays["meta"] = np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8)
