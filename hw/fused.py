@@ -63,7 +63,7 @@ __all__ = ["FusedDotParams", "FusedDot", "FusedProduct", "PRESETS", "OPERAND_FOR
            "RESULT_FORMATS", "ROUNDINGS"]
 
 #: operand formats (a, b): every format narrower than FP32
-OPERAND_FORMATS = ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+OPERAND_FORMATS = ("fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "tf32")
 #: formats of C and of the result
 RESULT_FORMATS = ("fp32", "fp16")
 #: the final rounding: "auto" = Hopper's (FP32 output toward zero, FP16 output to nearest-even)
@@ -80,6 +80,8 @@ PRESETS = {
                        rounding="auto"),
     "qgmma_sm90_fp16": dict(n=32, fmt="fp8_e4m3", acc="fp16", out="fp16", window=15,
                             rounding="auto"),
+    # mma.sync m16n8k8 TF32 (the operands' FP32 patterns with their low 13 bits dropped)
+    "tf32_sm90": dict(n=8, fmt="tf32", acc="fp32", out="fp32", window=27, rounding="auto"),
 }
 
 

@@ -142,7 +142,8 @@ FUSED_DOT = UnitSpec(
 
 def _mma_layouts(p):
     bp = p.block
-    fw, cw = num.get_format(bp.fmt).width, num.get_format(bp.acc).width
+    fw = 32 if bp.fmt == "tf32" else num.get_format(bp.fmt).width     # TF32: FP32 patterns
+    cw = num.get_format(bp.acc).width
     return (data.ArrayLayout(fw, p.m * p.k), data.ArrayLayout(fw, p.k * p.n),
             data.ArrayLayout(cw, p.m * p.n))
 
@@ -163,8 +164,9 @@ def _mma_workload(p, rng, n):
         x = rng.standard_normal(shape) * np.exp2(rng.integers(-4, 5, size=shape))
         return num.from_float(x, fmt, saturate=True)
     la, lb, lc = _mma_layouts(p)
-    return {"a": pack(la, values(bp.fmt, (n, p.m * p.k))),
-            "b": pack(lb, values(bp.fmt, (n, p.k * p.n))),
+    op_fmt = "fp32" if bp.fmt == "tf32" else bp.fmt      # TF32 operands: full FP32 patterns
+    return {"a": pack(la, values(op_fmt, (n, p.m * p.k))),
+            "b": pack(lb, values(op_fmt, (n, p.k * p.n))),
             "c": pack(lc, values(bp.acc, (n, p.m * p.n)))}
 
 

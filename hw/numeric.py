@@ -38,6 +38,7 @@ MODES = ("rne", "rtz")
 
 __all__ = [
     "FloatFormat", "FORMATS", "FP32", "FP16", "BF16", "FP8_E4M3", "FP8_E5M2", "FP64", "MODES",
+    "TF32",
     "get_format", "decode", "round_exact", "daz", "fp_add", "fp_mul", "fp_convert",
     "from_float", "to_float", "to_fraction", "round_fraction", "bit_length", "fp_scale_pow2",
     "pairwise_sum", "product_is_exact", "fp_product", "dot4", "fused_dot",
@@ -152,14 +153,18 @@ FP8_E5M2 = FloatFormat(5, 2, name="fp8_e5m2")
 FP64 = FloatFormat(11, 52, name="fp64")
 
 FORMATS = {f.name: f for f in (FP32, FP16, BF16, FP8_E4M3, FP8_E5M2)}
+#: NVIDIA's TF32 (FP32's exponent, 10 fraction bits): a tensor-core operand format only (the
+#: fused dot product's; docs/silicon.md), so not one of the arithmetic units' FORMATS
+TF32 = FloatFormat(8, 10, name="tf32")
+_OPERAND_ONLY = {"tf32": TF32}
 
 
 def get_format(fmt) -> FloatFormat:
     if isinstance(fmt, FloatFormat):
         return fmt
     try:
-        return FORMATS[fmt]
-    except KeyError:
+        return FORMATS[fmt] if fmt in FORMATS else _OPERAND_ONLY[fmt]
+    except (KeyError, TypeError):
         raise ValueError(f"unknown float format {fmt!r}; allowed: {', '.join(FORMATS)}") from None
 
 

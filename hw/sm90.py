@@ -38,7 +38,7 @@ __all__ = ["Sm90Op", "INSTRUCTIONS", "NEGATIVE_CONTROLS", "mma", "FP8_FORMATS", 
 #: the probes' short FP8 names -> tcgen.hw.numeric's
 FP8_FORMATS = {"e4m3": "fp8_e4m3", "e5m2": "fp8_e5m2"}
 #: TF32: FP32's exponent, 10 fraction bits (the operands' low 13 bits are dropped)
-TF32 = num.FloatFormat(8, 10, name="tf32")
+TF32 = num.TF32
 
 
 @dataclass(frozen=True)

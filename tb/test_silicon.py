@@ -101,6 +101,8 @@ def _vectors(op, limit):
         c.append(C.reshape(-1))
         y.append(D.reshape(-1))
     a, b, c, y = (np.concatenate(x) for x in (a, b, c, y))
+    if sm90.INSTRUCTIONS[op].a == "tf32":          # TF32 encodings: the FP32 patterns' top 19 bits
+        a, b = a >> np.uint64(13), b >> np.uint64(13)
     # first, for every negative control, an equal share of the vectors on which it differs
     # from the silicon (the rules' boundaries), then random ones up to the limit
     rng = np.random.default_rng(harness.seed(4000))
@@ -123,6 +125,7 @@ RTL_CASES = [   # (op, fused_dot params, vectors in make test)
     ("f16_f16", {"n": 16, "acc": "fp16", "out": "fp16"}, 500),
     ("wg_e4m3_f32", QGMMA, 400),
     pytest.param("wg_e5m2_f32", {**QGMMA, "fmt": "fp8_e5m2"}, 2000, marks=pytest.mark.slow),
+    pytest.param("tf32_f32", {"n": 8, "fmt": "tf32"}, 3000, marks=pytest.mark.slow),
     pytest.param("wg_e4m3_f16", {"n": 32, "fmt": "fp8_e4m3", "acc": "fp16", "out": "fp16",
                                  "window": 15}, 2000, marks=pytest.mark.slow),
     pytest.param("f16_f32", {"n": 16}, 3000, marks=pytest.mark.slow),
@@ -157,6 +160,7 @@ def test_rtl_matches_silicon(op, params, count, request):
 
 # -- the warp-level unit: a Hopper instruction in RTL (tcgen.hw.mma, unit mma_sm90) ------------
 MMA_UNITS = [("f16_f32", "f16_f32"), ("f16_f16", "f16_f16"), ("bf16_f32", "bf16_f32"),
+             ("tf32_f32", "tf32_f32"),
              ("qgmma_e4m3_f32", "wg_e4m3_f32"), ("qgmma_e5m2_f32", "wg_e5m2_f32"),
              ("qgmma_e4m3_f16", "wg_e4m3_f16")]
 
@@ -192,6 +196,7 @@ def test_mma_unit_model_matches_silicon(numerics, op):
 @pytest.mark.parametrize("numerics,op,m,n,tiles", [
     ("f16_f16", "f16_f16", 1, 2, 30),
     pytest.param("f16_f32", "f16_f32", 16, 8, 6, marks=pytest.mark.slow),
+    pytest.param("tf32_f32", "tf32_f32", 16, 8, 6, marks=pytest.mark.slow),
     pytest.param("qgmma_e4m3_f32", "wg_e4m3_f32", 16, 8, 6, marks=pytest.mark.slow)])
 def test_mma_unit_rtl_on_silicon_tiles(numerics, op, m, n, tiles, request):
     """The unit's RTL on stored silicon tiles (their top-left m × n outputs): the batch bench
