@@ -95,6 +95,9 @@ class FusedDotParams(CutPoints, Params):
     CUT_POINTS = (("align", 5), ("tree", 3), ("sum", 1), ("lzc", 4), ("norm", 6), ("shift", 2))
     n: int = param(16, choices=(4, 8, 16, 32), doc="products per dot product")
     fmt: str = param("fp16", choices=OPERAND_FORMATS, doc="operand format (a, b)")
+    fmt_b: str = param("", choices=("",) + OPERAND_FORMATS,
+                       doc="b's format when it differs from a's (empty: fmt; Hopper's mixed "
+                           "FP8 wgmma: fmt=fp8_e4m3 fmt_b=fp8_e5m2)")
     acc: str = param("fp32", choices=RESULT_FORMATS, doc="format of the addend c")
     out: str = param("fp32", choices=RESULT_FORMATS, doc="result format (y)")
     window: int = param(27, range=(8, 600),
@@ -113,11 +116,12 @@ class FusedDotParams(CutPoints, Params):
         if self.acc_man and (self.acc_man > man or self.acc != self.out):
             raise self.error("acc_man", self.acc_man,
                              f"0, or 1..{man} for an {self.acc} c with out = acc")
-        lo, hi = num.fused_window_bounds(self.fmt, self.acc_format)
+        lo, hi = num.fused_window_bounds(self.fmt, self.acc_format, self.fmt_b or None)
         if not lo <= self.window <= hi:
             held = f" held at {self.acc_man} fraction bits" if self.acc_man else ""
+            ops = self.fmt if not self.fmt_b else f"{self.fmt} x {self.fmt_b}"
             raise self.error("window", self.window,
-                             f"an integer in {lo}..{hi} for {self.fmt} operands and an "
+                             f"an integer in {lo}..{hi} for {ops} operands and an "
                              f"{self.acc} c{held}")
 
     @property
@@ -163,21 +167,24 @@ class FusedProduct(wiring.Component):
     (hidden bits from the fields: 0 for a subnormal), ``exp`` ``Out(exp_bits + 1)`` = ea' + eb'
     with e' = max(field, 1) (so the product's exponent is exp − 2·bias), ``nonzero`` (neither
     operand is ±0), ``nan`` (a NaN operand or inf × 0), ``inf`` (an infinite operand).
-    ``params`` is the operand format's name (the dedup key)."""
+    ``params`` is the operand format's name (the dedup key).  ``fmt_b``: b's format when it
+    differs (sig then has p_a + p_b bits, exp = ea' + eb' on max(exp_bits) + 1 bits)."""
 
-    def __init__(self, fmt: str):
-        self.params = fmt
+    def __init__(self, fmt: str, fmt_b: str = ""):
+        self.params = fmt if not fmt_b or fmt_b == fmt else (fmt, fmt_b)
         self.fmt = get_format(fmt)
+        self.fmt_b = get_format(fmt_b or fmt)
         self.latency = 0
-        f = self.fmt
-        super().__init__({"a": In(f.width), "b": In(f.width), "sign": Out(1),
-                          "sig": Out(2 * f.precision), "exp": Out(f.exp_bits + 1),
+        f, g = self.fmt, self.fmt_b
+        super().__init__({"a": In(f.width), "b": In(g.width), "sign": Out(1),
+                          "sig": Out(f.precision + g.precision),
+                          "exp": Out(max(f.exp_bits, g.exp_bits) + 1),
                           "nonzero": Out(1), "nan": Out(1), "inf": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
         a = unpack(m, self.fmt, self.a, "a")
-        b = unpack(m, self.fmt, self.b, "b")
+        b = unpack(m, self.fmt_b, self.b, "b")
         m.d.comb += [
             self.sig.eq(array_mul(m, a.sig, b.sig, name="sigmul")),
             self.sign.eq(a.sign ^ b.sign),
@@ -219,21 +226,23 @@ class FusedDot(wiring.Component):
         self.params = params
         self.latency = params.latency
         self.src = get_format(params.fmt)
+        self.src_b = get_format(params.fmt_b or params.fmt)
         self.accf = params.acc_format          # narrowed to acc_man fraction bits, if set
         self.outf = params.out_format
         self.c_port = get_format(params.acc)
         self.y_port = get_format(params.out)
         fw = self.src.width
         super().__init__({"a": In(data.ArrayLayout(fw, params.n)),
-                          "b": In(data.ArrayLayout(fw, params.n)),
+                          "b": In(data.ArrayLayout(self.src_b.width, params.n)),
                           "c": In(self.c_port.width), "y": Out(self.y_port.width)})
 
     def elaborate(self, platform):
         m = Module()
-        p, src, accf, outf = self.params, self.src, self.accf, self.outf
+        p, src, srb, accf, outf = self.params, self.src, self.src_b, self.accf, self.outf
         W, T = p.window, p.sum_width
+        pp = src.precision + srb.precision          # bits of a product's significand
         st = Pipeline(m, p.enabled())
-        lanes = [shared(m, f"prod{k}", FusedProduct(p.fmt),
+        lanes = [shared(m, f"prod{k}", FusedProduct(p.fmt, p.fmt_b),
                         connect={"a": self.a[k], "b": self.b[k]}) for k in range(p.n)]
         cin = self.c
         if p.acc_man:
@@ -258,9 +267,9 @@ class FusedDot(wiring.Component):
 
         # rules 2-3: exponents on one non-negative scale Z = exponent + off, E = max over the
         # nonzero addends (zero addends read 0, the bottom of the scale)
-        off = max(2 * src.bias - 2, accf.bias - 1)
-        zp, zc = off - 2 * src.bias, off - accf.bias            # ea'+eb' + zp, ec' + zc >= 0
-        zw = max(2 * src.exp_all_ones + zp, accf.exp_all_ones + zc).bit_length()
+        off = max(src.bias + srb.bias - 2, accf.bias - 1)
+        zp, zc = off - src.bias - srb.bias, off - accf.bias     # ea'+eb' + zp, ec' + zc >= 0
+        zw = max(src.exp_all_ones + srb.exp_all_ones + zp, accf.exp_all_ones + zc).bit_length()
         zs = []
         for k, ln in enumerate(lanes):
             z = Signal(zw, name=f"z{k}")
@@ -276,8 +285,7 @@ class FusedDot(wiring.Component):
         for k, (ln, z) in enumerate(zip(lanes, zs)):
             d = Signal(zw, name=f"d{k}")
             m.d.comb += d.eq(e_max - z)
-            word = ln.sig if W == 2 * src.precision else \
-                Cat(Const(0, W - 2 * src.precision), ln.sig)
+            word = ln.sig if W == pp else Cat(Const(0, W - pp), ln.sig)
             mag, _ = shift_right_sticky(m, word, d, name=f"align{k}")
             addends.append((mag, ln.sign))
         d_c = Signal(zw, name="d_c")

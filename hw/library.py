@@ -110,15 +110,15 @@ DP4 = UnitSpec(
     params=Dp4Params, build=Dp4, model=_dp4_model,
     ops_per_cycle=lambda p: 4.0, ops_unit="MAC", workload=_dp4_workload)
 
-def _fused_lanes(p):
-    return data.ArrayLayout(num.get_format(p.fmt).width, p.n)
+def _fused_lanes(p, fmt=None):
+    return data.ArrayLayout(num.get_format(fmt or p.fmt).width, p.n)
 
 
 def _fused_model(p, a, b, c):
-    lay = _fused_lanes(p)
-    y = num.fused_dot(unpack(lay, a).astype(np.uint64), unpack(lay, b).astype(np.uint64),
+    la, lb = _fused_lanes(p), _fused_lanes(p, p.fmt_b)
+    y = num.fused_dot(unpack(la, a).astype(np.uint64), unpack(lb, b).astype(np.uint64),
                       np.asarray(c, dtype=object).astype(np.uint64), p.fmt, p.acc, p.out,
-                      p.window, p.mode, acc_man=p.acc_man or None)
+                      p.window, p.mode, acc_man=p.acc_man or None, fmt_b=p.fmt_b or None)
     return {"y": y}
 
 
@@ -128,9 +128,9 @@ def _fused_workload(p, rng, n):
     def values(fmt, shape):
         x = rng.standard_normal(shape) * np.exp2(rng.integers(-4, 5, size=shape))
         return num.from_float(x, fmt)
-    lay = _fused_lanes(p)
-    return {"a": pack(lay, values(p.fmt, (n, p.n))), "b": pack(lay, values(p.fmt, (n, p.n))),
-            "c": values(p.acc, n)}
+    la, lb = _fused_lanes(p), _fused_lanes(p, p.fmt_b)
+    return {"a": pack(la, values(p.fmt, (n, p.n))),
+            "b": pack(lb, values(p.fmt_b or p.fmt, (n, p.n))), "c": values(p.acc, n)}
 
 
 FUSED_DOT = UnitSpec(
@@ -143,8 +143,9 @@ FUSED_DOT = UnitSpec(
 def _mma_layouts(p):
     bp = p.block
     fw = 32 if bp.fmt == "tf32" else num.get_format(bp.fmt).width     # TF32: FP32 patterns
+    fwb = 32 if bp.fmt == "tf32" else num.get_format(bp.fmt_b or bp.fmt).width
     cw = num.get_format(bp.acc).width
-    return (data.ArrayLayout(fw, p.m * p.k), data.ArrayLayout(fw, p.k * p.n),
+    return (data.ArrayLayout(fw, p.m * p.k), data.ArrayLayout(fwb, p.k * p.n),
             data.ArrayLayout(cw, p.m * p.n))
 
 
@@ -165,8 +166,9 @@ def _mma_workload(p, rng, n):
         return num.from_float(x, fmt, saturate=True)
     la, lb, lc = _mma_layouts(p)
     op_fmt = "fp32" if bp.fmt == "tf32" else bp.fmt      # TF32 operands: full FP32 patterns
+    op_fmt_b = "fp32" if bp.fmt == "tf32" else (bp.fmt_b or bp.fmt)
     return {"a": pack(la, values(op_fmt, (n, p.m * p.k))),
-            "b": pack(lb, values(op_fmt, (n, p.k * p.n))),
+            "b": pack(lb, values(op_fmt_b, (n, p.k * p.n))),
             "c": pack(lc, values(bp.acc, (n, p.m * p.n)))}
 
 

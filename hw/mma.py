@@ -15,6 +15,8 @@ numerics                  the measured instruction           k     fused_dot pre
 ``qgmma_e4m3_f32``        wgmma m64n8k32 .f32.e4m3.e4m3      32    qgmma_sm90
 ``qgmma_e5m2_f32``        wgmma m64n8k32 .f32.e5m2.e5m2      32    qgmma_sm90, fmt e5m2
 ``qgmma_e4m3_f16``        wgmma m64n8k32 .f16.e4m3.e4m3      32    qgmma_sm90_fp16
+``qgmma_e5m2_f16``        wgmma m64n8k32 .f16.e5m2.e5m2      32    qgmma_sm90_fp16, e5m2
+``qgmma_e4m3_e5m2_f32``   wgmma m64n8k32 .f32.e4m3.e5m2      32    qgmma_sm90, fmt_b e5m2
 ========================  =================================  ====  =========================
 
 (The FP8 ``mma.sync`` of sm_90 is not a tensor-core instruction: the compiler emulates it
@@ -57,6 +59,11 @@ NUMERICS = {
                                            window=15, acc_man=13)),
     "qgmma_e4m3_f16": ("wg_e4m3_f16", dict(n=32, fmt="fp8_e4m3", acc="fp16", out="fp16",
                                            window=15)),
+    "qgmma_e5m2_f16": ("wg_e5m2_f16", dict(n=32, fmt="fp8_e5m2", acc="fp16", out="fp16",
+                                           window=15)),
+    "qgmma_e4m3_e5m2_f32": ("wg_e4m3_e5m2_f32", dict(n=32, fmt="fp8_e4m3", fmt_b="fp8_e5m2",
+                                                     acc="fp32", out="fp32", window=15,
+                                                     acc_man=13)),
 }
 
 
@@ -66,7 +73,8 @@ class MmaSm90Params(Params):
     UNIT = "mma_sm90"
     numerics: str = param("f16_f32", choices=tuple(NUMERICS),
                           doc="the instruction (module docstring): f16_f32, f16_f16, bf16_f32, "
-                              "tf32_f32, qgmma_e4m3_f32, qgmma_e5m2_f32, qgmma_e4m3_f16")
+                              "tf32_f32, qgmma_e4m3_f32, qgmma_e5m2_f32, qgmma_e4m3_f16, "
+                              "qgmma_e5m2_f16, qgmma_e4m3_e5m2_f32")
     m: int = param(16, choices=(1, 2, 4, 8, 16), doc="rows of A, C and D (16: the instruction)")
     n: int = param(8, choices=(1, 2, 4, 8), doc="columns of B, C and D (8: the instruction)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages of every block")
@@ -98,10 +106,11 @@ class MmaSm90(wiring.Component):
         self.latency = params.latency
         bp = params.block
         fw = 32 if bp.fmt == "tf32" else num.get_format(bp.fmt).width   # TF32: FP32 patterns
+        fwb = 32 if bp.fmt == "tf32" else num.get_format(bp.fmt_b or bp.fmt).width
         cw = num.get_format(bp.acc).width
         m, n, k = params.m, params.n, params.k
         super().__init__({"a": In(data.ArrayLayout(fw, m * k)),
-                          "b": In(data.ArrayLayout(fw, k * n)),
+                          "b": In(data.ArrayLayout(fwb, k * n)),
                           "c": In(data.ArrayLayout(cw, m * n)),
                           "d": Out(data.ArrayLayout(cw, m * n))})
 

@@ -688,7 +688,7 @@ def test_rtl_pipelined_latency_measured(request):
     ({"fmt": "bf16", "window": 24}, "an integer in 25..522 for bf16 operands and an fp32 c", 24),
     ({"window": 7}, "an integer in 8..600", 7),
     ({"n": 5}, "one of 4, 8, 16, 32", 5),
-    ({"fmt": "fp32"}, "one of fp16, bf16, fp8_e4m3, fp8_e5m2", "fp32"),
+    ({"fmt": "fp32"}, "one of fp16, bf16, fp8_e4m3, fp8_e5m2, tf32", "fp32"),
     ({"out": "bf16"}, "one of fp32, fp16", "bf16"),
     ({"acc_man": 24}, "an integer in 0..23", 24),
     ({"acc_man": 13, "out": "fp16"}, "0, or 1..23 for an fp32 c with out = acc", 13),

@@ -112,7 +112,8 @@ def _vectors(op, limit):
     for ctl in controls:
         differ = num.fused_dot(a, b, c, sm90.operand_format(ctl.a), ctl.c, ctl.c, ctl.window,
                                sm90.rounding(ctl), zero=ctl.zero, overflow=ctl.overflow,
-                               acc_man=ctl.acc_man) != y
+                               acc_man=ctl.acc_man,
+                               fmt_b=None if ctl.b == ctl.a else sm90.operand_format(ctl.b)) != y
         chosen.append(rng.permutation(np.flatnonzero(differ))[:share])
     first = np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
     rest = rng.permutation(np.setdiff1d(np.arange(len(c)), first))
@@ -126,6 +127,10 @@ RTL_CASES = [   # (op, fused_dot params, vectors in make test)
     ("wg_e4m3_f32", QGMMA, 400),
     pytest.param("wg_e5m2_f32", {**QGMMA, "fmt": "fp8_e5m2"}, 2000, marks=pytest.mark.slow),
     pytest.param("tf32_f32", {"n": 8, "fmt": "tf32"}, 3000, marks=pytest.mark.slow),
+    pytest.param("wg_e4m3_e5m2_f32", {**QGMMA, "fmt_b": "fp8_e5m2"}, 2000,
+                 marks=pytest.mark.slow),
+    pytest.param("wg_e5m2_f16", {"n": 32, "fmt": "fp8_e5m2", "acc": "fp16", "out": "fp16",
+                                 "window": 15}, 2000, marks=pytest.mark.slow),
     pytest.param("wg_e4m3_f16", {"n": 32, "fmt": "fp8_e4m3", "acc": "fp16", "out": "fp16",
                                  "window": 15}, 2000, marks=pytest.mark.slow),
     pytest.param("f16_f32", {"n": 16}, 3000, marks=pytest.mark.slow),
@@ -145,14 +150,14 @@ def test_rtl_matches_silicon(op, params, count, request):
     a, b, c, y = _vectors(op, count)
     p = get_unit("fused_dot").params(**params)
     model = num.fused_dot(a, b, c, p.fmt, p.acc, p.out, p.window, p.mode,
-                          acc_man=p.acc_man or None)
+                          acc_man=p.acc_man or None, fmt_b=p.fmt_b or None)
     assert (model == y).all(), int((model != y).sum())
     if op == "f16_f16":
         assert ((y == 0) & (num.fused_dot(a, b, c, p.fmt, p.acc, p.out, p.window, p.mode,
                                           zero="sign") == 0x8000)).any()
-    lay = get_unit("fused_dot").interface(p).signature.members["a"].shape
-    s = harness.run_batch("fused_dot", p, stimulus={"a": pack(lay, a), "b": pack(lay, b),
-                                                    "c": c},
+    sig = get_unit("fused_dot").interface(p).signature.members
+    s = harness.run_batch("fused_dot", p, stimulus={"a": pack(sig["a"].shape, a),
+                                                    "b": pack(sig["b"].shape, b), "c": c},
                           name=request.node.name[:80], depth=1 << 14)
     assert s["checked"] == s["vectors"] == len(c)
     assert s["mismatches"] == 0, s["first_mismatches"]
@@ -162,7 +167,8 @@ def test_rtl_matches_silicon(op, params, count, request):
 MMA_UNITS = [("f16_f32", "f16_f32"), ("f16_f16", "f16_f16"), ("bf16_f32", "bf16_f32"),
              ("tf32_f32", "tf32_f32"),
              ("qgmma_e4m3_f32", "wg_e4m3_f32"), ("qgmma_e5m2_f32", "wg_e5m2_f32"),
-             ("qgmma_e4m3_f16", "wg_e4m3_f16")]
+             ("qgmma_e4m3_f16", "wg_e4m3_f16"), ("qgmma_e5m2_f16", "wg_e5m2_f16"),
+             ("qgmma_e4m3_e5m2_f32", "wg_e4m3_e5m2_f32")]
 
 
 def _tiles16(op):
