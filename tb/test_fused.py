@@ -730,7 +730,8 @@ def test_cli_window_out_of_bounds(tmp_path):
 # -- 1f. lint of non-default configurations (the defaults: tb/test_cli.py) ---------------------
 LINT = [{"n": 4, "acc": "fp16", "out": "fp16", "pipeline": 2},
         {"n": 8, "fmt": "bf16", "window": 60, "rounding": "rne", "pipeline": 1},
-        {"n": 4, "fmt": "fp8_e4m3", "window": 15, "acc_man": 13, "pipeline": 1},
+        {"n": 4, "fmt": "fp8_e4m3", "fmt_b": "fp8_e5m2", "window": 15, "acc_man": 13,
+         "pipeline": 1},
         {"n": 4, "fmt": "fp8_e5m2", "acc": "fp16", "out": "fp32", "window": 12}]
 
 
