@@ -135,6 +135,8 @@ PIPE_QUICK = [
     ("fp_product", dict(fmt="fp8_e5m2", dst="bf16"), (1, 2)),
 ]
 PIPE_SLOW = [
+    # the tensor-core instruction: its pipeline is its blocks' (fused_dot's, proved above)
+    ("mma_sm90", dict(numerics="qgmma_e4m3_f16", m=1, n=2), (1,)),
     ("fp_add", dict(fmt="fp16"), (1, 2)),
     ("fp_mul", dict(fmt="fp16"), (1, 2)),
     ("fp_add", dict(fmt="fp32"), (1, 2)),

@@ -376,7 +376,10 @@ def test_presets():
     p = FusedDotParams.preset("fused16_sm90_fp16", n=4)
     assert (p.n, p.acc, p.out, p.window, p.mode) == (4, "fp16", "fp16", 27, "rne")
     assert get_unit(UNIT).params().mode == "rtz"
-    assert set(PRESETS) == {"fused16_sm90", "fused16_sm90_fp16"}
+    assert set(PRESETS) == {"fused16_sm90", "fused16_sm90_fp16", "qgmma_sm90", "qgmma_sm90_fp16",
+                            "tf32_sm90"}
+    q = FusedDotParams.preset("qgmma_sm90")
+    assert (q.n, q.fmt, q.window, q.acc_man, q.mode) == (32, "fp8_e4m3", 15, 13, "rtz")
     with pytest.raises(ValueError, match="unknown preset 'x'"):
         FusedDotParams.preset("x")
 
