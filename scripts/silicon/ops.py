@@ -69,112 +69,76 @@ def _lanes():
 # Dense fragments (PTX ISA §9.7.14.5.x).  Each returns an int array [32, regs, per, 2] of
 # (row, col) in the operand's own matrix (A: m×k, B: k×n, C: m×n).
 
+def _frag(regs, per, row, col):
+    """[32, regs, per, 2] from the ISA's formulas: element i (register i // per, slot i % per)
+    of every lane sits at (row(i, g, t), col(i, g, t)), g = groupID, t = threadID_in_group."""
+    g, t = _lanes()
+    out = np.zeros((WARP, regs, per, 2), dtype=np.int64)
+    for i in range(regs * per):
+        r, s = divmod(i, per)
+        out[:, r, s, 0] = row(i, g, t)
+        out[:, r, s, 1] = col(i, g, t)
+    return out
+
+
 def _acc_map(regs):
     """C/D of every m16n8 shape: f32/s32 in 4 registers, c0..c3 (§9.7.14.5.8 and siblings):
     row = groupID for c0, c1 and groupID + 8 for c2, c3; col = tig·2 + (i & 1).  f16 in 2
     registers of 2 halves: the same c0..c3, two to a register."""
-    g, t = _lanes()
-    out = np.zeros((WARP, regs, 4 // regs, 2), dtype=np.int64)
-    for i in range(4):
-        r, s = divmod(i, 4 // regs)
-        out[:, r, s, 0] = g + 8 * (i >= 2)
-        out[:, r, s, 1] = t * 2 + (i & 1)
-    return out
+    return _frag(regs, 4 // regs, lambda i, g, t: g + 8 * (i >= 2),
+                 lambda i, g, t: t * 2 + (i & 1))
 
 
 def _a_16bit_k16(k_total=16):
     """A of m16n8k16 .f16/.bf16 (§9.7.14.5.8): a0..a7 in 4 registers of 2;
     row = groupID for a0, a1, a4, a5, else groupID + 8; col = tig·2 + (i & 1), + 8 for i ≥ 4."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 2, 2), dtype=np.int64)
-    for i in range(8):
-        r, s = divmod(i, 2)
-        out[:, r, s, 0] = g + 8 * (i in (2, 3, 6, 7))
-        out[:, r, s, 1] = t * 2 + (i & 1) + 8 * (i >= 4)
-    return out
+    return _frag(4, 2, lambda i, g, t: g + 8 * (i in (2, 3, 6, 7)),
+                 lambda i, g, t: t * 2 + (i & 1) + 8 * (i >= 4))
 
 
 def _b_16bit_k16():
     """B of m16n8k16 .f16/.bf16: b0..b3 in 2 registers; row = tig·2 + (i & 1), + 8 for i ≥ 2;
     col = groupID."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 2, 2, 2), dtype=np.int64)
-    for i in range(4):
-        r, s = divmod(i, 2)
-        out[:, r, s, 0] = t * 2 + (i & 1) + 8 * (i >= 2)
-        out[:, r, s, 1] = g
-    return out
+    return _frag(2, 2, lambda i, g, t: t * 2 + (i & 1) + 8 * (i >= 2), lambda i, g, t: g)
 
 
 def _a_tf32_k8():
     """A of m16n8k8 .tf32 (§9.7.14.5.7): a0..a3, one per register; row = groupID for a0, a2,
     groupID + 8 for a1, a3; col = tig for a0, a1 and tig + 4 for a2, a3."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 1, 2), dtype=np.int64)
-    for i in range(4):
-        out[:, i, 0, 0] = g + 8 * (i & 1)
-        out[:, i, 0, 1] = t + 4 * (i >= 2)
-    return out
+    return _frag(4, 1, lambda i, g, t: g + 8 * (i & 1), lambda i, g, t: t + 4 * (i >= 2))
 
 
 def _b_tf32_k8():
     """B of m16n8k8 .tf32: b0, b1; row = tig for b0, tig + 4 for b1; col = groupID."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 2, 1, 2), dtype=np.int64)
-    for i in range(2):
-        out[:, i, 0, 0] = t + 4 * i
-        out[:, i, 0, 1] = g
-    return out
+    return _frag(2, 1, lambda i, g, t: t + 4 * i, lambda i, g, t: g)
 
 
 def _a_8bit_k32():
     """A of m16n8k32 .s8/.e4m3/.e5m2 (§9.7.14.5.9): a0..a15 in 4 registers of 4;
     row = groupID for a0..a3 and a8..a11, else groupID + 8; col = tig·4 + (i & 3), + 16 for
     i ≥ 8."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 4, 2), dtype=np.int64)
-    for i in range(16):
-        r, s = divmod(i, 4)
-        out[:, r, s, 0] = g + 8 * (4 <= i < 8 or i >= 12)
-        out[:, r, s, 1] = t * 4 + (i & 3) + 16 * (i >= 8)
-    return out
+    return _frag(4, 4, lambda i, g, t: g + 8 * (4 <= i < 8 or i >= 12),
+                 lambda i, g, t: t * 4 + (i & 3) + 16 * (i >= 8))
 
 
 def _b_8bit_k32():
     """B of m16n8k32 8-bit: b0..b7 in 2 registers of 4; row = tig·4 + (i & 3), + 16 for i ≥ 4;
     col = groupID."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 2, 4, 2), dtype=np.int64)
-    for i in range(8):
-        r, s = divmod(i, 4)
-        out[:, r, s, 0] = t * 4 + (i & 3) + 16 * (i >= 4)
-        out[:, r, s, 1] = g
-    return out
+    return _frag(2, 4, lambda i, g, t: t * 4 + (i & 3) + 16 * (i >= 4), lambda i, g, t: g)
 
 
 def _a_b1_k256():
     """A of m16n8k256 .b1 (§9.7.14.5.11): a0..a127 in 4 registers of 32 bits;
     row = groupID for a0..a31 and a64..a95, else groupID + 8; col = tig·32 + (i & 31), + 128
     for i ≥ 64."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 32, 2), dtype=np.int64)
-    for i in range(128):
-        r, s = divmod(i, 32)
-        out[:, r, s, 0] = g + 8 * (32 <= i < 64 or i >= 96)
-        out[:, r, s, 1] = t * 32 + (i & 31) + 128 * (i >= 64)
-    return out
+    return _frag(4, 32, lambda i, g, t: g + 8 * (32 <= i < 64 or i >= 96),
+                 lambda i, g, t: t * 32 + (i & 31) + 128 * (i >= 64))
 
 
 def _b_b1_k256():
     """B of m16n8k256 .b1: b0..b63 in 2 registers; row = tig·32 + (i & 31), + 128 for i ≥ 32;
     col = groupID."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 2, 32, 2), dtype=np.int64)
-    for i in range(64):
-        r, s = divmod(i, 32)
-        out[:, r, s, 0] = t * 32 + (i & 31) + 128 * (i >= 32)
-        out[:, r, s, 1] = g
-    return out
+    return _frag(2, 32, lambda i, g, t: t * 32 + (i & 31) + 128 * (i >= 32), lambda i, g, t: g)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -186,51 +150,28 @@ def _a_sp_16bit_k32():
     row = groupID for a0, a1, a4, a5, else + 8; the elements of chunk tig (cols tig·4..+3) for
     i < 4 and of chunk tig + 4 (cols 16 + tig·4..) for i ≥ 4.  Compressed column = chunk·2 +
     (i & 1)."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 2, 2), dtype=np.int64)
-    for i in range(8):
-        r, s = divmod(i, 2)
-        out[:, r, s, 0] = g + 8 * (i in (2, 3, 6, 7))
-        out[:, r, s, 1] = (t + 4 * (i >= 4)) * 2 + (i & 1)
-    return out
+    return _frag(4, 2, lambda i, g, t: g + 8 * (i in (2, 3, 6, 7)),
+                 lambda i, g, t: (t + 4 * (i >= 4)) * 2 + (i & 1))
 
 
 def _b_sp_16bit_k32():
     """sparse m16n8k32 .f16/.bf16 B: b0..b7 in 4 registers; row = tig·2 + (i & 1) + 8·(i >> 1);
     col = groupID (Figure 121)."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 2, 2), dtype=np.int64)
-    for i in range(8):
-        r, s = divmod(i, 2)
-        out[:, r, s, 0] = t * 2 + (i & 1) + 8 * (i >> 1)
-        out[:, r, s, 1] = g
-    return out
+    return _frag(4, 2, lambda i, g, t: t * 2 + (i & 1) + 8 * (i >> 1), lambda i, g, t: g)
 
 
 def _a_sp_8bit_k64():
     """sparse m16n8k64 .e4m3/.e5m2/.s8 A (§9.7.14.6.2.6): four registers of four kept
     elements; row = groupID for a0..a3 and a8..a11, else + 8; cols tig·8..+7 (two chunks) for
     i < 8, + 32 for i ≥ 8.  Compressed column = chunk·2 + slot within the chunk."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 4, 2), dtype=np.int64)
-    for i in range(16):
-        r, s = divmod(i, 4)
-        out[:, r, s, 0] = g + 8 * (4 <= i < 8 or i >= 12)
-        chunk = t * 2 + (s >> 1) + 8 * (i >= 8)
-        out[:, r, s, 1] = chunk * 2 + (s & 1)
-    return out
+    return _frag(4, 4, lambda i, g, t: g + 8 * (4 <= i < 8 or i >= 12),
+                 lambda i, g, t: (t * 2 + ((i % 4) >> 1) + 8 * (i >= 8)) * 2 + (i % 4 & 1))
 
 
 def _b_sp_8bit_k64():
     """sparse m16n8k64 8-bit B: b0..b15 in 4 registers of 4; row = tig·4 + (i & 3) + 16·(i >> 2);
     col = groupID (Figures 132-135)."""
-    g, t = _lanes()
-    out = np.zeros((WARP, 4, 4, 2), dtype=np.int64)
-    for i in range(16):
-        r, s = divmod(i, 4)
-        out[:, r, s, 0] = t * 4 + (i & 3) + 16 * (i >> 2)
-        out[:, r, s, 1] = g
-    return out
+    return _frag(4, 4, lambda i, g, t: t * 4 + (i & 3) + 16 * (i >> 2), lambda i, g, t: g)
 
 
 # Metadata: each 4-wide chunk of a row carries two 2-bit indices (the kept columns, ascending:
