@@ -3,7 +3,7 @@
 (``make coverage``; docs/coverage.md).
 
 Every cocotb run writes its coverage database (cocotb-coverage YAML) and a side file naming its
-test to ``build/coverage/`` (tb/coverage.py).  This merges them with cocotb-coverage's
+test to ``build/coverage/`` (tcgen/verify/coverage.py).  This merges them with cocotb-coverage's
 ``merge_coverage``, writes the report (per unit and group: coverpoint, bin, hits; the runs that
 contributed) and exits 1 listing every unhit bin and every required group that no run sampled.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tb"))
 
-import coverage as cov                                                      # noqa: E402
+from tcgen.verify import coverage as cov                                    # noqa: E402
 from tcgen.study import today, tool_versions, tools_text, write_report      # noqa: E402
 
 #: the test files that carry coverage (every cocotb bench of these samples it)
@@ -88,7 +88,7 @@ def render(points: dict, runs: list[dict], missing: list[str], header: str) -> s
          f"{len({u for u, _ in groups})} units, {n_hit} of {n_bins} bins hit "
          f"({100.0 * n_hit / max(n_bins, 1):.1f} %; {n_exc} more unreachable by design at the "
          f"params that ran), merged from {len(runs)} simulation runs. "
-         "Coverpoints and bins are defined in `tb/coverage.py` (docs/coverage.md); a bin with 0 "
+         "Coverpoints and bins are defined in `tcgen/verify/coverage.py` (docs/coverage.md); a bin with 0 "
          "hits, or a required group that no run sampled, fails `make coverage`.", ""]
     if missing:
         L += ["## Holes", ""] + [f"- `{m}`" for m in missing] + [""]
@@ -114,7 +114,7 @@ def render(points: dict, runs: list[dict], missing: list[str], header: str) -> s
         L.append("")
     if cov.UNREACHABLE:
         L += ["## Bins unreachable by design", "",
-              "Declared in `tb/coverage.py` `UNREACHABLE` with the params at which they cannot be "
+              "Declared in `tcgen/verify/coverage.py` `UNREACHABLE` with the params at which they cannot be "
               "reached; a 0-hit bin is no hole if every run that sampled its point was at such "
               "params, and a run that hits one anyway records a hole.", "",
               "| coverpoint | bin | why |", "|---|---|---|"]
@@ -139,9 +139,9 @@ def main() -> int:
     ap.add_argument("--note", default="", help="a remark on how this run was made, added to "
                                                "the report's header")
     ap.add_argument("--no-required", action="store_true",
-                    help="do not require the groups of tb/coverage.py REQUIRED (partial runs)")
+                    help="do not require the groups of tcgen/verify/coverage.py REQUIRED (partial runs)")
     ap.add_argument("--groups", action="store_true",
-                    help="print the groups the merged runs sampled, as tb/coverage.py REQUIRED "
+                    help="print the groups the merged runs sampled, as tcgen/verify/coverage.py REQUIRED "
                          "(to paste there after adding a coverpoint), and write no report")
     ap.add_argument("--run", nargs=argparse.REMAINDER, default=None,
                     help="clear --dir, run pytest on the coverage-bearing tests (arguments "
@@ -169,7 +169,7 @@ def main() -> int:
     points = cov.merge(files, args.dir / "merged" / "merged.yml", skipped)
     if skipped:
         print(f"coverage_report: {len(skipped)} stale databases left out (their bins differ from "
-              f"the newest runs': written by an older tb/coverage.py)", file=sys.stderr)
+              f"the newest runs': written by an older tcgen/verify/coverage.py)", file=sys.stderr)
     if args.groups:
         groups = sorted({".".join(n.split(".")[:2]) for n in points})
         print("REQUIRED: tuple[str, ...] = (")
@@ -195,7 +195,7 @@ def main() -> int:
               f"(`scripts/coverage_report.py` TESTS), each cocotb run writing its coverage to "
               f"build/coverage/, merged here (runs of `make test-slow` present there are merged "
               f"too).  Date {today()}.  Tools: {tools_text(tools)}; simulator Icarus Verilog "
-              f"unless a test chooses Verilator (batch runs by their size, tb/harness.py)."
+              f"unless a test chooses Verilator (batch runs by their size, tcgen/verify/harness.py)."
               + (f"  {args.note}" if args.note else ""))
     text = render(points, runs, missing, header)
     exc = cov.excused(points, runs)

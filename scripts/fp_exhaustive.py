@@ -119,7 +119,7 @@ def main() -> int:
          "defaults (no FTZ, pipeline 0) against `tcgen.hw.numeric` (itself checked against an "
          "independent Fraction oracle, tb/test_numeric.py). Path: the unit's Verilog lowered to "
          "2-input gates by Yosys (`synth -flatten; abc -g ...`), simulated by Verilator 64 "
-         "vectors per net word (tb/batch.py, bit-sliced batch path), expected values from the "
+         "vectors per net word (tcgen/verify/batch.py, bit-sliced batch path), expected values from the "
          "model loaded into the simulation and compared there. Coverage is per design: the "
          "sha256 after each configuration names its Verilog (header line aside), and a unit "
          "whose Verilog changed (a new default) starts again from zero.", "",

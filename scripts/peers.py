@@ -19,10 +19,10 @@ records the repository (git remote), commit and licence file of each.  For every
    The peers are elaborated to plain Verilog by :func:`tcgen.synth.yosys.elaborate_sv`
    (YoWASP Yosys's ``read_slang``; Yosys 0.23 cannot read FPnew), then measured by the same
    flow as tcgen's units.
-2. **Equivalence before PPA**: the unit's batch bench (tb/harness.py) with the peer standing in
+2. **Equivalence before PPA**: the unit's batch bench (tcgen/verify/harness.py) with the peer standing in
    for it (``harness.standing_in``): every ordered pair of the format's edge values (specials,
    subnormals, binade and overflow edges), rounding-tie pairs and ``--pairs`` random pairs
-   (tb/stimulus.py's mix), expected values from tcgen's numeric reference.  A peer with a
+   (tcgen/verify/stimulus.py's mix), expected values from tcgen's numeric reference.  A peer with a
    mismatch gets no PPA row; the report lists its first mismatches.
 3. **PPA** on each liberty: ``tcgen.measure.measure(unit, design=...)`` -- the unit's workload
    (activity ``sim``), ops per cycle and clock for every design; the core, whose ports are not
@@ -44,8 +44,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tb"))
 
-import harness                                                              # noqa: E402
-from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, tie_pairs  # noqa: E402
+from tcgen.verify import harness                                            # noqa: E402
+from tcgen.verify.stimulus import (concat_pairs, cross, edge_values,  # noqa: E402
+                                   random_fp_pairs, tie_pairs)
 from tcgen.hw import numeric as num                                         # noqa: E402
 from tcgen.hw.fparith import resolved_mult                                  # noqa: E402
 from tcgen.measure import measure                                           # noqa: E402

@@ -4,7 +4,7 @@ A *mutant* is the generated Verilog of one unit configuration with one small fau
 Yosys's ``mutate`` (a bit of a cell's input or output inverted, tied to 0 or 1, or replaced by
 a neighbouring bit).  The family's own regression tests -- a chosen subset of its real pytest
 tests, the smallest configurations they exercise -- are run on each mutant through the harness
-hook (``TCGEN_MUTANT``, tb/harness.py): a failing test *kills* the mutant; if every test passes
+hook (``TCGEN_MUTANT``, tcgen/verify/harness.py): a failing test *kills* the mutant; if every test passes
 it *survives*.  A survivor is then given to the formal checks (:func:`_prove`: the mutated
 submodule instance alone and within its enclosing ones, the whole netlist with its registers
 everted, the whole netlist by k-induction from reset): proved equal, it is an *equivalent
@@ -51,7 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import INSTANCE, verilog_modules
+from tcgen.verify.harness import INSTANCE, verilog_modules
 from tcgen.synth import tools
 from tcgen.synth.formal import Design, prove_from_reset, prove_same_structure
 
@@ -199,17 +199,20 @@ def mutant_id(unit: str, line: str) -> str:
     return f"{unit}-{hashlib.sha256(line.encode()).hexdigest()[:6]}"
 
 
-def _pytest(tests, env_extra: dict, timeout: float, log: Path) -> tuple[int | None, float]:
-    """Run ``pytest -x`` on ``tests``; (exit status or None after ``timeout``, seconds)."""
-    # no functional coverage from mutants (tb/coverage.py): it would count a wrong circuit's
+def _pytest(tests, env_extra: dict, timeout: float, log: Path, *, cwd: Path = ROOT,
+            python: str = sys.executable, unset=()) -> tuple[int | None, float]:
+    """Run ``pytest -x`` on ``tests``; (exit status or None after ``timeout``, seconds).
+    ``cwd``/``python``: another checkout and its interpreter (tb/gen_mutation.py's copy);
+    ``unset``: environment variables to drop."""
+    # no functional coverage from mutants (tcgen/verify/coverage.py): it would count a wrong circuit's
     # runs, and sampling costs time
     env = {**os.environ, "TCGEN_COVERAGE": "0", **env_extra}
-    env.pop("PYTEST_XDIST_WORKER", None)
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
-           *tests]
+    for k in ("PYTEST_XDIST_WORKER", *unset):
+        env.pop(k, None)
+    cmd = [python, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", *tests]
     t0 = time.monotonic()
     with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             rc = proc.wait(timeout=timeout)
@@ -258,7 +261,7 @@ def prepare(target: Target, work: Path) -> dict:
         raise MutationError(f"{target.key}: the tests never generate {target.unit}"
                             + (f" with {target.params}" if target.params else ""))
     params = configs[0]
-    from harness import verilog_file
+    from tcgen.verify.harness import verilog_file
     from tcgen.registry import get_unit
     src = verilog_file(target.unit, get_unit(target.unit).params(**params))
     shutil.copyfile(src, work / f"{target.unit}.v")

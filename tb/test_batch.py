@@ -1,4 +1,4 @@
-"""The batch path (tb/batch.py, tb/benches/batch.py): vectors checked inside the simulation.
+"""The batch path (tcgen/verify/batch.py, tcgen/verify/benches/batch.py): vectors checked inside the simulation.
 
 Fixed-latency and stream units, lanes, chunks, and the checker's own test: expectations
 corrupted on purpose must be reported, at the right vectors, with their inputs.
@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
-from stimulus import random_fp_pairs
+from tcgen.verify.stimulus import random_fp_pairs
 
 
 def test_fixed_latency_lanes_and_chunks():
@@ -90,7 +90,7 @@ def test_bitslice_gate_netlist():
     """The bit-sliced path: fp_mul FP16 lowered to gates by Yosys, 64 vectors per net word;
     specials and random pairs (a partial last group), and corrupted expectations in two groups
     reported with their exact vectors and operands."""
-    from stimulus import concat_pairs, cross, specials
+    from tcgen.verify.stimulus import concat_pairs, cross, specials
     rng = np.random.default_rng(harness.seed(306))
     a, b = concat_pairs(cross(specials("fp16")), random_fp_pairs("fp16", rng, 6_000))
     p = get_unit("fp_mul").params()
@@ -108,7 +108,7 @@ def test_bitslice_gate_netlist():
 
 @pytest.mark.parametrize("width", [16, 64, 65, 130])
 def test_bitslice_planes_roundtrip(width):
-    from batch import SLICE, from_plane_word, to_planes
+    from tcgen.verify.batch import SLICE, from_plane_word, to_planes
     from tcgen.hw.library import random_words
     rng = np.random.default_rng(307)
     x = random_words(rng, 2 * SLICE, width)

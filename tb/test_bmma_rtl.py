@@ -1,6 +1,6 @@
 """cocotb regressions of bmma_array, int8_mac_array and bnn_epilogue against the golden model
 (paper 000 notes §4.1), through the shared harness and the generic stream bench
-tb/benches/stream.py.
+tcgen/verify/benches/stream.py.
 
 The default 8×8×128 array is simulated on directed tiles, a few hundred random tiles, the
 back-to-back timing check and the layer slices; the fold factors, op builds, narrow
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench_config import run_stream
-from harness import seed
+from tcgen.verify.bench_config import run_stream
+from tcgen.verify.harness import seed
 from tcgen.registry import get_unit
 from tcgen.units.bmma import family as bf
 from tcgen.units.bmma import model as bm
@@ -35,7 +35,7 @@ def golden(p, requests):
 
 def simulate(unit, params, requests, name, idle=0.0, stall=0.0, timing=False, reset_at=None,
              bench_seed=1):
-    """One scenario of tb/benches/stream.py: ``reset_at`` -> reset_mid_operation (4 requests,
+    """One scenario of tcgen/verify/benches/stream.py: ``reset_at`` -> reset_mid_operation (4 requests,
     the result stream mostly stalled (scripted ready) so results are pending, reset
     ``reset_at`` cycles in); idle/stall -> backpressure; else back_to_back, with ``timing``
     checking the documented latency and one request per ``fold`` cycles."""

@@ -16,13 +16,15 @@ components)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness import ROOT
 from tcgen.units.bmma import arithmetic as BA
 from tcgen.units.pacq import census as PC
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 # == PacQ: table1_census ==========================================================================

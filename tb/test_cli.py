@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.generate import verilog
 from tcgen.hw.generate import normalize_rtlil
 from tcgen.registry import all_units, get_unit

@@ -1,4 +1,4 @@
-"""The functional-coverage machinery (tb/coverage.py, docs/coverage.md): the classification
+"""The functional-coverage machinery (tcgen/verify/coverage.py, docs/coverage.md): the classification
 functions against hand-made values and an independent Fraction reference, the bulk sampler
 against plain counting, and the merge/report's verdict on an unhit bin (a subprocess of
 scripts/coverage_report.py, as ``make coverage`` runs it)."""
@@ -8,13 +8,15 @@ import json
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import coverage as cov
-from harness import ROOT
+from tcgen.verify import coverage as cov
 from tcgen.hw import numeric as num
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 # -- FP classes ----------------------------------------------------------------------------------
@@ -112,7 +114,7 @@ def test_bulk_hits_equal_plain_counts():
 def test_fp_add_model_on_specials_hits_every_class():
     """The fp_add coverage model on every pair of fp16 specials + edge values: every operand
     and result class and every rounding and range event."""
-    from stimulus import cross, edge_values
+    from tcgen.verify.stimulus import cross, edge_values
     from cocotb_coverage.coverage import coverage_db
     from tcgen.registry import get_unit
     a, b = cross(edge_values("fp16"))
@@ -210,7 +212,7 @@ def test_unreachable_bins_are_excused_only_where_declared(monkeypatch):
 
 
 def test_merge_leaves_out_a_stale_database(tmp_path):
-    """A database whose bins of a point differ from the newest one's (an older tb/coverage.py)
+    """A database whose bins of a point differ from the newest one's (an older tcgen/verify/coverage.py)
     is left out of the merge and named."""
     import os
     _db(tmp_path, "covtest.g.p", {"a": 1}, ["a", "b"])             # 0.yml: older bins

@@ -29,7 +29,7 @@ from itertools import combinations
 
 import pytest
 
-from batch import shape_of
+from tcgen.verify.batch import shape_of
 from formal_record import record
 from tcgen.generate import verilog
 from tcgen.registry import all_units, get_unit

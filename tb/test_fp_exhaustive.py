@@ -1,5 +1,5 @@
 """Exhaustive FP16/BF16 verification of the generated fp_add and fp_mul: all 2**32 operand
-pairs against tcgen.hw.numeric, on the bit-sliced batch path (tb/batch.py).
+pairs against tcgen.hw.numeric, on the bit-sliced batch path (tcgen/verify/batch.py).
 
 Marked ``slow``; driven range by range by scripts/fp_exhaustive.py (resumable, results in
 reports/hw_verification.md).  One test checks one range ``[TCGEN_EXH_START, TCGEN_EXH_STOP)``
@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.registry import get_unit
 
 pytestmark = pytest.mark.slow

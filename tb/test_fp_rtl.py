@@ -1,6 +1,6 @@
 """cocotb: FP adder, multiplier and converter RTL against the numeric reference (zero mismatches).
 
-Every test checks its vectors on the batch path (tb/batch.py: stimulus and expected values loaded
+Every test checks its vectors on the batch path (tcgen/verify/batch.py: stimulus and expected values loaded
 into the simulation, compared there); the pipelined back-to-back tests use the per-vector
 fixed-latency bench, which also reports the latency it measured.  The expected values come from
 tcgen.hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
-from stimulus import (concat_pairs, convert_corners, cross, dot_lanes, edge_values,
+from tcgen.verify.stimulus import (concat_pairs, convert_corners, cross, dot_lanes, edge_values,
                       random_fp_pairs, result_corners, specials, tie_pairs)
 
 MODES = num.MODES

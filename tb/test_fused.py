@@ -20,12 +20,13 @@ import shutil
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import harness
-from stimulus import dot_lanes, edge_values, result_corners, specials
+from tcgen.verify import harness
+from tcgen.verify.stimulus import dot_lanes, edge_values, result_corners, specials
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
 from tcgen.hw.params import ParamError
@@ -717,7 +718,7 @@ def test_model_refuses_window_out_of_bounds():
 
 def _tcgen(*args):
     return subprocess.run([sys.executable, "-m", "tcgen.cli", *args], capture_output=True,
-                          text=True, cwd=harness.ROOT)
+                          text=True, cwd=Path(__file__).resolve().parent.parent)
 
 
 def test_cli_window_out_of_bounds(tmp_path):

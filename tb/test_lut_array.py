@@ -1,5 +1,5 @@
 """lut_array and the MAC baseline mac_dp4_array against their transaction models (tcgen.units.lut.model.lut_array_model) on the
-stream bench (tb/benches/stream.py): back to back with the documented latency and one
+stream bench (tcgen/verify/benches/stream.py): back to back with the documented latency and one
 operation every w_bits cycles, random stalls on both streams, reset in the middle of an
 operation; INT and FP tables, internal and external tables, W_BIT = 1..4, K = 2..6, and the
 paper's M2N64K4."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench_config import run_stream
-from harness import seed
+from tcgen.verify.bench_config import run_stream
+from tcgen.verify.harness import seed
 from tcgen.registry import get_unit
 from tcgen.units.lut import model as lm
 from tcgen.units.lut.family import (array_request, array_result, mac_request,

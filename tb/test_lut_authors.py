@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import lut_authors as la                                                    # noqa: E402
-from stimulus import edge_values                                            # noqa: E402
+from tcgen.verify.stimulus import edge_values                               # noqa: E402
 from tcgen.generate import verilog                                          # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 

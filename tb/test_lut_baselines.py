@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench_config import run_stream
-from harness import seed
+from tcgen.verify.bench_config import run_stream
+from tcgen.verify.harness import seed
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
 from tcgen.units.lut import model as lm

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack
 from tcgen.registry import get_unit
@@ -159,7 +159,7 @@ def test_lut_precompute_matches_model(cfg):
     stim = precompute_inputs(p, rng, 3000)
     if not p.act.startswith("int"):        # every pair of specials in lanes 0, 1 (coverage)
         from amaranth.lib import data
-        from stimulus import cross, specials
+        from tcgen.verify.stimulus import cross, specials
         a0, a1 = cross(specials(p.act))
         rows = np.zeros((len(a0), p.k), np.uint64)
         rows[:, 0], rows[:, 1] = a0, a1

@@ -10,14 +10,15 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-import harness
+from tcgen.verify import harness
 import mutation
 from tcgen.registry import get_unit
 
-ROOT = harness.ROOT
+ROOT = Path(__file__).resolve().parent.parent
 POPCOUNT_TEST = "tb/test_int_rtl.py::test_popcount_exhaustive[8]"
 
 

@@ -14,8 +14,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness import seed
-from stimulus import concat_pairs, cross, edge_values, random_fp_pairs, specials, tie_pairs
+from tcgen.verify.harness import seed
+from tcgen.verify.stimulus import (concat_pairs, cross, edge_values, random_fp_pairs, specials,
+                                   tie_pairs)
 from tcgen.hw import numeric as num
 
 F = Fraction

@@ -2,7 +2,7 @@
 that put every code in every lane (1,310,720 vectors per configuration), for every output mode
 and both rounding modes, RTL vs golden model.
 
-cocotb 2.1 needs Verilator >= 5.036 (tb/harness.py refuses 5.006), and Icarus through cocotb runs
+cocotb 2.1 needs Verilator >= 5.036 (tcgen/verify/harness.py refuses 5.006), and Icarus through cocotb runs
 ~1,000 vectors/s on this unit, so this sweep drives the harness's Verilog with a plain Verilog
 testbench compiled by ``verilator --binary`` (≈ 10^6 vectors/s) that writes every output; the
 comparison against the golden model is done here in Python.  Results go to
@@ -17,18 +17,20 @@ import json
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.registry import get_unit
-from stimulus import WORDS2, WORDS4
+from tcgen.verify.stimulus import WORDS2, WORDS4
 
 CONFIGS = [dict(), dict(rounding="rtz"), dict(mode="exact"), dict(mode="offset8"),
            dict(mode="literal", rounding="rtz")]
-OUT = harness.ROOT / "build" / "exhaustive"
-REPORT = harness.ROOT / "reports" / "pacq_exhaustive.md"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "build" / "exhaustive"
+REPORT = ROOT / "reports" / "pacq_exhaustive.md"
 
 
 def _outputs(comp):

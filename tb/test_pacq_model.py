@@ -6,17 +6,20 @@ from __future__ import annotations
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness import ROOT, seed
+from tcgen.verify.harness import seed
 from tcgen.hw import numeric as num
 from tcgen.hw.numeric import FP16, FP32
 from tcgen.registry import get_unit
 from tcgen.units.pacq import model as M
 from tcgen.units.pacq.paper import NOTES_VECTORS
 from tcgen.units.pacq.params import Dp4PacqParams, IntDequantParams, PacqMulParams
+
+ROOT = Path(__file__).resolve().parent.parent
 
 ALL_A = np.arange(1 << 16, dtype=np.int64)
 

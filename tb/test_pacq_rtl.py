@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
-from bench_config import BenchConfig
-from stimulus import WORDS2, WORDS4
+from tcgen.verify import harness
+from tcgen.verify.bench_config import BenchConfig
+from tcgen.verify.stimulus import WORDS2, WORDS4
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
 from tcgen.hw.layout import pack, unpack
@@ -135,7 +135,7 @@ def test_dequant_mul_matches_model():
     stim = {"a": rng.integers(0, 1 << 16, n, dtype=np.uint64),
             "code": rng.integers(0, 16, n, dtype=np.uint64),
             "int2": rng.integers(0, 2, n, dtype=np.uint64)}
-    from stimulus import specials                  # every FP16 class x every code (coverage)
+    from tcgen.verify.stimulus import specials     # every FP16 class x every code (coverage)
     sp = np.array(specials("fp16"), np.uint64)
     codes = np.arange(16, dtype=np.uint64)
     stim = {"a": np.concatenate([stim["a"], np.repeat(sp, 32)]),
@@ -278,7 +278,7 @@ def _class_corners(p, f: dict) -> dict:
     each special of the accumulation format (the result is then C's class); A at FP16 max
     with C at the accumulator's max, both signs (overflow); the other fields copied from the
     first rows."""
-    from stimulus import specials
+    from tcgen.verify.stimulus import specials
     lanes_a = f["a"].shape[1]
     c = np.asarray(f["c"])
     lanes_c = c.shape[1] if c.ndim > 1 else 1

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import harness
-from stimulus import concat_pairs, cross, edge_values, random_fp_pairs
+from tcgen.verify import harness
+from tcgen.verify.stimulus import concat_pairs, cross, edge_values, random_fp_pairs
 from tcgen.generate import verilog
 from tcgen.hw.params import ParamError
 from tcgen.measure import measure

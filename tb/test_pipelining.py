@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import harness
+from tcgen.verify import harness
 from amaranth.lib import data
-from stimulus import dot_lanes
+from tcgen.verify.stimulus import dot_lanes
 from tcgen.generate import verilog
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.hw import numeric as num
 from tcgen.hw import sm90
 from tcgen.hw.layout import pack

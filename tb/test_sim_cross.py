@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.registry import get_unit
-from stimulus import concat_pairs, cross, random_fp_pairs, specials
+from tcgen.verify.stimulus import concat_pairs, cross, random_fp_pairs, specials
 
 SIMS = ("icarus", "verilator")
 
@@ -30,7 +30,7 @@ def test_stream_bench_on_both(sim):
     """The cocotb stream bench (back-to-back, backpressure, reset mid-operation) on the
     BNN epilogue (two channels: the stream bench is the subject, and Verilator builds a small
     model sooner): same stimulus, same scenarios, same outcome on both simulators."""
-    from bench_config import run_stream
+    from tcgen.verify.bench_config import run_stream
     unit = get_unit("bnn_epilogue")
     p = unit.params(n=2)
     stim = unit.workload(p, np.random.default_rng(harness.seed(402)), 64)

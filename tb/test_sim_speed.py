@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import harness
+from tcgen.verify import harness
 from tcgen.registry import get_unit
-from stimulus import random_fp_pairs
+from tcgen.verify.stimulus import random_fp_pairs
 
 pytestmark = pytest.mark.bench
 

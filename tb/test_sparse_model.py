@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness import seed
-from stimulus import random_fp_pairs, specials
+from tcgen.verify.harness import seed
+from tcgen.verify.stimulus import random_fp_pairs, specials
 from tcgen.hw import numeric as num
 from tcgen.units.sparse import model as sm
 from tcgen.units.sparse import paper

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import harness
-from bench_config import run_stream
-from harness import seed
-from stimulus import dot_lanes
+from tcgen.verify import harness
+from tcgen.verify.bench_config import run_stream
+from tcgen.verify.harness import seed
+from tcgen.verify.stimulus import dot_lanes
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
 from tcgen.units.sparse import model as sm

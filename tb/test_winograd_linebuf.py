@@ -27,8 +27,8 @@ import subprocess
 import numpy as np
 import pytest
 
-import harness
-from bench_config import run_stream
+from tcgen.verify import harness
+from tcgen.verify.bench_config import run_stream
 from tcgen.generate import verilog
 from tcgen.hw.layout import pack, unpack
 from tcgen.hw.params import ParamError

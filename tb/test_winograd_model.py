@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness import seed
+from tcgen.verify.harness import seed
 from tcgen.hw import numeric as num
 from tcgen.units.winograd import model as wm
 from tcgen.units.winograd import paper

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness
-from stimulus import dot_lanes, specials
+from tcgen.verify import harness
+from tcgen.verify.stimulus import dot_lanes, specials
 from tcgen.hw import numeric as num
 from tcgen.hw.layout import pack, unpack
 from tcgen.hw.params import ParamError
@@ -500,7 +500,7 @@ def test_params_from_strings_and_widths():
 
 # -- wino_conv: the tile datapath (ITF -> element-wise lanes on DP-4s -> OTF) -------------------
 def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
-    from bench_config import run_stream
+    from tcgen.verify.bench_config import run_stream
     s = run_stream("wino_conv", p, {"op__payload": np.array(reqs, dtype=object)}, name=name,
                    scenarios=(scenario,), **cfg)
     assert s["mismatches"] == 0, s
@@ -618,7 +618,7 @@ def test_exact_div9_identity():
 
 # -- direct_conv3x3: the direct baseline on the same DP-4s ---------------------------------------
 def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
-    from bench_config import run_stream
+    from tcgen.verify.bench_config import run_stream
     s = run_stream("direct_conv3x3", p, {"op__payload": np.array(reqs, dtype=object)},
                    name=name, scenarios=(scenario,), **cfg)
     assert s["mismatches"] == 0, s

@@ -26,7 +26,7 @@ class Context:
 
     @classmethod
     def from_env(cls) -> "Context":
-        from harness import load_stimulus
+        from .harness import load_stimulus
         unit = get_unit(os.environ["TCGEN_UNIT"])
         params = unit.params(**json.loads(os.environ["TCGEN_PARAMS"]))
         stim_path = os.environ.get("TCGEN_STIMULUS")

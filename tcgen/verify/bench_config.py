@@ -1,4 +1,4 @@
-"""Configuration of the generic stream bench (tb/benches/stream.py), shared by both sides.
+"""Configuration of the generic stream bench (benches/stream.py), shared by both sides.
 
 The pytest side builds a :class:`BenchConfig` and hands it to the simulation as JSON in one
 environment variable, ``TCGEN_BENCH``; the bench reads it back with :meth:`BenchConfig.from_env`.
@@ -92,7 +92,7 @@ def run_stream(unit: str, params, stimulus: dict, name: str = "run",
                testcase: str | None = None, sim: str | None = None, **config) -> dict:
     """``harness.run`` of the generic stream bench with ``BenchConfig(**config)`` (``sim``: the
     test's simulator, see harness.run)."""
-    from harness import run
+    from .harness import run
     cfg = BenchConfig(**config)
     return run(unit, params, bench="stream", stimulus=stimulus, name=name, testcase=testcase,
                extra_env=cfg.env(), sim=sim)

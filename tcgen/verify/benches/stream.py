@@ -27,10 +27,11 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge, ReadOnly, SimTimeoutError, with_timeout
 
-import coverage
-from bench_config import SCENARIOS, BenchConfig
-from drivers import (Context, Pattern, Scoreboard, SignalProbe, StreamDriver, StreamMonitor,
-                     StreamSink, model_outputs, start_clock_and_reset, stream_ports)
+from tcgen.verify import coverage
+from tcgen.verify.bench_config import SCENARIOS, BenchConfig
+from tcgen.verify.drivers import (Context, Pattern, Scoreboard, SignalProbe, StreamDriver,
+                                  StreamMonitor, StreamSink, model_outputs,
+                                  start_clock_and_reset, stream_ports)
 
 CFG = BenchConfig.from_env()
 PERIOD_NS = 10
@@ -111,7 +112,7 @@ class Run:
             t.cancel()
 
     def cover(self, expected: dict):
-        """Coverage of this run (tb/coverage.py): the accepted payloads and the expected
+        """Coverage of this run (tcgen/verify/coverage.py): the accepted payloads and the expected
         outputs, the handshake patterns of every stream, the probed internal states."""
         unit, params = self.bench.ctx.unit.name, self.bench.ctx.params
         coverage.sample(unit, params, self.accepted(), expected)

@@ -1,13 +1,16 @@
-"""The shared cocotb harness (docs/architecture.md, "Verification").
+"""The shared cocotb harness (docs/architecture.md, "Verification"; docs/plugins.md).
 
 ``run(unit, params, bench, ...)``:
 
 1. elaborates the unit and writes its Verilog into a build cache
-   ``build/sim/<unit>/<params>-<hash>/`` keyed by the params, the source hash of hw/, units/ and tcgen/
-   and the simulator;
+   ``<build>/sim/<unit>/<params>-<hash>/`` (``<build>``: :func:`tcgen.verify.build_dir`, the
+   checkout's ``build/``, ``TCGEN_BUILD_DIR`` or ``./build/tcgen``) keyed by the params, the
+   source hash of hw/, units/ and tcgen/ *and of the package that defines the unit* (a plug-in's
+   RTL changed after a run is rebuilt) and the simulator;
 2. compiles it once per configuration (a file lock makes this safe under ``pytest -n auto``);
-3. runs a cocotb test module from ``tb/benches`` with Icarus (default) or ``SIM=verilator``,
-   handing it the unit name, params, stimulus file and seed through the environment;
+3. runs a cocotb test module ``tcgen.verify.benches.<bench>`` with Icarus (default) or
+   ``SIM=verilator``, handing it the unit name, params, stimulus file and seed through the
+   environment;
 4. reads the results file and fails the calling pytest test if any cocotb test failed.
 
 Stand-ins (mutation testing, tb/mutation.py, docs/mutation.md; the peers benchmark,
@@ -20,11 +23,13 @@ sets it up for a block of code.  ``TCGEN_MUTATION_RECORD=<file>`` appends
 the unit and params of every configuration the run generates (one JSON line each).
 
 ``WAVES=1`` dumps waveforms (``dump.fst`` for Icarus, ``dump.vcd``/``.fst`` for Verilator) in
-the run directory, which is printed.  ``TCGEN_SEED`` overrides the random seed of every test.
+the run directory, which is printed.  ``TCGEN_SEED`` overrides the random seed of every test
+(a non-negative integer below 2**32, numpy's seed range).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -41,13 +46,18 @@ from tcgen.hw.files import locked
 from tcgen.registry import get_unit
 from tcgen.synth import tools
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "build" / "sim"
+from . import ENV_BUILD_DIR, build_dir
+
+#: the build cache of the simulations (:func:`tcgen.verify.build_dir`, fixed at import)
+BUILD = build_dir() / "sim"
+#: this package's folder: its modules and benches get cocotb's assertion rewriting
+HERE = Path(__file__).resolve().parent
+SEED_MAX = 2 ** 32 - 1                   # numpy's legacy seed range (RandomState): 0 .. 2**32-1
 SIMULATORS = ("icarus", "verilator")
 
 __all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file", "standing_in",
            "save_stimulus", "SimulationFailed", "verilog_modules", "elaborated_bytes",
-           "load_stimulus", "ROOT"]
+           "load_stimulus", "BUILD", "SEED_MAX", "parse_seed", "unit_source_files"]
 
 
 def sim_name(default: str | None = None) -> str:
@@ -70,27 +80,84 @@ def sim_name(default: str | None = None) -> str:
     return sim
 
 
+def parse_seed(text, what: str = "TCGEN_SEED") -> int:
+    """A seed from text: a decimal integer 0 .. 2**32-1 (numpy's seed range; the benches seed
+    ``np.random.default_rng`` and cocotb's ``random``); ``ValueError`` with one line otherwise."""
+    t = str(text).strip()
+    if not t.isdigit() or not t.isascii() or int(t) > SEED_MAX:
+        raise ValueError(f"{what} must be an integer from 0 to {SEED_MAX}, got {str(text)!r}")
+    return int(t)
+
+
 def seed(default: int) -> int:
-    """The seed to use: ``TCGEN_SEED`` if set, else ``default`` (printed either way)."""
-    s = int(os.environ.get("TCGEN_SEED", default))
+    """The seed to use: ``TCGEN_SEED`` if set, else ``default`` (printed either way).  A bad
+    ``TCGEN_SEED`` (``-1``, ``abc``, over 2**32-1) is a one-line ``ValueError``."""
+    env = os.environ.get("TCGEN_SEED")
+    s = parse_seed(env) if env not in (None, "") else int(default)
     print(f"[tcgen] seed = {s} (set TCGEN_SEED to override)")
     return s
 
 
-def source_hash() -> str:
-    """The generator sources the simulated Verilog comes from: the *imported* tcgen, hw and
-    units packages (not this checkout's folders: a bench run against another checkout's
-    install -- a worktree -- once reused a build cached under this checkout's hash, stale
-    Verilog and all, and a pipelined fused_dot looked wrong in simulation only)."""
+def _package_sources(pkg_name: str, root: Path) -> list[tuple[str, Path]]:
+    return [(f"{pkg_name}/{p.relative_to(root)}", p) for p in sorted(root.rglob("*.py"))]
+
+
+@functools.lru_cache(maxsize=None)
+def _tcgen_sources() -> tuple[tuple[str, Path], ...]:
     import tcgen
     import tcgen.hw
     import tcgen.units
-    h = hashlib.sha256()
+    out = []
     for pkg in (tcgen.hw, tcgen.units, tcgen):
-        root = Path(pkg.__file__).resolve().parent
-        for path in sorted(root.rglob("*.py")):
-            h.update(f"{pkg.__name__}/{path.relative_to(root)}".encode())
-            h.update(path.read_bytes())
+        out += _package_sources(pkg.__name__, Path(pkg.__file__).resolve().parent)
+    # the harness itself generates no unit Verilog (its wrappers are compared by text)
+    return tuple((label, p) for label, p in out if not label.startswith("tcgen/verify/"))
+
+
+def unit_source_files(unit_name: str) -> list[tuple[str, Path]]:
+    """The source files of the package that defines a unit outside tcgen (a plug-in): for every
+    callable of its UnitSpec (build, model, workload, estimate, ...) and its Params class, the
+    defining module's package folder, every ``*.py`` under it (a top-level module: that file).
+    Units of tcgen itself: none (covered by :func:`source_hash`)."""
+    import tcgen
+    spec = get_unit(unit_name)
+    ours = Path(tcgen.__file__).resolve().parent
+    roots: dict[str, Path] = {}
+    objs = [spec.params, spec.build, spec.model, spec.ops_per_cycle, spec.workload,
+            spec.estimate, *[w.stimulus for w in spec.workloads.values()]]
+    for obj in objs:
+        mod = sys.modules.get(getattr(obj, "__module__", None) or "")
+        file = getattr(mod, "__file__", None)
+        if not file or mod.__name__.split(".")[0] == "tcgen":
+            continue
+        path = Path(file).resolve()
+        if path.name == "__init__.py" or getattr(mod, "__path__", None):
+            pkg_root, name = path.parent, mod.__name__
+        elif "." in mod.__name__:
+            pkg_root, name = path.parent, mod.__name__.rsplit(".", 1)[0]
+        else:
+            pkg_root, name = path, mod.__name__
+        if pkg_root.is_relative_to(ours):
+            continue
+        roots.setdefault(name, pkg_root)
+    out = []
+    for name, root in sorted(roots.items()):
+        out += _package_sources(name, root) if root.is_dir() else [(f"{name}.py", root)]
+    return out
+
+
+def source_hash(unit_name: str | None = None) -> str:
+    """The generator sources the simulated Verilog comes from: the *imported* tcgen, hw and
+    units packages (not this checkout's folders: a bench run against another checkout's
+    install -- a worktree -- once reused a build cached under this checkout's hash, stale
+    Verilog and all, and a pipelined fused_dot looked wrong in simulation only) and, given
+    ``unit_name``, the package that defines the unit when it is a plug-in
+    (:func:`unit_source_files`: its RTL changed after a run must be rebuilt, issue 41)."""
+    h = hashlib.sha256()
+    files = list(_tcgen_sources()) + (unit_source_files(unit_name) if unit_name else [])
+    for label, path in files:
+        h.update(label.encode())
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -129,7 +196,7 @@ def standing_in(design: Path, unit_name: str, params):
 def _config_dir(unit_name: str, params, sim: str) -> Path:
     mutant = _mutant(unit_name, params)
     key = json.dumps({"unit": unit_name, "params": params.as_dict(), "sim": sim,
-                      "src": source_hash()}, sort_keys=True)
+                      "src": source_hash(unit_name)}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     short = params.key()
     if len(short) > 60:
@@ -178,7 +245,7 @@ def _build(unit_name: str, params, sim: str, waves: bool,
     src = verilog_file(unit_name, params, top=unit_name)      # one generation per configuration
     sources, top = [src], unit_name
     if batch:
-        from batch import WRAPPER, bitslice_shape, shape_of, wrapper_verilog
+        from .batch import WRAPPER, bitslice_shape, shape_of, wrapper_verilog
         top = WRAPPER
         wrapper = d / f"{WRAPPER}.v"
         shape = shape_of(get_unit(unit_name).interface(params))
@@ -231,8 +298,8 @@ BATCH_OPTIMIZE_VECTORS = 1 << 18
 
 
 def _bitslice(unit_name: str, src: Path, d: Path) -> Path:
-    """The unit's Verilog lowered to gates by Yosys and rewritten 64 vectors wide (tb/batch.py)."""
-    from batch import bitslice_script, bitslice_verilog
+    """The unit's Verilog lowered to gates by Yosys and rewritten 64 vectors wide (batch.py)."""
+    from .batch import bitslice_script, bitslice_verilog
     out = d / f"{unit_name}_x64.v"
     with locked(d / ".lock"):
         if not out.exists():
@@ -266,23 +333,16 @@ def load_stimulus(path) -> dict[str, np.ndarray]:
     return out
 
 
-def _python_path():
-    """The simulator's embedded Python must find tb/ (benches, drivers); tcgen is installed."""
-    p = str(ROOT / "tb")                          # the runner passes sys.path on as PYTHONPATH
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-
 def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=None,
         testcase: str | None = None, seed_value: int | None = None, name: str = "run",
         extra_env: dict[str, str] | None = None, sim: str | None = None,
         batch: tuple[int, int] | None = None, bitslice: bool = False,
         optimize: bool = False) -> dict:
-    """Simulate ``unit_name`` at ``params`` with cocotb module ``tb/benches/<bench>.py``.
+    """Simulate ``unit_name`` at ``params`` with cocotb module ``tcgen.verify.benches.<bench>``.
 
     ``stimulus``: {input port: array} streamed by the bench (saved beside the run).
     ``sim``: the simulator for this test (its default for its size); ``SIM`` overrides it.
-    ``batch``: ``(lanes, depth)`` to run on the batch wrapper (bench ``batch``, see tb/batch.py).
+    ``batch``: ``(lanes, depth)`` to run on the batch wrapper (bench ``batch``, see batch.py).
     ``optimize``: a long run; Verilator compiles the model at -O2 (VERILATOR_OPT).
     Returns the summary dict the bench wrote (vectors, mismatches, ...); raises
     :class:`SimulationFailed` (an ``AssertionError``) if a cocotb test failed.
@@ -299,12 +359,14 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     run_dir.mkdir(parents=True)
     env = {"TCGEN_UNIT": unit_name, "TCGEN_PARAMS": json.dumps(params.as_dict()),
            "TCGEN_RUN_DIR": str(run_dir),
+           # the simulator's Python writes coverage beside this run's builds, wherever its cwd
+           ENV_BUILD_DIR: str(BUILD.parent),
            # cocotb rewrites the asserts of every module it imports (default "*.py"): numpy,
            # amaranth, tcgen -- ~1.2 s per run, as nothing is cached under
-           # PYTHONDONTWRITEBYTECODE.  The benches' own asserts are the ones worth rewriting.
+           # PYTHONDONTWRITEBYTECODE.  The benches' own asserts are the ones worth rewriting
+           # (this package's modules and benches/: fnmatch's * crosses folders).
            "COCOTB_REWRITE_ASSERTION_FILES": os.environ.get("COCOTB_REWRITE_ASSERTION_FILES",
-                                                            f"{ROOT / 'tb'}/*.py")}
-    _python_path()
+                                                            f"{HERE}/*.py")}
     if stimulus is not None:
         save_stimulus(run_dir / "stimulus.npz", stimulus)
         env["TCGEN_STIMULUS"] = str(run_dir / "stimulus.npz")
@@ -313,7 +375,7 @@ def run(unit_name: str, params=None, bench: str = "fixed_latency", *, stimulus=N
     t0 = time.time()
     exit_code = 0
     try:
-        results = runner.test(test_module=f"benches.{bench}", hdl_toplevel=top,
+        results = runner.test(test_module=f"tcgen.verify.benches.{bench}", hdl_toplevel=top,
                               hdl_toplevel_lang="verilog",
                               testcase=testcase, seed=seed_value if seed_value is not None else 1,
                               extra_env=env, waves=waves, build_dir=d / "sim_build",
@@ -364,10 +426,10 @@ class SimulationFailed(AssertionError):
 
 
 def _shown(path: Path) -> str:
-    """A path as the log shows it: relative to the checkout if inside it (a stand-in design's
-    runs may live anywhere)."""
+    """A path as the log shows it: relative to the current folder if inside it (a stand-in
+    design's runs may live anywhere)."""
     try:
-        return str(path.relative_to(ROOT))
+        return str(path.relative_to(Path.cwd().absolute()))
     except ValueError:
         return str(path)
 
@@ -395,7 +457,7 @@ VERILATOR_BUILD_S_PER_BYTE = 1e-5
 #: A module of a generated Verilog file (``module name(`` .. ``endmodule`` at column 0) and an
 #: instance line in it (``type name (``, as Yosys' write_verilog prints them; a match whose
 #: type is not a module of the file -- ``module x(``, ``if (`` -- is no instance): the one
-#: parser of tb/ (the cost model here, the mutation engine's instance levels).
+#: parser of the harness (the cost model here, the mutation engine's instance levels).
 MODULE = re.compile(r"^module (\S+)\(.*?^endmodule", re.M | re.S)
 INSTANCE = re.compile(r"^\s*(\S+)\s+(\S+)\s*\(", re.M)
 
@@ -447,13 +509,13 @@ def run_batch(unit_name: str, params=None, *, stimulus=None, pairs: dict | None 
               name: str = "batch", seed_value: int = 1, max_cycles: int = 0,
               max_report: int = 10, corrupt=(), bitslice: bool = False,
               optimize: bool | None = None) -> dict:
-    """Check vectors in bulk inside the simulation (tb/batch.py): the given ``stimulus``
+    """Check vectors in bulk inside the simulation (batch.py): the given ``stimulus``
     ({input port or stream: array}, stream units: payloads) or an exhaustive operand-pair range
     ``pairs`` ({"a", "b", "width", "start", "stop", "fixed"}).  Returns the summary: vectors,
     checked, mismatches, first_mismatches (with inputs), cycles, model_s, sim_s, wall_s.
     ``corrupt``: output indices whose expected value gets its LSB flipped (the bench must then
     report exactly those; a self-test of the in-simulation checker).  ``bitslice``
-    (combinational units): simulate the Yosys gate netlist 64 vectors per word (tb/batch.py);
+    (combinational units): simulate the Yosys gate netlist 64 vectors per word (batch.py);
     ``depth`` then counts groups of 64 and ``mismatches`` mismatching groups.  ``optimize``: a
     Verilator model compiled at -O2 (VERILATOR_OPT); by default for BATCH_OPTIMIZE_VECTORS
     vectors or more."""

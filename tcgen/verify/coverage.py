@@ -21,7 +21,7 @@ distinct bin):
 A coverpoint is ``<unit>.<group>.<point>`` (group: the format or configuration the bins belong
 to, e.g. ``fp_add.fp16.result``); its bins are declared in full when the point is first sampled,
 so a bin the stimulus never reaches is exported with 0 hits.  :func:`save` writes the run's
-coverage database (``coverage_db.export_to_yaml``) to ``build/coverage/`` with a side file naming
+coverage database (``coverage_db.export_to_yaml``) to ``<build>/coverage/`` (``build/coverage`` of a checkout) with a side file naming
 the test; ``scripts/coverage_report.py`` merges them (``cocotb_coverage.coverage.merge_coverage``)
 into ``reports/coverage.md`` / ``.json`` and fails on any unhit bin (but those
 :data:`UNREACHABLE` by design at the params that ran) and on any group of :data:`REQUIRED` that
@@ -43,12 +43,15 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 
+from . import build_dir
+
 __all__ = ["CLASSES", "ROUNDING", "RANGE", "fp_class", "rounding_events", "Sampler", "SAMPLER",
            "sample", "sample_handshakes", "sample_states", "save", "STATE_SIGNALS", "REQUIRED",
            "DIR", "enabled"]
 
-ROOT = Path(__file__).resolve().parent.parent
-DIR = ROOT / "build" / "coverage"
+#: the runs' coverage databases: ``<build>/coverage`` (:func:`tcgen.verify.build_dir`; the
+#: harness hands the simulator its build folder, so this is the same in the simulator's Python)
+DIR = build_dir() / "coverage"
 
 #: FP classes of an encoding (``max``: the largest finite magnitude; NaN of E4M3 is S.1111.111)
 CLASSES = ("zero", "subnormal", "normal", "max", "inf", "nan")
@@ -685,7 +688,7 @@ def save(run_dir: str, label: str):
 def merge(files, out: Path, skipped: list | None = None) -> dict:
     """Merge run databases (cocotb-coverage YAML) with ``cocotb_coverage.coverage.merge_coverage``
     into ``out``; returns ``{point name: {bin: hits}}`` of every coverpoint.  A database whose
-    bins of some point differ from the newest database's (written by an older tb/coverage.py)
+    bins of some point differ from the newest database's (written by an older coverage.py)
     is left out and appended to ``skipped``."""
     import yaml
     from cocotb_coverage.coverage import merge_coverage

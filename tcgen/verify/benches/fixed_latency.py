@@ -6,8 +6,8 @@ every output against the unit's golden model.
 import cocotb
 from cocotb.clock import Clock
 
-import coverage
-from drivers import Context, Scoreboard, stream_fixed_latency
+from tcgen.verify import coverage
+from tcgen.verify.drivers import Context, Scoreboard, stream_fixed_latency
 
 
 @cocotb.test()

@@ -1,4 +1,4 @@
-"""The batch bench (tb/batch.py): vectors checked inside the simulation, chunk by chunk.
+"""The batch bench (tcgen/verify/batch.py): vectors checked inside the simulation, chunk by chunk.
 
 Runs on the generated wrapper ``tcgen_batch``.  For each chunk: the stimulus (from the source
 in ``TCGEN_BATCH``: a saved stimulus file or an exhaustive operand-pair range) and the golden
@@ -19,10 +19,10 @@ import cocotb
 import numpy as np
 from cocotb.triggers import Timer
 
-from batch import (MAXMIS, SLICE, bitslice_shape, chunks_of, from_plane_word, shape_of,
-                   to_planes, write_raw, write_words)
-import coverage
-from drivers import Context
+from tcgen.verify import coverage
+from tcgen.verify.batch import (MAXMIS, SLICE, bitslice_shape, chunks_of, from_plane_word,
+                                shape_of, to_planes, write_raw, write_words)
+from tcgen.verify.drivers import Context
 
 
 def _expected(ctx, shape, stim: dict) -> dict:
@@ -43,7 +43,7 @@ async def batch(dut):
     lanes, words = cfg["lanes"], cfg["lanes"] * cfg["depth"]
     ins = [s for s in shape.streams if s.flow == "In"] if shape.is_stream else shape.inputs()
     outs = [s for s in shape.streams if s.flow == "Out"] if shape.is_stream else shape.outputs()
-    sliced = bool(cfg.get("bitslice"))          # 64 vectors per memory word (tb/batch.py)
+    sliced = bool(cfg.get("bitslice"))          # 64 vectors per memory word (tcgen/verify/batch.py)
     if sliced:
         bitslice_shape(shape)                   # combinational units only
     src = chunks_of(cfg["source"], ctx, words * (SLICE if sliced else 1))
