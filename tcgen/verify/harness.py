@@ -43,6 +43,7 @@ import numpy as np
 
 from tcgen.generate import verilog
 from tcgen.hw.files import locked
+from tcgen.hw.params import parse_seed
 from tcgen.registry import get_unit
 from tcgen.synth import tools
 
@@ -52,12 +53,11 @@ from . import ENV_BUILD_DIR, build_dir
 BUILD = build_dir() / "sim"
 #: this package's folder: its modules and benches get cocotb's assertion rewriting
 HERE = Path(__file__).resolve().parent
-SEED_MAX = 2 ** 32 - 1                   # numpy's legacy seed range (RandomState): 0 .. 2**32-1
 SIMULATORS = ("icarus", "verilator")
 
 __all__ = ["run", "run_batch", "seed", "source_hash", "sim_name", "verilog_file", "standing_in",
            "save_stimulus", "SimulationFailed", "verilog_modules", "elaborated_bytes",
-           "load_stimulus", "BUILD", "SEED_MAX", "parse_seed", "unit_source_files"]
+           "load_stimulus", "BUILD", "unit_source_files"]
 
 
 def sim_name(default: str | None = None) -> str:
@@ -80,20 +80,12 @@ def sim_name(default: str | None = None) -> str:
     return sim
 
 
-def parse_seed(text, what: str = "TCGEN_SEED") -> int:
-    """A seed from text: a decimal integer 0 .. 2**32-1 (numpy's seed range; the benches seed
-    ``np.random.default_rng`` and cocotb's ``random``); ``ValueError`` with one line otherwise."""
-    t = str(text).strip()
-    if not t.isdigit() or not t.isascii() or int(t) > SEED_MAX:
-        raise ValueError(f"{what} must be an integer from 0 to {SEED_MAX}, got {str(text)!r}")
-    return int(t)
-
-
 def seed(default: int) -> int:
     """The seed to use: ``TCGEN_SEED`` if set, else ``default`` (printed either way).  A bad
-    ``TCGEN_SEED`` (``-1``, ``abc``, over 2**32-1) is a one-line ``ValueError``."""
+    ``TCGEN_SEED`` (``-1``, ``abc``, over 2**32-1) is a one-line ``ParamError`` (a ValueError;
+    tcgen.hw.params.parse_seed, the command line's parser too)."""
     env = os.environ.get("TCGEN_SEED")
-    s = parse_seed(env) if env not in (None, "") else int(default)
+    s = parse_seed(env, "TCGEN_SEED") if env not in (None, "") else int(default)
     print(f"[tcgen] seed = {s} (set TCGEN_SEED to override)")
     return s
 

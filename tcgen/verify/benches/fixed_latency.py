@@ -29,6 +29,7 @@ async def vectors_match_golden_model(dut):
     coverage.save(ctx.run_dir, "fixed_latency")
     sb = Scoreboard({k: expected[k] for k in outputs}, ctx.stimulus, dut._log)
     sb.compare(observed)
-    ctx.write_summary(vectors=sb.vectors, mismatches=sb.mismatches, latency=latency)
+    ctx.write_summary(vectors=sb.vectors, mismatches=sb.mismatches, latency=latency,
+                      first_mismatches=sb.reports)
     dut._log.info(f"{sb.vectors} vectors, {sb.mismatches} mismatches")
     assert sb.mismatches == 0, f"{sb.mismatches} of {sb.vectors} vectors differ from the model"
