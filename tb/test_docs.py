@@ -95,7 +95,7 @@ def test_the_snippet_checker_fails_on_a_wrong_number():
 # -- parameter spans --------------------------------------------------------------------------
 _UNITS = {u.name for u in all_units()}
 _SPAN = re.compile(r"`([a-z][a-z0-9_]*(?: [A-Za-z_][A-Za-z_0-9]*=[^`\s]*)*)`")
-_CMD = re.compile(r"tcgen (?:generate|ppa|verify|lint) ([a-z][a-z0-9_]*)((?: +-p +\S+)*)")
+_CMD = re.compile(r"tcgen (?:generate|ppa|verify|lint) ([a-z][a-z0-9_]*)((?: +-p +[^\s`)]+)*)")
 
 
 def notation_spans(text: str) -> list[tuple[str, dict[str, str]]]:
