@@ -548,9 +548,10 @@ def corner_stimulus(unit, params) -> dict[str, np.ndarray] | None:
         return {"a": np.repeat(v, len(v)), "b": np.tile(v, len(v))}
     if unit.name not in WORD_UNITS:
         return None
+    from amaranth.hdl import Shape
     from amaranth.lib import wiring
     sig = unit.interface(params).signature
-    ports = {name: m.shape.width for name, m in sig.members.items()
+    ports = {name: Shape.cast(m.shape).width for name, m in sig.members.items()
              if m.is_port and m.flow == wiring.In}
     corners = {name: [0, 1, 1 << (w - 1), (1 << w) - 1] for name, w in ports.items()}
     names = list(corners)

@@ -155,10 +155,14 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
             c = rng.integers(-(1 << 20), 1 << 20, (p.m, p.n))
             out.append(int8_request(p, a, b, c, chain=bool(rng.integers(2))))
     else:
-        k_eff = min(128, (1 << p.k_width) - 1)
+        # every value must fit its port: K_eff k_width bits, acc acc_width and tau tau_width
+        # bits signed (at the narrowest widths, acc_width=8 and tau_width=2, less than the
+        # ranges drawn from at the defaults)
+        k_eff = min(128, (1 << p.k_width) - 1, (1 << (p.acc_width - 1)) - 1)
+        t_lo, t_hi = max(-8, -(1 << (p.tau_width - 1))), min(8, (1 << (p.tau_width - 1)) - 1)
         for i in range(n):
             acc = rng.integers(0, k_eff + 1, p.n)
-            tau = rng.integers(-8, 9, p.n)
+            tau = rng.integers(t_lo, t_hi + 1, p.n)
             res = rng.integers(-16, 17, p.n) if p.res_width >= 6 else None
             sense = rng.integers(0, 4, p.n) if p.sense else None
             out.append(epilogue_request(p, acc, k_eff, tau, sense,
