@@ -11,7 +11,9 @@ killed, equivalent (proved), survived, kill rate, wall time; every survivor list
     .venv/bin/python scripts/mutation_report.py [-j 1] [--family hw ...] [--work build/mutation]
 
 ``--family`` reruns only the families named; the others are kept from the existing
-reports/mutation.json, so one family can be redone after a fix.  ``--recheck`` judges again
+reports/mutation.json, so one family can be redone after a fix.  ``--target UNIT`` reruns only
+that target (e.g. one whose Verilog changed: tb/test_mutation.py's staleness test names it),
+keeping its family's other targets.  ``--recheck`` judges again
 only the recorded survivors (after a directed test was added for them, or a proof became
 available); killed and equivalent mutants keep their verdicts.  Progress goes to stdout (the
 make target logs it to build/mutation.log).
@@ -82,16 +84,19 @@ def render(data: dict) -> str:
         units = "; ".join(f"{t['unit']} ({_cfg(t['params'])})" for t in f["targets"])
         lines.append(f"| {f['family']} | {_cell(units)} | {f['generated']} | {f['killed']} | "
                      f"{f['equivalent']} | {f['survived']} | {f['error']} | "
-                     f"{_rate(f['kill_rate'])} | {f['wall_s']:.0f} | {f.get('date', '')} |")
+                     f"{_rate(f['kill_rate'])} | {f['wall_s']:.0f} | {_dates(f)} |")
     lines += ["", "## Targets and the tests run on their mutants", "",
               "| family | unit | configuration | mutants | killed | tests (pytest -x) | "
-              "original run, s |", "|---|---|---|---:|---:|---|---:|"]
+              "original run, s | Verilog SHA-256 | run |",
+              "|---|---|---|---:|---:|---|---:|---|---|"]
     for f in fams:
         for t in f["targets"]:
             k = sum(m["status"] == "killed" for m in t["mutants"])
             tests = "<br>".join(f"`{x}`" for x in t["tests"])
             lines.append(f"| {f['family']} | {t['unit']} | {_cell(_cfg(t['params']))} | "
-                         f"{len(t['mutants'])} | {k} | {tests} | {t['original_s']:.1f} |")
+                         f"{len(t['mutants'])} | {k} | {tests} | {t['original_s']:.1f} | "
+                         f"`{t.get('verilog_sha256', 'not recorded')[:12]}` | "
+                         f"{t.get('date', f.get('date', ''))} |")
     lines += ["", "## Survivors, equivalent mutants and errors", ""]
     rows = [(f["family"], m) for f in fams for t in f["targets"] for m in t["mutants"]
             if m["status"] != "killed"]
@@ -107,11 +112,24 @@ def render(data: dict) -> str:
     if data.get("history"):
         lines += ["", "## Runs that made this report", ""]
         lines += [f"- {h}" for h in data["history"]]
-    lines += ["", "Rerun one family: `.venv/bin/python scripts/mutation_report.py --family "
-              "<name>` (the others are kept from reports/mutation.json); a mutant's files "
+    lines += ["", "Each target's Verilog SHA-256 is of the text its mutants were made from "
+              "(`tcgen.generate.verilog` of the unit at that configuration); "
+              "tb/test_mutation.py fails when the generator emits other Verilog for a target "
+              "today, naming the command that re-measures it.", "",
+              "Rerun one family: `.venv/bin/python scripts/mutation_report.py --family "
+              "<name>`, one target: `--target <unit>` (the others are kept from "
+              "reports/mutation.json); a mutant's files "
               "(mutant.v, the Yosys script, the pytest log) stay in "
               "`build/mutation/<family>/<unit>/<id>/` unless it was killed.", ""]
     return "\n".join(lines)
+
+
+def _dates(f: dict) -> str:
+    """When a family's targets were measured (one date, or each target's)."""
+    dates = {t.get("date", f.get("date", "")) for t in f["targets"]}
+    if len(dates) == 1:
+        return dates.pop()
+    return "; ".join(f"{t['unit']} {t.get('date', f.get('date', ''))}" for t in f["targets"])
 
 
 def _cfg(params: dict) -> str:
@@ -124,6 +142,10 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1, help="mutants judged at once")
     ap.add_argument("--family", action="append", choices=list(FAMILIES),
                     help="only these families (repeatable); the others are kept")
+    ap.add_argument("--target", action="append", metavar="UNIT",
+                    choices=[t.unit for ts in FAMILIES.values() for t in ts],
+                    help="only these targets (repeatable); their families' other targets "
+                         "are kept")
     ap.add_argument("--work", default=str(ROOT / "build" / "mutation"))
     ap.add_argument("--no-prove", action="store_true", help="skip the equivalence proofs")
     ap.add_argument("--recheck", action="store_true",
@@ -140,6 +162,14 @@ def main(argv=None) -> int:
         write_report(REPORT, render(old))
         return 0
     fams = args.family or list(FAMILIES)
+    if args.target:
+        if args.recheck:
+            ap.error("--target and --recheck: choose one")
+        fams = [f for f in fams if any(t.unit in args.target for t in FAMILIES[f])]
+        missing = [f for f in fams if f not in old.get("families", {})]
+        if missing:
+            ap.error(f"--target: {', '.join(missing)} not in reports/mutation.json yet; "
+                     f"run the family (--family)")
     work = Path(args.work)
     t0 = time.monotonic()
     data = {"families": dict(old.get("families", {}))}
@@ -154,6 +184,13 @@ def main(argv=None) -> int:
             r = recheck_family(data["families"][fam], FAMILIES[fam], work, jobs=args.jobs,
                                prove=not args.no_prove, log=lambda s: print(s, flush=True),
                                budget_s=args.budget_s)
+        elif args.target:
+            for t in FAMILIES[fam]:
+                if t.unit in args.target:
+                    shutil.rmtree(work / fam / t.key, ignore_errors=True)
+            r = run_family(fam, FAMILIES[fam], work, jobs=args.jobs, prove=not args.no_prove,
+                           log=lambda s: print(s, flush=True), only=set(args.target),
+                           previous=data["families"][fam])
         else:
             shutil.rmtree(work / fam, ignore_errors=True)
             r = run_family(fam, FAMILIES[fam], work, jobs=args.jobs, prove=not args.no_prove,

@@ -68,7 +68,8 @@ PROOF_TIMEOUT_S = 120.0
 RESET_DEPTH = 12
 
 __all__ = ["Target", "Mutant", "FAMILIES", "SEED", "MutationError", "prepare", "mutants",
-           "make_mutant", "judge", "run_family", "recheck_family", "mutant_id"]
+           "make_mutant", "judge", "run_family", "recheck_family", "mutant_id",
+           "verilog_sha256"]
 
 
 class MutationError(RuntimeError):
@@ -192,6 +193,17 @@ FAMILIES: dict[str, tuple[Target, ...]] = {
            32),
     ),
 }
+
+
+def verilog_sha256(unit: str, params: dict) -> str:
+    """SHA-256 of the Verilog a target's mutants are made from: ``tcgen.generate.verilog`` of
+    the unit at ``params``, exactly the text the harness writes (``verilog_file``) and
+    :func:`prepare` copies.  Recorded per target in reports/mutation.json; a row whose hash
+    differs from today's was measured on Verilog the generator no longer emits (stale)."""
+    from tcgen.generate import verilog
+    from tcgen.registry import get_unit
+    text = verilog(unit, get_unit(unit).params(**params), top=unit)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def mutant_id(unit: str, line: str) -> str:
@@ -593,17 +605,35 @@ def run_target(target: Target, work: Path, jobs: int = 1, prove: bool = True,
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         done = list(ex.map(one, rest))
     return {"unit": target.unit, "params": prep["params"], "tests": list(target.tests),
+            "verilog_sha256": hashlib.sha256((work / f"{target.unit}.v").read_bytes())
+            .hexdigest(),
+            "date": time.strftime("%Y-%m-%d"),
             "n_requested": target.n, "original_s": prep["seconds"],
             "wall_s": round(time.monotonic() - t0, 1), "mutants": [m.to_dict() for m in done]}
 
 
 def run_family(family: str, targets, work: Path, jobs: int = 1, prove: bool = True,
-               log=print) -> dict:
+               log=print, only=None, previous: dict | None = None) -> dict:
     """Every target of a family; per-family counts and kill rate (equivalent mutants are left
-    out of the denominator; tooling errors are counted apart)."""
+    out of the denominator; tooling errors are counted apart).  ``only``: the units to run
+    (e.g. those whose Verilog changed); every other target keeps its result from
+    ``previous`` (the family's earlier result, required then)."""
     t0 = time.monotonic()
-    results = [run_target(t, work, jobs, prove, log) for t in targets]
-    return _count(family, results, time.monotonic() - t0)
+    if only is None:
+        results = [run_target(t, work, jobs, prove, log) for t in targets]
+        return _count(family, results, time.monotonic() - t0)
+    if previous is None:
+        raise MutationError(f"{family}: no earlier result to keep the other targets from")
+    kept = {r["unit"]: r for r in previous["targets"]}
+    results = []
+    for t in targets:
+        if t.unit in only:
+            results.append(run_target(t, work, jobs, prove, log))
+        elif t.unit in kept:
+            results.append(kept[t.unit])
+        else:
+            raise MutationError(f"{t.key}: not in the earlier result; rerun the family")
+    return _count(family, results, sum(r["wall_s"] for r in results))
 
 
 def _count(family: str, results: list, wall_s: float) -> dict:
