@@ -50,10 +50,12 @@ MAX_VECTORS = 1 << 26
 SHOWN = 5
 
 
+_find_spec = importlib.util.find_spec          # (a test stands in for a missing extra here)
+
+
 def require_extra():
     """The verify extra's packages, or a one-line UsageError (exit 2) naming the extra."""
-    missing = [m for m in ("cocotb", "cocotb_tools", "cocotb_coverage")
-               if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("cocotb", "cocotb_tools", "cocotb_coverage") if _find_spec(m) is None]
     if missing:
         raise UsageError(f"{EXTRA_HINT} ({', '.join(missing)} not installed)")
 
