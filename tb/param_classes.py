@@ -370,6 +370,15 @@ def _covering(unit, cap: float | None) -> Covering:
             placed.append(c)
         if not placed:
             continue
+        # a seed starts from the defaults: every field it did not place goes back to its
+        # cheapest class that keeps the configuration valid
+        for f in fields:
+            if any(c.field == f.name for c in placed):
+                continue
+            for c in by_field[f.name]:
+                p, _ = _try(unit, {**cfg, f.name: c.value}, cap)
+                if p is not None and cost(unit, p) < cost(unit, unit.params(**cfg)):
+                    cfg = {**cfg, f.name: c.value}
         p = unit.params(**cfg)
         took = [c for c in uncovered if _matches(p, c)]
         configs.append(p)

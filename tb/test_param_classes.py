@@ -164,33 +164,41 @@ def run_configuration(name: str, index: int) -> dict:
     unit = get_unit(name)
     cv = pc.covering(name)
     p = cv.configs[index]
-    rng = np.random.default_rng(harness.seed(zlib.crc32(f"{name}:{p.key()}".encode())))
-    stim = unit.workload(p, rng, VECTORS)
-    corners = pc.corner_stimulus(unit, p)
-    if corners is not None:
-        assert set(corners) == set(stim), (name, set(corners), set(stim))
-        stim = {k: np.concatenate([np.asarray(corners[k], dtype=object),
-                                   np.asarray(stim[k], dtype=object)])
-                   if (np.asarray(stim[k]).dtype == object or corners[k].dtype == object)
-                   else np.concatenate([corners[k], stim[k]]).astype(np.uint64)
-                for k in stim}
-    stream = any(k.endswith("__payload") for k in stim)
-    n = len(next(iter(stim.values())))
-    if stream:
-        inputs = {k: v for k, v in stim.items() if k.endswith("__payload")}
-        out = unit.golden(p, **inputs)
-        expected = sum(len(v) for k, v in out.items() if k.endswith("__payload"))
-    else:
-        expected = n
     t0 = time.time()
-    s = harness.run_batch(name, p, stimulus=stim, depth=max(256, n), name=f"classes{index}")
-    result = {"unit": name, "index": index, "params": p.key(), "values": p.as_dict(),
-              "classes": [str(c) for c in cv.covers[index]], "vectors": n,
-              "corners": 0 if corners is None else len(next(iter(corners.values()))),
+    base = {"unit": name, "index": index, "params": p.key(), "values": p.as_dict(),
+            "classes": [str(c) for c in cv.covers[index]], "cells": round(pc.cost(name, p)),
+            "source": harness.source_hash()}
+    corners, expected = None, 0
+    try:                   # a workload, elaboration or simulation failure: recorded, raised
+        rng = np.random.default_rng(harness.seed(zlib.crc32(f"{name}:{p.key()}".encode())))
+        stim = unit.workload(p, rng, VECTORS)
+        corners = pc.corner_stimulus(unit, p)
+        if corners is not None:
+            assert set(corners) == set(stim), (name, set(corners), set(stim))
+            stim = {k: np.concatenate([np.asarray(corners[k], dtype=object),
+                                       np.asarray(stim[k], dtype=object)])
+                    if (np.asarray(stim[k]).dtype == object or corners[k].dtype == object)
+                    else np.concatenate([corners[k], stim[k]]).astype(np.uint64)
+                    for k in stim}
+        n = len(next(iter(stim.values())))
+        base["vectors"] = n
+        if any(k.endswith("__payload") for k in stim):        # a stream unit: its results
+            out = unit.golden(p, **{k: v for k, v in stim.items() if k.endswith("__payload")})
+            expected = sum(len(v) for k, v in out.items() if k.endswith("__payload"))
+        else:
+            expected = n
+        s = harness.run_batch(name, p, stimulus=stim, depth=max(256, n),
+                              name=f"classes{index}")
+    except Exception as e:
+        pc.record({"vectors": 0, **base, "corners": 0, "checked": 0, "expected": expected,
+                   "mismatches": 0, "first_mismatch": None,
+                   "wall_s": round(time.time() - t0, 2),
+                   "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"})
+        raise
+    result = {**base, "corners": 0 if corners is None else len(next(iter(corners.values()))),
               "checked": s.get("checked", 0), "expected": expected,
               "mismatches": s.get("mismatches", 0),
               "first_mismatch": (s.get("first_mismatches") or [None])[0],
-              "sim": s.get("sim") or "", "wall_s": round(time.time() - t0, 2),
-              "cells": round(pc.cost(name, p)), "source": harness.source_hash()}
+              "sim": s.get("sim") or "", "wall_s": round(time.time() - t0, 2)}
     pc.record(result)
     return result
