@@ -3,14 +3,15 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 JOBS ?= auto
 
-.PHONY: setup run test test-slow test-sims formal coverage mutation peers lut-authors lint lint-imports clean
+.PHONY: setup run test test-slow test-sims formal coverage mutation gen-mutation peers lut-authors lint lint-imports clean
 
 setup:
 	@bash scripts/setup.sh
 
-## make run: generate Verilog for every unit, lint it, and measure PPA (reports/ppa_summary.md)
+## make run: generate Verilog for every unit, lint it, and measure PPA (build/ppa_summary/;
+## REPORTS=1 rewrites the report of record, reports/ppa_summary.*, instead)
 run: setup
-	$(PY) scripts/main_job.py
+	$(PY) scripts/main_job.py $(if $(REPORTS),--reports)
 
 ## make test: the layer contract (import-linter), then the whole regression (golden models,
 ## cocotb RTL-vs-model, CLI, packaging, PPA sanity)
@@ -51,6 +52,15 @@ MUTATION_JOBS ?= 1
 mutation: setup
 	@mkdir -p build
 	set -o pipefail; $(PY) scripts/mutation_report.py -j $(MUTATION_JOBS) 2>&1 | tee build/mutation.log
+
+## make gen-mutation: mutants of the generator's Python source (hw/*.py, units/*/rtl.py; Cosmic
+## Ray) in a copy of the checkout (build/gen-mutation/tree, own venv), each judged by its file's
+## tests -> reports/gen_mutation.md (docs/mutation.md).  GEN_MUTATION_N mutants per file (the
+## sampled run, ~1 h); GEN_MUTATION_N=all: every mutant (days); log build/gen-mutation.log
+GEN_MUTATION_N ?= 4
+gen-mutation: setup
+	@mkdir -p build
+	set -o pipefail; $(PY) scripts/gen_mutation.py $(if $(filter all,$(GEN_MUTATION_N)),--all,-n $(GEN_MUTATION_N)) 2>&1 | tee build/gen-mutation.log
 
 ## make peers HARDFLOAT=dir CVFPU=dir COMMON_CELLS=dir: tcgen's FP adders and multipliers
 ## against Berkeley HardFloat and CVFPU/FPnew, equivalence first, then PPA on osu018,

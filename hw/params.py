@@ -14,11 +14,16 @@ before validation.  ``__post_init__`` validates every field and raises :class:`P
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-__all__ = ["Params", "ParamError", "param", "describe_field", "parse_value"]
+__all__ = ["Params", "ParamError", "param", "describe_field", "parse_value", "parse_seed",
+           "SEED_MAX"]
+
+#: the largest seed: numpy's ``default_rng`` and cocotb's ``random`` take 0 .. 2**32-1
+SEED_MAX = 2**32 - 1
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -159,24 +164,43 @@ def _shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 5] + "[...]"
 
 
-_INT = re.compile(r"[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*)")
-_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INT = re.compile(r"-?(0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse_value(t: type, text: str):
-    """A field value from its text, strictly: ASCII digits only, no surrounding whitespace
-    (Python's ``int()`` would accept ``'١'`` and ``' 3 '``).  ``ValueError`` if malformed."""
+    """A field value from its text, strictly (README, "Errors"): an integer is written in
+    decimal ASCII digits with an optional leading ``-`` -- no ``+``, no ``0x``/``0o``/``0b``
+    prefix, no ``_`` separator, no leading zero, no surrounding whitespace (Python's ``int()``
+    would take ``'١'``, ``' 3 '``, ``'1_0'``); a number is a decimal or exponent form that is
+    finite (``1e400``, ``inf`` and ``nan`` are refused).  ``ValueError`` if malformed."""
     if t is bool:
         low = text.lower()
         if text != text.strip() or low not in _TRUE | _FALSE:
             raise ValueError(text)
         return low in _TRUE
     if t is int:
-        if not _INT.fullmatch(text):
+        if not _INT.fullmatch(text) or len(text) > 4300:
             raise ValueError(text)
-        return int(text, 0)
+        return int(text)
     if t is float:
         if not _FLOAT.fullmatch(text):
             raise ValueError(text)
-        return float(text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(text)
+        return value
     return text
+
+
+def parse_seed(text: str, what: str = "TCGEN_SEED") -> int:
+    """A random seed from its text (``TCGEN_SEED``, ``--seed``): a decimal integer in
+    0..:data:`SEED_MAX`, else a one-line :class:`ParamError` naming ``what``.  The one seed
+    parser of the command line and the verification harness."""
+    try:
+        value = parse_value(int, str(text))
+    except ValueError:
+        value = -1
+    if not 0 <= value <= SEED_MAX:
+        raise ParamError(f"{what} must be an integer in 0..{SEED_MAX}, got {_shown(str(text))}")
+    return value

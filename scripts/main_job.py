@@ -1,6 +1,9 @@
 """`make run`: generate Verilog for every registered unit at its defaults into build/verilog,
-lint each file with Verilator, print a table, then (unless --no-ppa) measure PPA of every unit
-at its defaults: the sweep studies/ppa_summary.toml into reports/ (ppa_summary.md/.csv/.json).
+lint each file with the project's Verilator (tcgen.synth.lint, as `tcgen lint`), print a table,
+then (unless --no-ppa) measure PPA of every unit at its defaults: the sweep
+studies/ppa_summary.toml into build/ppa_summary/ (ppa_summary.md/.csv/.json).  A fresh clone
+stays clean: the report of record, reports/ppa_summary.*, is rewritten only with --reports
+(`make run REPORTS=1`).
 
 Exit status 1 if any unit fails to generate or lint.
 """
@@ -20,25 +23,24 @@ from amaranth import Value
 from tcgen.generate import verilog
 from tcgen.registry import all_units
 from tcgen.study import write_report
-from tcgen.synth.tools import verilator
+from tcgen.synth.lint import lint
+from tcgen.synth.tools import ToolError
 
 
-def lint(path: Path) -> str:
-    v = verilator()
-    if v is None:
-        return "no verilator"
-    r = subprocess.run([v.exe, "--lint-only", str(path)], capture_output=True, text=True,
-                       env={**os.environ, **v.env})
-    warnings = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("%")]
-    if r.returncode == 0 and not warnings:
-        return "clean"
-    return f"{len(warnings)} warnings" if warnings else f"failed ({r.returncode})"
+def lint_status(path: Path) -> str:
+    try:
+        return lint(path).summary()
+    except ToolError as e:
+        return f"failed ({e})"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default=str(ROOT / "build" / "verilog"))
     ap.add_argument("--no-ppa", action="store_true", help="skip the PPA measurement")
+    ap.add_argument("--reports", action="store_true",
+                    help="write the PPA summary into reports/ (the report of record) instead of "
+                         "build/ppa_summary/")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -57,7 +59,7 @@ def main() -> int:
         comp = unit.interface(params)
         ports = ", ".join(f"{'__'.join(map(str, path))}[{Value.cast(value).shape().width}]"
                           for path, _, value in comp.signature.flatten(comp))
-        result = lint(path)
+        result = lint_status(path)
         failed += result != "clean"
         vals = " ".join(f"{k}={v}" for k, v in params.as_dict().items())
         rows.append((unit.name, vals, ports, str(len(text.splitlines())), result))
@@ -77,8 +79,9 @@ def main() -> int:
     if not args.no_ppa:
         print()
         tcgen = Path(sys.executable).with_name("tcgen")
+        dest = "reports" if args.reports else "build/ppa_summary"
         return subprocess.call([str(tcgen), "sweep", "studies/ppa_summary.toml",
-                                "-j", str(os.cpu_count() or 1), "-o", "reports"], cwd=ROOT)
+                                "-j", str(os.cpu_count() or 1), "-o", dest], cwd=ROOT)
     return 0
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from tcgen.hw.files import locked, write_atomic  # noqa: F401  (re-exported for the flow)
+from tcgen.hw.files import locked, usable_dir, write_atomic  # noqa: F401  (re-exported)
 
 from .tools import FlowInputError
 
@@ -34,6 +34,18 @@ ROOT = Path(__file__).resolve().parent.parent
 #: private cache, e.g. for a test), else ``build/ppa`` of the checkout
 BUILD = Path(os.environ.get("TCGEN_PPA_CACHE") or ROOT / "build" / "ppa").absolute()
 SHARED_LIBERTY = ROOT.parent / "shared" / "liberty"
+_CHECKED: set = set()
+
+
+def cache_root() -> Path:
+    """:data:`BUILD`, checked once per process to be a folder the flow can write in (made if
+    absent): :class:`tcgen.hw.files.StorageError` naming ``TCGEN_PPA_CACHE`` where it is set
+    (one line, exit 2), before any tool runs or any file is written."""
+    if BUILD not in _CHECKED:
+        usable_dir(BUILD, "the flow cache (TCGEN_PPA_CACHE)" if os.environ.get("TCGEN_PPA_CACHE")
+                   else "the flow cache")
+        _CHECKED.add(BUILD)
+    return BUILD
 OSU018_DIR = Path("/usr/share/qflow/tech/osu018")
 
 __all__ = ["Liberty", "LibertyError", "Cell", "Pin", "resolve", "KNOWN",
@@ -117,12 +129,9 @@ class Liberty:
         for c in self.cells.values():
             if c.sequential or c.dont_use or c.name in self.flow_dont_use:
                 continue
-            ins, outs = c.inputs, c.outputs
-            if len(ins) != 1 or len(outs) != 1 or ins[0].capacitance is None:
+            if not _is_buffer(c):
                 continue
-            fn = (outs[0].function or "").replace(" ", "").strip("()")
-            if fn != ins[0].name:
-                continue
+            ins = c.inputs
             special = any(t in c.name.lower() for t in ("clk", "dly", "dlygate", "probe"))
             found.append((special, c.area, c.name, ins[0].capacitance * self.cap_unit_ff))
         if not found:
@@ -134,6 +143,39 @@ class Liberty:
     def describe(self) -> dict:
         return {"name": self.name, "path": str(self.source), "sha256": self.sha256,
                 "library": self.library, "cell_models": [str(m) for m in self.models]}
+
+
+def _is_buffer(c: Cell) -> bool:
+    ins, outs = c.inputs, c.outputs
+    return (len(ins) == 1 and len(outs) == 1 and ins[0].capacitance is not None
+            and (outs[0].function or "").replace(" ", "").strip("()") == ins[0].name)
+
+
+def check_mappable(name: str, cells: dict, dont: set = frozenset()):
+    """Refuse (:class:`LibertyError`, before any tool runs) a liberty ABC cannot map logic onto.
+    ABC reads only the combinational cells whose output has a ``function``; it needs a buffer
+    (the driving cell of tcgen's ``abc -constr``), an inverter and at least one gate of two or
+    more inputs.  Without them Yosys stops with "Can't open ABC output file" and names neither
+    the cause nor the cells."""
+    comb = [c for c in cells.values() if not c.sequential and not c.dont_use
+            and c.name not in dont and c.outputs]
+    with_fn = [c for c in comb if len(c.outputs) >= 1 and all(o.function for o in c.outputs)]
+    lacking = sorted(c.name for c in comb if c not in with_fn)
+    buffers = [c for c in with_fn if _is_buffer(c)]
+    inverters = [c for c in with_fn if len(c.inputs) == 1 and not _is_buffer(c)]
+    gates = [c for c in with_fn if len(c.inputs) >= 2]
+    missing = [what for what, found in (("buffer cell (one input, function = that input, with "
+                                         "an input capacitance)", buffers),
+                                        ("inverter", inverters),
+                                        ("gate of two or more inputs", gates)) if not found]
+    if not missing:
+        return
+    have = ", ".join(sorted(c.name for c in with_fn)[:6]) or "none"
+    lack = (f"; {len(lacking)} lack a `function` ({', '.join(lacking[:5])}"
+            f"{', ...' if len(lacking) > 5 else ''})" if lacking else "")
+    raise LibertyError(f"liberty {name!r}: ABC cannot map logic onto it: it has no "
+                       f"{', no '.join(missing)} among its {len(with_fn)} combinational "
+                       f"cells with a `function` ({have}){lack}")
 
 
 # -- resolution ------------------------------------------------------------------------------
@@ -199,13 +241,14 @@ def _load(name: str, src: Path, models, dont_use, shown: str | None = None) -> L
     text = _read_text(src, shown)
     sha = hashlib.sha256(text.encode()).hexdigest()
     library, time_unit, cells, cap_unit_ff = parse(text, shown or src)
-    lib_dir = BUILD / "lib" / sha[:16]
+    dont = {c for c in cells if any(fnmatchcase(c, pat) for pat in dont_use)}
+    check_mappable(name, cells, dont)      # refused before anything is copied into the cache
+    lib_dir = cache_root() / "lib" / sha[:16]
     # The copies are named by tools' scripts (Yosys, OpenSTA's Tcl): a file name the user chose
     # ("my lib}; exec ...".lib) must not reach them.  The copy's name is made of safe characters.
     safe = _safe_name(name)
     plain = lib_dir / f"{safe}.lib"
     mapped = lib_dir / f"{safe}.map.lib"
-    dont = {c for c in cells if any(fnmatchcase(c, pat) for pat in dont_use)}
     with locked(lib_dir / ".lock"):
         if not plain.is_file():
             write_atomic(plain, text)

@@ -104,10 +104,13 @@ def _check_number(name: str, value, lo=None, hi=None, lo_open=False) -> float:
     return v
 
 
+#: the clock periods the flow takes, in ns: 1 ps (1 THz) to 1 ms.  Outside, the figures per op
+#: stop being numbers (a 1e-300 ns clock makes the power per op overflow to infinity).
+CLOCK_NS_RANGE = (1e-3, 1e6)
+
+
 def check_options(clock_ns, activity, toggle_rate, workload_cycles, seed):
-    clock_ns = _check_number("clock_ns", clock_ns, lo=0.0, lo_open=True)
-    if clock_ns > 1e6:
-        raise FlowInputError(f"ppa: clock_ns must be <= 1e6 ns, got {clock_ns!r}")
+    clock_ns = _check_number("clock_ns", clock_ns, *CLOCK_NS_RANGE)
     if activity not in ACTIVITIES:
         raise FlowInputError(f"ppa: activity must be one of {', '.join(ACTIVITIES)}, "
                          f"got {activity!r}")
@@ -368,6 +371,11 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True,
         except KeyboardInterrupt:      # Ctrl-C, SIGTERM: the entry stays as it was, no .tmp
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        except ToolError as e:         # kept for the user as failed/<key>/ (the log the
+            raise _keep_failed(tmp, synth_key, e) from None     # error names), no .tmp left
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         try:
             d.mkdir(exist_ok=True)
             if meta.exists():          # cache=False over an entry: it is absent while replaced
@@ -382,6 +390,21 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True,
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return r, False
+
+
+def _keep_failed(tmp: Path, synth_key: str, e: ToolError) -> ToolError:
+    """A failed synthesis's work folder moved to ``failed/<key>/`` (replacing an older failure of
+    the same key): the design, the script and the Yosys log stay where the error says, and no
+    ``<key>.tmp-*`` folder is left.  Returns ``e`` with its paths pointing there."""
+    kept = BUILD / "failed" / synth_key
+    try:
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, kept)
+    except OSError:                    # a full disk: nothing to keep, nothing left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        return e
+    return type(e)(str(e).replace(str(tmp), str(kept)))
 
 
 def _cached_synth(d: Path, meta: Path) -> SynthResult | None:
@@ -563,3 +586,6 @@ def _derive(res: dict, ops_per_cycle, ops_unit):
         res["gops_per_mm2_fmax"] = g / area_mm2 if area_mm2 > 0 else None
         res["gops_per_w_fmax"] = g / (p_fmax * 1e-3) if p_fmax > 0 else None
         res["energy_pj_per_op_fmax"] = (p_fmax * 1e-3) / (g * 1e9) * 1e12
+    for k in keys:                     # a figure that is not a finite number is not a figure
+        if res[k] is not None and not math.isfinite(res[k]):
+            res[k] = None

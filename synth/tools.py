@@ -28,6 +28,7 @@ import signal
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -99,7 +100,13 @@ def _objcache() -> dict:
 
 
 class ToolError(RuntimeError):
-    """An external tool failed; the message is one line naming the tool and the reason."""
+    """An external tool failed; the message is one line naming the tool and the reason.
+    ``output`` and ``returncode``: what the tool printed and its exit status (None where it
+    never finished)."""
+
+    def __init__(self, message: str, output: str | None = None, returncode: int | None = None):
+        super().__init__(message)
+        self.output, self.returncode = output, returncode
 
 
 class FlowInputError(ValueError):
@@ -149,9 +156,19 @@ def run(tool: str, args: list[str], cwd: Path, log: Path | None = None, timeout:
     (Ctrl-C, :class:`Terminated`) its whole process group is killed and reaped before the
     exception propagates, and the kernel kills it if the calling thread dies first."""
     exe = require(tool)
-    env = None
+    # A private TMPDIR, removed whatever happens: a tool's own temporary folders (Yosys's
+    # /tmp/yosys-abc-*, left behind when ABC fails) never outlive the run.
+    scratch = tempfile.mkdtemp(prefix="tcgen-tool-")
+    env = {**os.environ, "TMPDIR": scratch}
     if tool == "verilator":
-        env = {**os.environ, **verilator().env}
+        env.update(verilator().env)
+    try:
+        return _run(tool, exe, args, cwd, log, timeout, what, env)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(tool, exe, args, cwd, log, timeout, what, env) -> str:
     # Ctrl-C and the termination signals are held back while the tool is started: one that
     # arrived between the fork and ``proc = ...`` would leave a tool that nobody kills.  The
     # child restores the caller's mask before exec (_child_setup).
@@ -178,7 +195,7 @@ def run(tool: str, args: list[str], cwd: Path, log: Path | None = None, timeout:
         log.write_text(out)
     if proc.returncode != 0:
         raise ToolError(f"{tool} failed{(' ' + what) if what else ''}: {first_error(out)}"
-                        + (f" (log: {log})" if log else ""))
+                        + (f" (log: {log})" if log else ""), out, proc.returncode)
     return out
 
 

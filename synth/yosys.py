@@ -378,12 +378,33 @@ def _check_problems(log: Path) -> int:
     return int(m[-1]) if m else 0
 
 
+#: what ABC prints when it gives up (its own words, in the Yosys log as ``ABC: ...``)
+_ABC_CAUSE = re.compile(r"^ABC: (.*(?:cannot|can't|Cannot|Error|error|failed|not found|"
+                        r"does not|is not|unable|Unable).*)$", re.M)
+_ABC_SKIPPED = re.compile(r"^ABC: Scl_LibertyReadGenlib\(\) skipped cell \"([^\"]+)\" without "
+                          r"logic function", re.M)
+
+
 def _yosys_error(log: Path, e: Exception) -> str:
+    """The first ``ERROR:`` line of a Yosys log; where it is ABC's (an output file ABC never
+    wrote), ABC's own reason from the log beside it; always the log's path."""
     try:
         text = log.read_text(errors="replace")
     except OSError:
         return str(e)
-    for line in text.splitlines():
-        if line.startswith("ERROR:"):
-            return line[6:].strip()[:300]
-    return str(e)
+    first = next((ln[6:].strip()[:300] for ln in text.splitlines() if ln.startswith("ERROR:")),
+                 None)
+    if first is None:
+        return f"{e} (log: {log})"
+    if "ABC" in first:
+        causes = [c.strip() for c in _ABC_CAUSE.findall(text)]
+        skipped = _ABC_SKIPPED.findall(text)
+        why = []
+        if causes:
+            why.append("ABC: " + causes[-1][:200])
+        if skipped:
+            why.append(f"ABC skipped {len(skipped)} liberty cell(s) without a logic function "
+                       f"({', '.join(skipped[:4])}{', ...' if len(skipped) > 4 else ''})")
+        if why:
+            first = f"{first} -- {'; '.join(why)}"
+    return f"{first} (log: {log})"

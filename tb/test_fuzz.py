@@ -644,7 +644,11 @@ def test_write_faults_are_one_line_and_leave_nothing(tmp_path, monkeypatch, faul
     (tmp_path / "out").mkdir()
     for argv in _commands(tmp_path / "out", tmp_path / "claims"):
         rc, out, err = run_main(argv)
-        assert_bad_input(rc, err, needle=os.strerror(fault))
+        if fault in files.IO_FAILURES:      # the storage failed (issue 41): exit 1, one line
+            assert rc == 1 and len(err.splitlines()) == 1 and "I/O failure" in err, (rc, err)
+            assert os.strerror(fault) in err and "Traceback" not in err
+        else:                               # the place refuses writes: bad input, exit 2
+            assert_bad_input(rc, err, needle=os.strerror(fault))
         assert files_in(tmp_path / "out") == set(), argv
 
 
@@ -671,19 +675,29 @@ def test_real_full_and_read_only_file_systems(tmp_path, monkeypatch, options):
                     while True:
                         fh.write(b"\0" * 4096)
                         fh.flush()
+        full = "ro" not in options.split(",")
         _stub_backends(monkeypatch)
+
+        def assert_refused(rc, err, needle=None):
+            if full:     # the storage failed (issue 41): an I/O failure, exit 1, one line
+                assert rc == 1 and len(err.splitlines()) == 1, (rc, err)
+                assert "I/O failure: No space left on device" in err, err
+            else:        # a read-only place: bad input, found before any work, exit 2
+                assert_bad_input(rc, err, needle=needle)
+
         for argv in _commands(target, tmp_path / "claims"):
             before = files_in(target)
             rc, out, err = run_main(argv)
-            assert_bad_input(rc, err)
+            assert_refused(rc, err)
             assert files_in(target) == before, (argv, files_in(target) - before)
         (tmp_path / "spec.toml").write_text("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n")
         rc, out, err = run_main(["sweep", str(tmp_path / "spec.toml"), "-o", str(target / "o"),
                                  "--cache", str(tmp_path / "cache")])
-        # a full disk shows only when the outputs are written, after the sweep's progress lines
+        # a full disk shows only when the outputs are written, after the sweep's progress lines;
+        # a read-only one before the sweep starts
         last = err.splitlines(keepends=True)[-1]
-        assert_bad_input(rc, last, needle="cannot write into")
-        assert "Traceback" not in err and not any((target / "o").glob("x.*"))
+        assert_refused(rc, last, needle="cannot write into")
+        assert "Traceback" not in err and not (target / "o").exists()
     finally:
         subprocess.run(["umount", str(target)], capture_output=True)
 

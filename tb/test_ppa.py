@@ -180,8 +180,9 @@ def test_unparsable_liberty_is_one_clear_error(tmp_path):
 @pytest.mark.parametrize("kwargs, match", [
     ({"liberty": "nosuchlib"}, "unknown liberty"),
     ({"liberty": "/no/such/file.lib"}, "does not exist"),
-    ({"clock_ns": 0}, "clock_ns must be > 0"),
-    ({"clock_ns": -1.0}, "clock_ns must be > 0"),
+    ({"clock_ns": 0}, "clock_ns must be >= 0.001"),
+    ({"clock_ns": -1.0}, "clock_ns must be >= 0.001"),
+    ({"clock_ns": 1e-300}, "clock_ns must be >= 0.001"),
     ({"activity": "spice"}, "activity must be one of"),
     ({"toggle_rate": -0.1}, "toggle_rate must be >= 0"),
     ({"workload_cycles": 3}, "workload_cycles"),
@@ -334,7 +335,10 @@ def _tiny_lib(unit: str, with_buffer: bool = True) -> str:
            "    pin (Y) { direction : output; function : \"A\"; }\n  }\n") if with_buffer else ""
     return (f"library (tiny) {{\n  capacitive_load_unit (1,{unit});\n"
             "  cell (I1) {\n    area : 1;\n    pin (A) { direction : input; capacitance : 2; }\n"
-            "    pin (Y) { direction : output; function : \"!A\"; }\n  }\n" + buf + "}\n")
+            "    pin (Y) { direction : output; function : \"!A\"; }\n  }\n"
+            "  cell (N2) {\n    area : 1.5;\n    pin (A) { direction : input; capacitance : 2; }\n"
+            "    pin (B) { direction : input; capacitance : 2; }\n"
+            "    pin (Y) { direction : output; function : \"!(A&B)\"; }\n  }\n" + buf + "}\n")
 
 
 def test_capacitance_units_and_missing_buffer(tmp_path):
@@ -344,8 +348,9 @@ def test_capacitance_units_and_missing_buffer(tmp_path):
     nobuf.write_text(_tiny_lib("ff", with_buffer=False))
     assert resolve(str(ff)).buffer_cell() == ("B1", 3.0)
     assert resolve(str(pf)).buffer_cell() == ("B1", 3000.0)
-    with pytest.raises(ValueError, match="'nobuf': no buffer cell"):
-        resolve(str(nobuf)).buffer_cell()
+    with pytest.raises(ValueError, match="'nobuf': ABC cannot map logic onto it: it has no "
+                                         "buffer cell"):
+        resolve(str(nobuf))
 
 
 # -- gate-level simulation: scalarized ports (synth.activity.scalarize_ports) ------------------

@@ -1,8 +1,11 @@
 """The ``tcgen`` command line.
 
-    tcgen list [--json]
+    tcgen list [UNIT] [--family NAME] [--brief] [--json]
     tcgen generate UNIT [-p name=value ...] [-o FILE] [--top NAME] [--flat]
     tcgen generate --all -o DIR [--flat]
+    tcgen lint FILE.v | UNIT [-p name=value ...] [--top NAME] [--wall]
+    tcgen verify UNIT [-p name=value ...] [--vectors N] [--seed S] [--sim icarus|verilator]
+                   [--bench auto|batch|fixed_latency|stream]      (docs/plugins.md)
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
                    [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
                    [--simulator auto|levelized|icarus|verilator] [--hierarchical]
@@ -31,15 +34,18 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
 from amaranth.hdl import UnusedElaboratable
 
 from tcgen.hw import files
+from tcgen.hw.files import PATH_REFUSALS, StorageError, check_writable, io_failure, usable_dir
 from tcgen.hw.generate import check_module_name
-from tcgen.hw.params import ParamError, describe_field, parse_value
+from tcgen.hw.params import ParamError, describe_field, parse_seed, parse_value
 from tcgen.hw.pipeline import AUTO, CutPoints
+from tcgen.synth.liberty import cache_root
 from tcgen.synth.noise import MAX_NOISE
 from tcgen.synth.ppa import ACTIVITIES, SIMULATORS
 from tcgen.synth.tools import FlowInputError, Terminated, ToolError, signals_raise
@@ -48,7 +54,7 @@ from .errors import UsageError
 from .generate import ENV_FORCE, check_size, verilog
 from .measure import measure
 from .pipelining import resolve_cuts
-from .registry import all_units, get_unit
+from .registry import all_units, broken, get_unit
 
 __all__ = ["main", "build_parser", "parse_params", "write_atomic", "format_table"]
 
@@ -94,12 +100,22 @@ def write_atomic(path: str | Path, text: str):
                              "socket); write to a file, or use '-' for stdout where offered")
         files.write_atomic(path, text, make_parents=False)
     except OSError as e:
+        if io_failure(e):              # a full disk: an I/O failure (exit 1), not bad input
+            raise
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 # -- list -----------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
     units = all_units()
+    if args.unit is not None:
+        units = [get_unit(args.unit)]
+    if args.family is not None:
+        known = sorted({u.family for u in all_units()})
+        if args.family not in known:
+            raise UsageError(f"list: unknown family {args.family!r}; families are: "
+                             f"{', '.join(known)}")
+        units = [u for u in units if u.family == args.family]
     if args.json:
         out = []
         for u in units:
@@ -112,7 +128,12 @@ def cmd_list(args) -> int:
                         "workloads": {k: w.doc for k, w in sorted(u.workloads.items())},
                         "cut_points": _cut_points(u)})
         print(json.dumps(out, indent=2))
-        return 0
+        return 1 if broken() else 0
+    if args.brief:
+        width = max((len(u.name) for u in units), default=0)
+        for u in units:
+            print(f"{u.name:<{width}}  [{u.family}]  {u.summary}")
+        return 1 if broken() else 0
     for u in units:
         print(f"{u.name}  [{u.family}]  {u.summary}")
         for f in u.params.fields():
@@ -125,7 +146,7 @@ def cmd_list(args) -> int:
             print(f"    cut points (datapath order, defaults): {', '.join(points)}")
         for name, w in sorted(u.workloads.items()):
             print(f"    workload {name}: {w.doc}")
-    return 0
+    return 1 if broken() else 0     # an installation check: a broken plug-in family fails it
 
 
 def _cut_points(u) -> list[str]:
@@ -146,36 +167,31 @@ def cmd_generate(args) -> int:
         if not args.output:
             raise UsageError("generate --all needs -o DIR")
         out_dir = Path(args.output)
-        if out_dir.exists() and not out_dir.is_dir():
-            raise UsageError(f"cannot write {out_dir}: not a folder")
+        check_writable(out_dir, folder=True)         # before ~100 s of generating
+        for u in all_units():
+            if out_dir.is_dir():
+                check_writable(out_dir / f"{u.name}.v")
         texts = {u.name: verilog(u.name, flat=args.flat, force=args.force)   # all first:
                  for u in all_units()}                                      # nothing partial
         made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise UsageError(f"cannot create {out_dir}: {e.strerror}") from None
-        written = []
-        try:
-            for name, text in texts.items():
-                path = out_dir / f"{name}.v"
-                new = not path.exists()
-                write_atomic(path, text)
-                if new:
-                    written.append(path)
-        except UsageError:             # e.g. the disk filled up: take back what this run added
-            for path in written:
-                path.unlink(missing_ok=True)
+            files.write_all({out_dir / f"{name}.v": text for name, text in texts.items()})
+        except OSError as e:           # e.g. the disk filled up: no file replaced or added
             for folder in made:        # innermost first
                 with contextlib.suppress(OSError):
                     folder.rmdir()
-            raise
+            if io_failure(e):
+                raise
+            raise UsageError(f"cannot write into {out_dir}: {e.strerror or e}") from None
         print(f"wrote {len(texts)} units to {out_dir}")
         return 0
     if not args.unit:
         raise UsageError("generate needs a UNIT (see `tcgen list`) or --all -o DIR")
     if args.output == "":
         raise UsageError("generate: -o needs a file name ('-' for stdout)")
+    if args.output and args.output != "-":
+        check_writable(args.output)    # before anything is built
     if args.top is not None:
         check_module_name(args.top)       # before any component is built
     unit = get_unit(args.unit)
@@ -203,6 +219,35 @@ def cmd_generate(args) -> int:
     return 0
 
 
+# -- lint -----------------------------------------------------------------------------------------
+def cmd_lint(args) -> int:
+    from tcgen.synth.lint import lint
+    target = args.target
+    as_file = target.endswith((".v", ".sv")) or os.sep in target or Path(target).is_file()
+    if as_file:
+        if args.param:
+            raise UsageError("lint: -p goes with a UNIT, not with a Verilog file")
+        if not Path(target).is_file():
+            raise UsageError(f"lint: no file {target}")
+        res = lint(target, args.top, wall=args.wall)
+        shown = target
+    else:
+        if args.top is not None:
+            check_module_name(args.top)
+        unit = get_unit(target)
+        params = unit.make_params(parse_params(args.param))
+        text = verilog(unit.name, params, top=args.top, force=args.force)
+        with tempfile.TemporaryDirectory(prefix="tcgen-lint-") as d:
+            path = Path(d) / f"{args.top or unit.name}.v"
+            path.write_text(text)
+            res = lint(path, wall=args.wall)
+        shown = f"{unit.name} {params.key()}"
+    for line in res.errors + res.warnings:
+        print(_printable(line))
+    print(f"{shown}: {res.summary()} ({res.version}, {' '.join(res.flags)})")
+    return 0 if res.clean else 1
+
+
 # -- ppa ------------------------------------------------------------------------------------------
 
 
@@ -222,7 +267,8 @@ def _add_ppa_parser(sub):
                    help="vectorless toggles per cycle on every net (default 0.1)")
     p.add_argument("--cycles", type=_int, default=2000, metavar="N",
                    help="sim: workload cycles (default 2000)")
-    p.add_argument("--seed", type=_int, default=1, metavar="S", help="sim: workload seed")
+    p.add_argument("--seed", type=_int, default=None, metavar="S",
+                   help="sim: workload seed (default: TCGEN_SEED, else 1)")
     p.add_argument("--workload", default=None, metavar="NAME",
                    help="one of the unit's named workloads (`tcgen list`): its stimulus "
                         "for sim and its ops per cycle (default: the unit's default workload)")
@@ -267,7 +313,19 @@ _float.__name__ = "number"
 _int.__name__ = "integer"
 
 
+ENV_SEED = "TCGEN_SEED"
+
+
+def env_seed(default: int = 1) -> int:
+    """The seed ``TCGEN_SEED`` names (the variable the verification harness reads too), or
+    ``default`` where it is unset; a bad one is one line, exit 2 (hw.params.parse_seed)."""
+    text = os.environ.get(ENV_SEED)
+    return default if text is None or text == "" else parse_seed(text, ENV_SEED)
+
+
 def cmd_ppa(args) -> int:
+    if args.seed is None:
+        args.seed = env_seed()
     if not 0 <= args.noise <= MAX_NOISE:           # before anything is read or built
         raise UsageError(f"ppa: --noise must be an integer in 0..{MAX_NOISE}, got {args.noise}")
     unit = get_unit(args.unit)
@@ -282,9 +340,8 @@ def cmd_ppa(args) -> int:
     if args.json == "":
         raise UsageError("ppa: --json needs a file name ('-' for stdout)")
     if args.json and args.json != "-":
-        parent = Path(args.json).parent
-        if not parent.is_dir():
-            raise UsageError(f"cannot write {args.json}: folder {parent} does not exist")
+        check_writable(args.json)      # before the flow runs or writes into its cache
+    cache_root()                       # the flow cache (TCGEN_PPA_CACHE) usable, or one line
     res = measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
                   activity=args.activity, toggle_rate=args.toggle_rate,
                   workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
@@ -304,6 +361,7 @@ def cmd_ppa(args) -> int:
 # -- sweep ----------------------------------------------------------------------------------------
 def cmd_sweep(args) -> int:
     from .sweep import EXECUTORS, default_cache, load, run, write_outputs
+    from .sweep.output import planned_outputs
     if args.jobs < 1:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
     if args.jobs > MAX_JOBS:
@@ -330,26 +388,32 @@ def cmd_sweep(args) -> int:
                 raise UsageError("--executor dask needs dask[distributed]: pip install "
                                  "'tcgen-hdl[dask]'") from None
     out = Path(args.output)
+    # every check before any work, and nothing made in -o until the outputs are written
+    check_writable(out, folder=True)
+    if out.is_dir():
+        for path in planned_outputs(spec, out):
+            check_writable(path)
     cache = Path(args.cache) if args.cache else default_cache()
-    for what, folder in (("into", out), ("the cache", cache)):
-        if folder.exists() and not folder.is_dir():
-            raise UsageError(f"cannot write {what} {folder}: not a folder")
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            probe = folder / f".tcgen-write-test-{os.getpid()}"
-            probe.write_text("")
-            probe.unlink()
-        except OSError as e:
-            raise UsageError(f"cannot write {what} {folder}: {e.strerror or e}") from None
+    usable_dir(cache, "the sweep cache" + ("" if args.cache else
+                                           " (TCGEN_SWEEP_CACHE)" if os.environ.get(
+                                               "TCGEN_SWEEP_CACHE") else ""))
+    cache_root()
     result = run(spec, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                  cache=cache, retry_failed=args.retry_failed,
                  flow_cache=not args.no_flow_cache)
     cmd = f"tcgen sweep {args.spec} -o {args.output}" + (
         f" -j {args.jobs}" if args.jobs != 1 else "") + (
         f" --executor {args.executor}" if args.executor != "local" else "")
+    made = [p for p in (out, *out.parents) if not p.exists()]
     try:
-        paths = write_outputs(result, out, cmd)
-    except OSError as e:               # e.g. the disk filled up: each file is atomic
+        out.mkdir(parents=True, exist_ok=True)
+        paths = write_outputs(result, out, cmd)       # all of them or none
+    except OSError as e:               # e.g. the disk filled up: no output replaced or added
+        for folder in made:            # innermost first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        if io_failure(e):
+            raise
         raise UsageError(f"cannot write into {out}: {e.strerror or e}") from None
     for path in paths:
         print(path)
@@ -486,11 +550,42 @@ def _noise_lines(nz: dict) -> list[str]:
 
 
 # -- the parser ---------------------------------------------------------------------------------
+# -- verify ---------------------------------------------------------------------------------------
+def _add_verify_parser(sub):
+    p = sub.add_parser("verify", help="simulate a configuration against its golden model "
+                                      "(cocotb; needs the verify extra; docs/plugins.md)")
+    p.add_argument("unit", help="unit name (see `tcgen list`)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a parameter (repeatable)")
+    p.add_argument("--vectors", type=_int, default=4096, metavar="N",
+                   help="vectors (stream units: inputs) to check (default 4096)")
+    p.add_argument("--seed", default=None, metavar="S",
+                   help="random seed, 0..2**32-1 (default TCGEN_SEED, else 1)")
+    p.add_argument("--sim", choices=("icarus", "verilator"), default=None,
+                   help="the simulator (default: SIM, else the faster for the size)")
+    p.add_argument("--bench", default="auto",
+                   choices=("auto", "batch", "fixed_latency", "stream"),
+                   help="auto: batch path, plus the stream scenarios for a stream unit")
+    _add_force(p)
+    p.set_defaults(func=cmd_verify)
+
+
+def cmd_verify(args) -> int:
+    from tcgen.verify.cli import verify    # lazily: the one command that needs cocotb
+    return verify(args.unit, parse_params(args.param), vectors=args.vectors, seed=args.seed,
+                  sim=args.sim, bench=args.bench)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="tcgen", description="Generate, verify and measure tensor-core arithmetic "
                                             "units.")
     sub = ap.add_subparsers(dest="command", parser_class=_Parser)
-    p = sub.add_parser("list", help="every unit with its parameters")
+    p = sub.add_parser("list", help="every unit with its parameters (exit 1 if a plug-in "
+                                    "family is broken)")
+    p.add_argument("unit", nargs="?", help="only this unit")
+    p.add_argument("--family", metavar="NAME", help="only this family's units (hw, pacq, "
+                                                    "bmma, lut, sparse, winograd, plug-ins)")
+    p.add_argument("--brief", action="store_true", help="one line per unit")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("generate", help="write synthesizable Verilog")
@@ -512,7 +607,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "distinct module once, instantiated)")
     _add_force(p)
     p.set_defaults(func=cmd_generate)
+    p = sub.add_parser("lint", help="lint Verilog with the project's Verilator")
+    p.add_argument("target", help="a Verilog file, or a unit name (generated, then linted)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="with a UNIT: set a parameter (repeatable)")
+    p.add_argument("--top", help="the top module (a file: where it holds several roots; a "
+                                 "unit: the name to generate it under)")
+    p.add_argument("--wall", action="store_true", help="Verilator's -Wall (style warnings too)")
+    _add_force(p)
+    p.set_defaults(func=cmd_lint)
     _add_ppa_parser(sub)
+    _add_verify_parser(sub)
     p = sub.add_parser("sweep", help="measure a design-space sweep (docs/sweep.md)")
     p.add_argument("spec", help="the sweep spec (TOML)")
     p.add_argument("-j", "--jobs", type=_int, default=1, help="points measured at once")
@@ -579,15 +684,25 @@ def _main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise UsageError("tcgen: a command is needed: list, generate, ppa, sweep, claims")
+            raise UsageError("tcgen: a command is needed: list, generate, ppa, verify, sweep, claims")
+        if args.command in _UNIT_COMMANDS:
+            _warn_broken()
         with _forcing(getattr(args, "force", False)):
             return args.func(args)
-    except (UsageError, ParamError, FlowInputError) as e:
+    except (UsageError, ParamError, FlowInputError, StorageError) as e:
         return _fail(e, EXIT_USAGE)
     except ToolError as e:
         return _fail(e, EXIT_TOOL)
     except BrokenPipeError:
         return 0
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename else ""
+        if io_failure(e):              # a full disk, a failing device: exit 1
+            return _fail(UsageError(f"I/O failure: {e.strerror or e}{where}"), EXIT_TOOL)
+        if e.errno in PATH_REFUSALS:   # a read-only or forbidden place: bad input, exit 2
+            return _fail(UsageError(f"cannot write{where.replace('(', '').replace(')', '')}: "
+                                    f"{e.strerror or e}"), EXIT_USAGE)
+        raise                          # anything else is a bug: its traceback
     except KeyboardInterrupt as e:
         # Components built before the interrupt were never elaborated: Amaranth would warn about
         # each at exit.  Nothing partial remains (atomic writes, .tmp folders removed, tool
@@ -596,6 +711,16 @@ def _main(argv=None) -> int:
         term = isinstance(e, Terminated)
         print(f"tcgen: {'terminated' if term else 'interrupted'}", file=sys.stderr)
         return e.exit_status if term else EXIT_INTERRUPTED
+
+
+#: the commands that read the unit catalog: each warns of a broken plug-in family first
+_UNIT_COMMANDS = {"list", "generate", "ppa", "sweep", "verify", "lint"}
+
+
+def _warn_broken():
+    """One line on stderr per broken plug-in family (tcgen.registry: skipped, the rest work)."""
+    for b in broken():
+        print(f"tcgen: warning: {_printable(b.line())}", file=sys.stderr)
 
 
 def _fail(e: Exception, status: int) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from tcgen.hw.files import write_atomic
+from tcgen.hw.files import write_all, write_atomic
 from tcgen.synth.tools import versions
 
 __all__ = ["Checkout", "describe_checkout", "yowasp_version", "today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
@@ -299,12 +299,18 @@ def run_parallel(fn: Callable, items: Iterable, jobs: int = 1) -> Iterator[tuple
 def write_json(path, obj, *, sort_keys: bool = True, strip: str | Path | None = None) -> Path:
     """``obj`` as indented JSON (``default=str``), atomically; ``strip``: a folder whose
     ``path/`` prefix is removed from the text (no machine paths in reports)."""
-    text = json.dumps(obj, indent=1, sort_keys=sort_keys, default=str) + "\n"
+    path = Path(path)
+    write_atomic(path, json_text(obj, sort_keys=sort_keys, strip=strip))
+    return path
+
+
+def json_text(obj, *, sort_keys: bool = True, strip: str | Path | None = None) -> str:
+    """The text :func:`write_json` writes.  Strict JSON: a NaN or an infinity in ``obj`` is a
+    bug of whoever computed it (ValueError), never written as ``NaN``/``Infinity``."""
+    text = json.dumps(obj, indent=1, sort_keys=sort_keys, default=str, allow_nan=False) + "\n"
     if strip is not None:
         text = text.replace(str(strip) + "/", "")
-    path = Path(path)
-    write_atomic(path, text)
-    return path
+    return text
 
 
 def write_report(path, text: str, json_obj=None, *, json_path=None, sort_keys: bool = True,
@@ -313,9 +319,11 @@ def write_report(path, text: str, json_obj=None, *, json_path=None, sort_keys: b
     made), and ``json_obj`` beside it (``json_path``, default ``path`` with suffix .json).
     Returns the paths written."""
     path = Path(path)
-    written = []
+    files = {path: text}
     if json_obj is not None:
-        written.append(write_json(json_path or path.with_suffix(".json"), json_obj,
-                                  sort_keys=sort_keys, strip=strip))
-    write_atomic(path, text)
-    return [path, *written]
+        files[Path(json_path or path.with_suffix(".json"))] = json_text(
+            json_obj, sort_keys=sort_keys, strip=strip)
+    for p in files:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    write_all(files)                   # both or neither
+    return list(files)

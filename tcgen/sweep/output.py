@@ -9,8 +9,8 @@ import io
 import math
 from pathlib import Path
 
-from tcgen.hw.files import write_atomic
-from tcgen.study import liberty_text, report_header, shown_path, today, tool_versions, write_json
+from tcgen.hw.files import write_all
+from tcgen.study import json_text, liberty_text, report_header, shown_path, today, tool_versions
 from tcgen.synth.liberty import resolve
 
 from .engine import SweepResult, params_of
@@ -18,7 +18,8 @@ from .metrics import METRICS, NOISE_METRICS
 from .spec import SELF, _text, derived_names
 from .report import render
 
-__all__ = ["write_outputs", "FLOW_NOTES", "columns", "plot_svg", "pareto_front"]
+__all__ = ["write_outputs", "planned_outputs", "FLOW_NOTES", "columns", "plot_svg",
+           "pareto_front"]
 
 #: flow choices that change conclusions, stated in every output
 FLOW_NOTES = (
@@ -155,10 +156,19 @@ def _provenance(result: SweepResult, command: str) -> dict:
             "flow_notes": list(_notes(result))}
 
 
+def planned_outputs(spec, out: str | Path) -> list[Path]:
+    """The files :func:`write_outputs` writes for ``spec`` into ``out`` (checked before the
+    sweep runs: a name that is a folder there refuses the sweep, not its end)."""
+    out = Path(out)
+    return ([out / f"{spec.name}.{ext}" for ext in ("csv", "json", "md")]
+            + [out / f"{spec.name}-{pl.name}.svg" for pl in spec.plots]
+            + [out / rep.output for rep in spec.reports])
+
+
 def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Path]:
     """``<out>/<name>.csv``, ``.json``, ``.md`` and one SVG per plot of the spec.  Everything
-    is rendered first and then written, each file atomically: a failure leaves the previous
-    outputs as they were.  Returns the paths."""
+    is rendered first and then written as one (:func:`tcgen.hw.files.write_all`): a failure
+    leaves the previous outputs as they were, none of them replaced.  Returns the paths."""
     out = Path(out)
     name = result.spec.name
     cols = columns(result)
@@ -190,14 +200,9 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
                                          flow_notes=_notes(result)))
                for rep in result.spec.reports]
     paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
-    write_atomic(paths[0], buf.getvalue())
-    write_json(paths[1], meta, strip=Path.cwd())
-    for path, text in plots:
-        write_atomic(path, text)
-    write_atomic(paths[2], md)
-    for path, text in reports:
-        write_atomic(path, text)
-    return paths + [p for p, _ in plots] + [p for p, _ in reports]
+    files = [(paths[0], buf.getvalue()), (paths[1], json_text(meta, strip=Path.cwd())),
+             *plots, (paths[2], md), *reports]
+    return write_all(files)            # all of them or none (a full disk: the old ones stay)
 
 
 def _label(key: str) -> str:
