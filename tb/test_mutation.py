@@ -100,6 +100,33 @@ def test_families_cover_every_family():
             assert t.family == fam and get_unit(t.unit).family == fam and t.tests
 
 
+def _report_rows():
+    data = json.loads((ROOT / "reports" / "mutation.json").read_text())
+    return [(fam, t["unit"], t["params"], t.get("verilog_sha256"))
+            for fam, f in sorted(data["families"].items()) for t in f["targets"]]
+
+
+def test_mutation_report_has_every_target():
+    rows = {(fam, unit) for fam, unit, _, _ in _report_rows()}
+    want = {(fam, t.unit) for fam, ts in mutation.FAMILIES.items() for t in ts}
+    assert want <= rows, f"reports/mutation.md lacks {sorted(want - rows)}: run " \
+        f".venv/bin/python scripts/mutation_report.py --family <family>"
+
+
+@pytest.mark.parametrize("family,unit,params,sha", _report_rows(),
+                         ids=[f"{f}-{u}" for f, u, _, _ in _report_rows()])
+def test_mutation_report_row_is_current(family, unit, params, sha):
+    """Each row of reports/mutation.md was measured on the Verilog the generator emits today:
+    the SHA-256 recorded with the target equals that of ``tcgen.generate.verilog`` now."""
+    cmd = f".venv/bin/python scripts/mutation_report.py --target {unit}"
+    assert sha, f"reports/mutation.json: no Verilog hash recorded for {family}/{unit}; " \
+        f"re-measure it: {cmd}"
+    now = mutation.verilog_sha256(unit, params)
+    assert now == sha, (f"reports/mutation.md's {family}/{unit} row is stale: it was measured "
+                        f"on Verilog {sha[:12]}, the generator now emits {now[:12]}; "
+                        f"regenerate it: {cmd}")
+
+
 @pytest.mark.slow
 def test_mutation_report():
     """The whole run (``make mutation``, ~1 h): every family at >= 95 % killed."""
