@@ -379,7 +379,7 @@ def _check_problems(log: Path) -> int:
 
 
 #: what ABC prints when it gives up (its own words, in the Yosys log as ``ABC: ...``)
-_ABC_CAUSE = re.compile(r"^ABC: (.*(?:cannot|can't|Cannot|Error|error|failed|not found|"
+_ABC_CAUSE = re.compile(r"^ABC: (?!\+ )(.*(?:cannot|can't|Cannot|Error|error|failed|not found|"
                         r"does not|is not|unable|Unable).*)$", re.M)
 _ABC_SKIPPED = re.compile(r"^ABC: Scl_LibertyReadGenlib\(\) skipped cell \"([^\"]+)\" without "
                           r"logic function", re.M)
@@ -397,11 +397,13 @@ def _yosys_error(log: Path, e: Exception) -> str:
     if first is None:
         return f"{e} (log: {log})"
     if "ABC" in first:
+        if first.startswith("Can't open ABC output file"):   # (in a folder that is gone now)
+            first = "ABC wrote no netlist"
         causes = [c.strip() for c in _ABC_CAUSE.findall(text)]
         skipped = _ABC_SKIPPED.findall(text)
         why = []
         if causes:
-            why.append("ABC: " + causes[-1][:200])
+            why.append("ABC: " + causes[0][:200])
         if skipped:
             why.append(f"ABC skipped {len(skipped)} liberty cell(s) without a logic function "
                        f"({', '.join(skipped[:4])}{', ...' if len(skipped) > 4 else ''})")

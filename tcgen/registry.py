@@ -171,10 +171,12 @@ def families() -> dict[str, list[str]]:
 
 def get_unit(name: str) -> UnitSpec:
     """The unit called ``name``; :class:`~tcgen.errors.UsageError` naming the known ones (and
-    the broken families, one of which may have declared it)."""
+    the count of broken families, one of which may have declared it: the command line has
+    printed each as a warning)."""
     cat = _catalog()
     if name not in cat:
         shown = name if isinstance(name, str) and len(name) <= 80 else str(name)[:75] + "[...]"
-        note = "".join(f"; {b.line()}" for b in broken())
-        raise UsageError(f"unknown unit {shown!r}; units are: {', '.join(sorted(cat))}{note}")
+        note = (f" ({len(broken())} broken plug-in famil{'y' if len(broken()) == 1 else 'ies'} "
+                "skipped: see the warnings)") if broken() else ""
+        raise UsageError(f"unknown unit {shown!r}{note}; units are: {', '.join(sorted(cat))}")
     return cat[name][1]
