@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import numbers
 import os
@@ -44,6 +45,10 @@ from . import noise as _noise
 from . import sta
 from .liberty import BUILD, Liberty, locked, resolve, write_atomic
 from .tools import FlowInputError, ToolError, versions
+
+#: progress of a measurement, one INFO record per stage ("yosys: ...", "opensta: ..."); silent
+#: unless a handler is attached (``tcgen ppa`` attaches one on a terminal)
+log = logging.getLogger("tcgen.flow")
 from .yosys import (SynthesisError, SynthResult, check_fraig_conflicts, module_names,
                     synthesize)
 
@@ -202,6 +207,7 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     result_file = BUILD / "results" / f"{key}.json"
     res = _cached_result(result_file, key) if cache else None
     if res is not None:
+        log.info("result cached (%s)", result_file.name)
         return res
     with locked(BUILD / "locks" / f"{key}.lock"):
         res = _cached_result(result_file, key) if cache else None
@@ -360,14 +366,23 @@ def _synth(verilog_text, top, lib, clock_ns, synth_key, cache, flatten=True,
         if cache:
             hit = _cached_synth(d, meta)
             if hit is not None:
+                log.info("yosys: synthesis cached (%s cells, %.1f um^2)", f"{hit.cell_count:,}",
+                         hit.area_um2)
                 return hit, True
+        log.info("yosys: synthesis and ABC mapping onto %s (%s%s, %s lines of Verilog)", lib.name,
+                 "flat" if flatten else "hierarchical",
+                 "" if fraig_conflicts is None else f", &fraig -C {fraig_conflicts}",
+                 f"{verilog_text.count(chr(10)):,}")
         d.parent.mkdir(parents=True, exist_ok=True)
         for stale in d.parent.glob(f"{synth_key}.tmp*"):
             shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"{synth_key}.tmp-", dir=d.parent))
         try:
+            t0 = time.monotonic()
             r = synthesize(verilog_text, top, lib, clock_ns, tmp, flatten=flatten,
                            fraig_conflicts=fraig_conflicts)
+            log.info("yosys: %s cells, %.1f um^2 (%.1f s)", f"{r.cell_count:,}", r.area_um2,
+                     time.monotonic() - t0)
         except KeyboardInterrupt:      # Ctrl-C, SIGTERM: the entry stays as it was, no .tmp
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -451,6 +466,7 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
     }
     t0 = time.monotonic()
     if activity == "vectorless":
+        log.info("opensta: timing and vectorless power (toggle rate %g)", toggle_rate)
         timing, power, _ = sta.timing_and_power(lib, syn.netlist, top, clock_ns, has_clk, work,
                                                 toggle_rate=toggle_rate)
         runtimes["sta_s"] = round(time.monotonic() - t0, 3)
@@ -459,10 +475,12 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                                f"{toggle_rate:g} (toggles per cycle on every non-clock pin; "
                                f"clock pins 2 per cycle)")
     else:
+        log.info("gate-level simulation: %s cycles of the workload (%s)", f"{n:,}", simulator)
         rates, sim_name, trace = act.net_activity(nl, syn.netlist, lib, workload, work, n,
                                                   simulator)
         runtimes["simulate_s"] = round(time.monotonic() - t0, 3)
         t1 = time.monotonic()
+        log.info("opensta: timing and per-pin power at the simulated activity")
         in_act = {b: rates[b] for b in nl.port_bits("input") if b in rates and b != "clk"}
         timing, _, propagated = sta.timing_and_power(lib, syn.netlist, top, clock_ns, has_clk,
                                                      work, input_activity=in_act)

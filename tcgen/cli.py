@@ -290,6 +290,10 @@ def _add_ppa_parser(sub):
                         f"figure over the N+1 runs (docs/ppa.md, 'Noise')")
     p.add_argument("--json", metavar="FILE", help="write every figure as JSON ('-' = stdout)")
     p.add_argument("--no-cache", action="store_true", help="re-run the tools")
+    p.add_argument("--progress", default="auto", choices=("auto", "on", "off"),
+                   help="stage lines on stderr (elaborate, yosys + ABC, simulation, OpenSTA) "
+                        "with the size estimate and elapsed time: auto (default) = on a "
+                        "terminal outside CI")
     _add_force(p)
     p.set_defaults(func=cmd_ppa)
     return p
@@ -342,13 +346,9 @@ def cmd_ppa(args) -> int:
     if args.json and args.json != "-":
         check_writable(args.json)      # before the flow runs or writes into its cache
     cache_root()                       # the flow cache (TCGEN_PPA_CACHE) usable, or one line
-    res = measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
-                  activity=args.activity, toggle_rate=args.toggle_rate,
-                  workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
-                  simulator=args.simulator, workload=args.workload,
-                  hierarchical=args.hierarchical, fraig_conflicts=args.fraig_conflicts,
-                  noise=args.noise)
-    text = json.dumps(res, indent=1, sort_keys=True) + "\n"
+    with _progress(args.progress):
+        res = _measure_cli(args, unit, params)
+    text = json.dumps(res, indent=1, sort_keys=True, allow_nan=False) + "\n"
     if args.json == "-":
         sys.stdout.write(text)
         return 0
@@ -356,6 +356,45 @@ def cmd_ppa(args) -> int:
         write_atomic(args.json, text)
     sys.stdout.write(format_table(res))
     return 0
+
+
+@contextlib.contextmanager
+def _progress(mode: str):
+    """Stage lines of the flow on stderr (logger ``tcgen.flow``: elaborate, yosys + ABC,
+    simulation, OpenSTA, with the size estimate and elapsed time): ``auto`` on a terminal
+    outside CI, ``on``, ``off``."""
+    show = mode == "on" or (mode == "auto" and sys.stderr.isatty() and not os.environ.get("CI"))
+    if not show:
+        yield
+        return
+    import logging
+    import time
+    t0 = time.monotonic()
+
+    class _Elapsed(logging.Formatter):
+        def format(self, record):
+            return f"[tcgen ppa {time.monotonic() - t0:6.1f} s] {record.getMessage()}"
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Elapsed())
+    logger = logging.getLogger("tcgen.flow")
+    old = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)
+
+
+def _measure_cli(args, unit, params) -> dict:
+    return measure(unit.name, params, liberty=args.liberty, clock_ns=args.clock_ns,
+                  activity=args.activity, toggle_rate=args.toggle_rate,
+                  workload_cycles=args.cycles, seed=args.seed, cache=not args.no_cache,
+                  simulator=args.simulator, workload=args.workload,
+                  hierarchical=args.hierarchical, fraig_conflicts=args.fraig_conflicts,
+                  noise=args.noise)
 
 
 # -- sweep ----------------------------------------------------------------------------------------
@@ -519,8 +558,7 @@ def format_table(r: dict) -> str:
         lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "
                      f"{q['total']:.4g} mW)")
     if len(r["breakdown"]) > 1:
-        lines.append("  breakdown   " + "   ".join(
-            f"{b['module']} x{b['instances']}: {b['area_um2']:.0f} um^2" for b in r["breakdown"]))
+        lines += _breakdown_lines(r)
     if r.get("noise"):
         lines += _noise_lines(r["noise"])
     rt = r["runtime_s"]
@@ -528,6 +566,32 @@ def format_table(r: dict) -> str:
                                                                     else ""))
     lines.append(f"  command     {r['command']}")
     return "\n".join(lines) + "\n"
+
+
+def _breakdown_lines(r: dict) -> list[str]:
+    """The per-module breakdown, saying what it is: each distinct module's own cells (its
+    submodules excluded) for one instance, times its instances.  It comes from a hierarchical
+    synthesis (the flow's second run, or the run itself with --hierarchical), which keeps logic
+    across module boundaries, so it need not add up to a flat total.  Modules with no cells of
+    their own (wrappers that only instantiate) are counted, not listed."""
+    rows = [b for b in r["breakdown"] if b["area_um2"] > 0]
+    wrappers = len(r["breakdown"]) - len(rows)
+    total = sum(b["area_um2"] * b["instances"] for b in rows)
+    flat = not r.get("hierarchical")
+    width = max(len(b["module"]) for b in rows) if rows else 6
+    out = [f"  breakdown   per module, from a hierarchical synthesis: own cells of one instance "
+           f"(submodules excluded) x instances = {total:.1f} um^2"
+           + (f" ({total / r['area_um2']:.2f}x the flat {r['area_um2']:.1f} um^2 above: "
+              "hierarchy keeps logic across module boundaries, flat synthesis optimises "
+              "through them)" if flat and r["area_um2"] else "")]
+    out.append(f"    {'module':<{width}}  {'instances':>9}  {'um^2 each':>10}  {'um^2 all':>10}  "
+               f"{'cells each':>10}")
+    for b in sorted(rows, key=lambda b: -b["area_um2"] * b["instances"]):
+        out.append(f"    {b['module']:<{width}}  {b['instances']:>9,}  {b['area_um2']:>10.1f}  "
+                   f"{b['area_um2'] * b['instances']:>10.1f}  {b.get('cell_count', 0):>10,}")
+    if wrappers:
+        out.append(f"    ({wrappers} wrapper module(s) with no cells of their own not listed)")
+    return out
 
 
 _NOISE_ROWS = (("area_um2", "area um^2", "{:.1f}"), ("crit_path_ns", "crit path ns", "{:.4g}"),

@@ -11,6 +11,7 @@ every key of the result.
 """
 from __future__ import annotations
 
+import logging
 import shlex
 import time
 
@@ -25,6 +26,8 @@ from tcgen.synth.ppa import (check_fraig, check_hierarchical, check_noise, check
 from .generate import unit_params, verilog
 from .pipelining import resolve_cuts
 from .registry import get_unit
+
+log = logging.getLogger("tcgen.flow")
 
 __all__ = ["measure"]
 
@@ -80,9 +83,13 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
                              f"with a module named {unit.name}")
         census = None
     else:
+        est = unit.estimate_cells(params)
+        log.info("elaborating %s %s%s", unit.name, params.key(),
+                 "" if est is None else f" (estimated {est:,} cells)")
         with adder_census() as census:
             text = verilog(unit.name, params)
     t_gen = time.monotonic() - t0
+    log.info("Verilog: %s lines (%.1f s)", f"{text.count(chr(10)):,}", t_gen)
     defaults = unit.params().as_dict()
     changed = {k: v for k, v in asked.as_dict().items() if defaults.get(k) != v}
     cmd = ["tcgen", "ppa", unit.name]
