@@ -262,10 +262,11 @@ def _matches(params, c: FieldClass) -> bool:
     return v == c.value and type(v) is type(c.value)
 
 
-def _seed(unit, c: FieldClass, base: dict, cap: float):
+def _seed(unit, c: FieldClass, base: dict, cap: float, stages_max: int = 4):
     """A valid configuration (values) containing ``c`` under ``cap``: the base or the defaults
-    with ``c``, then with one other field changed, then two, then deterministic random draws;
-    the cheapest of the first stage that finds any.  (None, the first refusal) if none."""
+    with ``c``, then with one other field changed, then two, then deterministic random draws
+    (the first ``stages_max`` of these four stages); the cheapest of the first stage that finds
+    any.  (None, the first refusal) if none."""
     fields = dataclasses.fields(unit.params)
     by_field = {f.name: field_classes(unit.name, f) for f in fields}
     others = [(g.name, v) for g in fields if g.name != c.field
@@ -273,12 +274,15 @@ def _seed(unit, c: FieldClass, base: dict, cap: float):
     stages = [[{}], [dict([o]) for o in others],
               [dict([o1, o2]) for o1, o2 in itertools.combinations(others, 2)
                if o1[0] != o2[0]]]
-    rng = np.random.default_rng(zlib.crc32(f"{unit.name}:{c}".encode()))
-    stages.append([{g.name: by_field[g.name][rng.integers(len(by_field[g.name]))].value
-                    for g in fields if g.name != c.field} for _ in range(2000)])
+    def draws():                                     # drawn only when reached
+        rng = np.random.default_rng(zlib.crc32(f"{unit.name}:{c}".encode()))
+        return [{g.name: by_field[g.name][rng.integers(len(by_field[g.name]))].value
+                 for g in fields if g.name != c.field} for _ in range(2000)]
+    stages.append(draws)
     why = None
     defaults = unit.params().as_dict()
-    for stage in stages:
+    for stage in stages[:stages_max]:
+        stage = stage() if callable(stage) else stage
         found = []
         for start, extra in itertools.product((base, defaults), stage):
             p, w = _try(unit, {**start, **extra, c.field: c.value}, cap)
@@ -321,7 +325,34 @@ def covering(unit, cap: float | None = None) -> Covering:
 
 @functools.lru_cache(maxsize=None)
 def _covering_of(unit_name: str, cap: float | None) -> Covering:
-    return _covering(get_unit(unit_name), cap)
+    """A registry unit's covering set, kept on disk (build/param_classes/covering/) under the
+    hash of the generator sources (the Params and their checks) and of this file: the greedy
+    takes seconds for a few units, and every pytest worker collects the class tests."""
+    import hashlib
+    from tcgen.hw.files import locked
+    from tcgen.verify import harness
+    unit = get_unit(unit_name)
+    key = hashlib.sha256(f"{harness.source_hash(unit_name)}:{cap}:".encode()
+                         + Path(__file__).read_bytes()).hexdigest()[:16]
+    path = ROOT / "build" / "param_classes" / "covering" / f"{unit_name}-{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path.with_suffix(".lock")):
+        if path.exists():
+            d = json.loads(path.read_text())
+            classes = [FieldClass(f, v, tuple(labels)) for f, v, labels in d["classes"]]
+            return Covering(unit_name, classes, [unit.params(**v) for v in d["configs"]],
+                            [[classes[i] for i in cs] for cs in d["covers"]],
+                            {classes[i]: why for i, why in d["infeasible"]})
+        cv = _covering(unit, cap)
+        index = {c: i for i, c in enumerate(cv.classes)}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({
+            "classes": [[c.field, c.value, list(c.labels)] for c in cv.classes],
+            "configs": [p.as_dict() for p in cv.configs],
+            "covers": [[index[c] for c in cs] for cs in cv.covers],
+            "infeasible": [[index[c], why] for c, why in cv.infeasible.items()]}))
+        tmp.replace(path)
+        return cv
 
 
 def _covering(unit, cap: float | None) -> Covering:
@@ -339,6 +370,28 @@ def _covering(unit, cap: float | None) -> Covering:
             p, _ = _try(unit, {**base, f.name: c.value}, cap)
             if p is not None and cost(unit, p) < best:
                 base, best = {**base, f.name: c.value}, cost(unit, p)
+
+    # a range whose min or max no valid configuration can take (check() narrows it): the
+    # nearest value inward that one can take is a class too, the range's real boundary
+    for f in fields:
+        if field_kind(unit.name, f) not in ("width", "count"):
+            continue
+        lo, hi = f.metadata["range"]
+        for end, step, label in ((lo, 1, "min valid"), (hi, -1, "max valid")):
+            c = next(c for c in by_field[f.name] if c.value == end)
+            if _seed(unit, c, base, math.inf)[0] is not None:
+                continue
+            v = end + step
+            while lo <= v <= hi and _seed(unit, FieldClass(f.name, v, ()), base, math.inf,
+                                          stages_max=2)[0] is None:
+                v += step
+            if not lo <= v <= hi:
+                continue
+            old = [x for x in by_field[f.name] if x.value == v]
+            rest = [x for x in by_field[f.name] if x.value != v]
+            new = FieldClass(f.name, v, (old[0].labels if old else ()) + (label,))
+            by_field[f.name] = sorted(rest + [new], key=lambda x: x.value)
+    classes = [c for f in fields for c in by_field[f.name]]
 
     uncovered = list(classes)
     configs, covers, infeasible = [], [], {}
@@ -397,8 +450,8 @@ def check_coverage(units, exclusions: dict | None = None, cap: float | None = No
     for u in units:
         spec = get_unit(u) if isinstance(u, str) else u
         names.add(spec.name)
-        cv = covering(spec, cap)
-        classes = unit_classes(spec)
+        cv = covering(u, cap)            # a name: the cached covering set
+        classes = cv.classes             # the metadata's classes and any valid boundary
         for c in classes:
             key = (spec.name, c.field, c.value)
             held = any(_matches(p, c) for p in cv.configs)
@@ -440,15 +493,16 @@ def record(result: dict):
             f.write(json.dumps(result, sort_keys=True, default=str) + "\n")
 
 
-def load_results(source: str) -> dict[tuple[str, int], dict]:
-    """The latest result of each (unit, configuration index) run on the generator ``source``
-    (its hash) with the configuration the covering set has now."""
+def load_results() -> dict[tuple[str, int], dict]:
+    """The latest recorded result of each (unit, configuration index) whose configuration is
+    the one the covering set has now (each keeps the generator source hash it ran on)."""
     out = {}
     if not RESULTS.exists():
         return out
+    names = {u.name for u in all_units()}
     for line in RESULTS.read_text().splitlines():
         r = json.loads(line)
-        if r.get("source") != source or r["unit"] not in {u.name for u in all_units()}:
+        if r["unit"] not in names:
             continue
         cv = covering(r["unit"])
         if r["index"] < len(cv.configs) and cv.configs[r["index"]].key() == r["params"]:
@@ -515,13 +569,12 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
 
 
 def main(argv=None) -> int:
-    """Write reports/param_classes.md from the recorded results of this generator source."""
+    """Write reports/param_classes.md from the recorded results (build/param_classes/)."""
     import sys
     from tcgen.study import write_report
-    from tcgen.verify import harness
-    results = load_results(harness.source_hash())
+    results = load_results()
     if not results:
-        print("param_classes: no results for this generator source; run "
+        print("param_classes: no results recorded; run "
               "`pytest -m 'slow or not slow' tb/test_param_classes.py` first", file=sys.stderr)
         return 2
     write_report(REPORT, report_text(results))

@@ -62,8 +62,9 @@ def test_excluded_classes_have_no_valid_configuration():
     """Every written exclusion is a value no configuration can take: constructing the unit's
     smallest configuration with it raises ParamError (so it is no silent gap in the tests)."""
     for (name, field, value) in pc.EXCLUSIONS:
-        c = next(c for c in pc.unit_classes(name) if c.field == field and c.value == value)
-        assert pc.smallest_config(name, c) is None, (name, field, value)
+        cv = pc.covering(name)
+        c = next(c for c in cv.classes if c.field == field and c.value == value)
+        assert cv.infeasible[c].startswith("no valid configuration: "), (name, field, value)
         with pytest.raises(ParamError):
             get_unit(name).params(**{field: value})
 
@@ -82,6 +83,19 @@ def test_class_derivation():
     assert values("fp_add", "ftz") == [False, True]
     assert values("fp_add", "cuts") == [""]                              # free text
     assert values("dp4_pacq", "D") == [1, 2, 4]                          # int choices
+
+
+def test_a_range_narrowed_by_check_has_its_valid_boundary_as_a_class():
+    """bmma_array's k range starts at 1, its check() at 32 (whole words); fused_dot's window
+    range ends at 600, its bounds at 528 (tf32): 32 and 528 are classes, held by a
+    configuration."""
+    for name, field, value, label in [("bmma_array", "k", 32, "min valid"),
+                                      ("fused_dot", "window", 528, "max valid"),
+                                      ("int8_mac_array", "acc_width", 16, "min valid")]:
+        cv = pc.covering(name)
+        c = next(c for c in cv.classes if c.field == field and c.value == value)
+        assert label in c.labels
+        assert any(getattr(p, field) == value for p in cv.configs)
 
 
 def test_covering_is_small():
