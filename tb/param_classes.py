@@ -79,10 +79,9 @@ UNIT_CAPS: dict[str, tuple[int, str]] = {
 EXCLUSIONS: dict[tuple[str, str, Any], str] = {
     ("bmma_array", "k", 1):
         "range is 1..4096 but check() needs a multiple of 32 (whole 32-bit words); the smallest "
-        "k, 32, is in the covering set",
+        "valid k, 32, is a class (min valid)",
     ("bnn_epilogue", "res_width", 1):
-        "range is 0..32 but check() allows 0 (no residual) or 2..32; both 0 and 2 are in the "
-        "covering set",
+        "range is 0..32 but check() allows 0 (no residual) or 2..32; 0 and 2 are classes",
     ("fp_product", "fmt", "fp32"):
         "no choice of dst holds every fp32 x fp32 product exactly (product_is_exact: it would "
         "need a wider-than-fp32 format)",
@@ -99,10 +98,10 @@ EXCLUSIONS: dict[tuple[str, str, Any], str] = {
         "no fmt's products fit an 8-bit format exactly",
     ("fused_dot", "window", 600):
         "range is 8..600 but fused_window_bounds caps it at 528 (tf32 operands, fp32 c) and "
-        "less for the other formats; 512 and 513 are in the covering set",
+        "less for the other formats; 528 is a class (max valid)",
     ("int8_mac_array", "acc_width", 8):
         "range is 8..32 but check() needs acc_width >= 16 (one INT8 x INT8 product must fit); "
-        "16 and 17 are in the covering set",
+        "16 is a class (min valid)",
     ("int8_mac_array", "acc_width", 9):
         "check() needs acc_width >= 16 (see acc_width=8)",
     ("int8_mac_array", "acc_width", 15):
@@ -527,29 +526,43 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
              "its workload's random vectors plus directed corners (raw-word and FP units).  "
              "`make test` runs each small unit's cheapest configuration and the checker; this "
              "report is the whole set (`slow`).", "",
-             "| unit | configurations run | classes held / all | excluded | vectors | "
-             "checked | mismatches | time (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    totals = [0] * 7
+             "Per unit: the configurations of its covering set that ran; its classes, those "
+             "held by a configuration that ran and matched, and those excluded (below); the "
+             "vectors driven (random plus directed corners) and the results checked (a stream "
+             "unit's outputs: bnn_epilogue emits one per 4-item pool window); the "
+             "mismatching vectors and failed runs; the wall time of elaboration, build and "
+             "simulation.", "",
+             "| unit | configurations run | classes | held (ran, matched) | excluded | vectors "
+             "(corners) | results checked | mismatches / failed runs | time (s) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    tot = {"run": 0, "cfg": 0, "cls": 0, "held": 0, "excl": 0, "vec": 0, "corn": 0, "chk": 0,
+           "mis": 0, "err": 0, "t": 0.0}
     bad = []
     for u in all_units():
         cv = covering(u.name)
-        rs = [results.get((u.name, i)) for i in range(len(cv.configs))]
-        done = [r for r in rs if r is not None]
-        held = len({c for cs in cv.covers for c in cs})
-        excl = sum((u.name, c.field, c.value) in EXCLUSIONS for c in cv.classes)
-        vec = sum(r["vectors"] for r in done)
-        chk = sum(r["checked"] for r in done)
-        mis = sum(r["mismatches"] + (1 if r.get("error") else 0) for r in done)
-        t = sum(r["wall_s"] for r in done)
+        done = [r for r in (results.get((u.name, i)) for i in range(len(cv.configs))) if r]
+        ok = [cv.configs[r["index"]] for r in done if not r["mismatches"] and not r.get("error")]
+        held = sum(any(_matches(p, c) for p in ok) for c in cv.classes)
+        row = {"run": len(done), "cfg": len(cv.configs), "cls": len(cv.classes), "held": held,
+               "excl": sum((u.name, c.field, c.value) in EXCLUSIONS for c in cv.classes),
+               "vec": sum(r["vectors"] for r in done), "corn": sum(r["corners"] for r in done),
+               "chk": sum(r["checked"] for r in done),
+               "mis": sum(r["mismatches"] for r in done),
+               "err": sum(bool(r.get("error")) for r in done),
+               "t": sum(r["wall_s"] for r in done)}
         bad += [r for r in done if r["mismatches"] or r.get("error")]
-        lines.append(f"| {u.name} | {len(done)} / {len(cv.configs)} | {held} / "
-                     f"{len(cv.classes)} | {excl} | {vec:,} | {chk:,} | {mis} | {t:.0f} |")
-        for j, x in enumerate((len(done), len(cv.configs), held, len(cv.classes), excl, vec,
-                               mis)):
-            totals[j] += x
-    lines.append(f"| **all {len(all_units())}** | {totals[0]} / {totals[1]} | {totals[2]} / "
-                 f"{totals[3]} | {totals[4]} | {totals[5]:,} | | {totals[6]} | "
-                 f"{sum(r['wall_s'] for r in results.values()):.0f} |")
+        for k in tot:
+            tot[k] += row[k]
+        lines.append(f"| {u.name} | {row['run']} / {row['cfg']} | {row['cls']} | {row['held']} | "
+                     f"{row['excl']} | {row['vec']:,} ({row['corn']:,}) | {row['chk']:,} | "
+                     f"{row['mis']} / {row['err']} | {row['t']:.0f} |")
+    lines.append(f"| **all {len(all_units())} units** | {tot['run']} / {tot['cfg']} | "
+                 f"{tot['cls']} | {tot['held']} | {tot['excl']} | {tot['vec']:,} "
+                 f"({tot['corn']:,}) | {tot['chk']:,} | {tot['mis']} / {tot['err']} | "
+                 f"{tot['t']:.0f} |")
+    sources = sorted({r["source"] for r in results.values()})
+    lines += ["", f"Generator sources (tcgen.verify.harness.source_hash) the results ran on: "
+              f"{', '.join(sources)} (the checkout changed under the run where more than one)."]
     lines += ["", "## Mismatches and failures", ""]
     if not bad:
         lines.append("None: every configuration run matched its golden model vector for vector.")
