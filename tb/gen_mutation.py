@@ -110,7 +110,7 @@ GEN_TARGETS: tuple[GenTarget, ...] = (
         _INT + "test_csa_tree_random", _INT + "test_int_mul_odd_shapes")),
     GenTarget("hw/dot.py", "generator", (_FP + "test_dp4", _FP + "test_dp4_split")),
     GenTarget("hw/fused.py", "generator", (
-        "tb/test_fused.py::test_rtl_defaults", "tb/test_fused.py::test_rtl_configs")),
+        "tb/test_fused.py::test_rtl_configs", "tb/test_fused.py::test_rtl_defaults")),
     GenTarget("hw/mma.py", "generator", (
         "tb/test_silicon.py::test_mma_unit_model_matches_silicon",
         "tb/test_silicon.py::test_mma_unit_rtl_on_silicon_tiles")),
@@ -120,7 +120,13 @@ GEN_TARGETS: tuple[GenTarget, ...] = (
     GenTarget("hw/pipeline.py", "generator", (
         _FP + "test_pipelined_back_to_back", _FP + "test_convert_pipelined",
         "tb/test_pipelining.py::test_register_depths_of_a_small_pipeline")),
-    GenTarget("hw/dedup.py", "generator", ("tb/test_dedup.py",)),
+    GenTarget("hw/dedup.py", "generator", (
+        "tb/test_dedup.py::test_one_module_definition_per_distinct_module",
+        "tb/test_dedup.py::test_shared_emits_one_module_and_flat_mode_none",
+        "tb/test_dedup.py::test_content_key_is_canonical_and_checked",
+        "tb/test_dedup.py::test_connect_checks_port_and_width",
+        "tb/test_dedup.py::test_dedup_verilog_is_byte_identical_across_runs",
+        "tb/test_dedup.py::test_dedup_equals_flat")),
     GenTarget("hw/generate.py", "generator", (
         _INT + "test_popcount_exhaustive", _FP + "test_fp8_exhaustive",
         "tb/test_dedup.py::test_dedup_verilog_is_byte_identical_across_runs",
@@ -134,11 +140,33 @@ GEN_TARGETS: tuple[GenTarget, ...] = (
         "tb/test_numeric.py::test_wide_formats_vs_fractions",
         "tb/test_numeric.py::test_sticky_adder_directed_vs_fractions",
         "tb/test_numeric.py::test_format_constants", _FP + "test_fp8_exhaustive")),
-    GenTarget("units/bmma/rtl.py", "generator", ("tb/test_bmma_rtl.py",)),
-    GenTarget("units/lut/rtl.py", "generator", ("tb/test_lut_rtl.py",)),
-    GenTarget("units/pacq/rtl.py", "generator", ("tb/test_pacq_rtl.py",)),
-    GenTarget("units/sparse/rtl.py", "generator", ("tb/test_sparse_rtl.py",)),
-    GenTarget("units/winograd/rtl.py", "generator", ("tb/test_winograd_rtl.py",)),
+    GenTarget("units/bmma/rtl.py", "generator", tuple(
+        "tb/test_bmma_rtl.py::" + t for t in (
+            "test_bmma_array_default_directed", "test_bmma_array_fold_random_with_stalls",
+            "test_bmma_array_carries_through_every_accumulator_bit",
+            "test_bmma_array_long_chains_and_narrow_accumulator",
+            "test_bmma_array_reset_mid_operation", "test_bmma_array_single_op_builds",
+            "test_bnn_epilogue", "test_bnn_epilogue_full_range_ties",
+            "test_int8_mac_array"))),
+    GenTarget("units/lut/rtl.py", "generator", (
+        "tb/test_lut_rtl.py",
+        "tb/test_lut_array.py::test_lut_array_back_to_back_and_stalls")),
+    GenTarget("units/pacq/rtl.py", "generator", tuple(
+        "tb/test_pacq_rtl.py::" + t for t in (
+            "test_pacq_mul_matches_model", "test_int_dequant_every_code",
+            "test_dequant_mul_matches_model", "test_fp16_mul_matches_model",
+            "test_dp4_pacq_fp32_cancellation_and_alignment", "test_dp4_pacq_special_pairs",
+            "test_numerics_configs_on_rtl"))),
+    GenTarget("units/sparse/rtl.py", "generator", tuple(
+        "tb/test_sparse_rtl.py::" + t for t in (
+            "test_zero_rows_padding_and_offsets", "test_fp_specials",
+            "test_lane_products_every_length", "test_tree_cancellation_every_shift",
+            "test_split_kmodes", "test_pipelined_dp"))),
+    GenTarget("units/winograd/rtl.py", "generator", tuple(
+        "tb/test_winograd_rtl.py::" + t for t in (
+            "test_itf_int_extremes_and_random", "test_otf_int_extremes_and_random",
+            "test_otf_crop_masks", "test_ftf_int_extremes_and_random", "test_itf_random_fp",
+            "test_otf_random_fp", "test_ftf_random_fp", "test_int_extremes_no_wrap"))),
 )
 
 #: the hand triage of survivors, by mutant id: ("equivalent", why) -- no test can tell it from
