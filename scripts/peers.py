@@ -19,7 +19,8 @@ records the repository (git remote), commit and licence file of each.  For every
    The peers are elaborated to plain Verilog by :func:`tcgen.synth.yosys.elaborate_sv`
    (YoWASP Yosys's ``read_slang``; Yosys 0.23 cannot read FPnew), then measured by the same
    flow as tcgen's units.
-2. **Equivalence before PPA**: the unit's batch bench (tcgen/verify/harness.py) with the peer standing in
+2. **Equivalence before PPA**: the unit's batch bench (tcgen/verify/harness.py) with the peer
+standing in
    for it (``harness.standing_in``): every ordered pair of the format's edge values (specials,
    subnormals, binade and overflow edges), rounding-tie pairs and ``--pairs`` random pairs
    (tcgen/verify/stimulus.py's mix), expected values from tcgen's numeric reference.  A peer with a

@@ -2,8 +2,8 @@
 """The whole regression on each simulator -> reports/sim_regression.md (``make test-sims``).
 
 Runs ``pytest tb`` (the ``make test`` selection) once per simulator with ``SIM`` set, which
-overrides every test's own choice (tcgen/verify/harness.py ``sim_name``), and records per simulator the
-outcome counts, the wall time and the failures; per test file, the time each simulator took.
+overrides every test's own choice (tcgen/verify/harness.py ``sim_name``), and records per simulator
+the outcome counts, the wall time and the failures; per test file, the time each simulator took.
 
     .venv/bin/python scripts/sim_regression.py [--sims icarus,verilator] [-j auto]
 """

@@ -4,8 +4,8 @@ A *mutant* is the generated Verilog of one unit configuration with one small fau
 Yosys's ``mutate`` (a bit of a cell's input or output inverted, tied to 0 or 1, or replaced by
 a neighbouring bit).  The family's own regression tests -- a chosen subset of its real pytest
 tests, the smallest configurations they exercise -- are run on each mutant through the harness
-hook (``TCGEN_MUTANT``, tcgen/verify/harness.py): a failing test *kills* the mutant; if every test passes
-it *survives*.  A survivor is then given to the formal checks (:func:`_prove`: the mutated
+hook (``TCGEN_MUTANT``, tcgen/verify/harness.py): a failing test *kills* the mutant; if every test
+passes it *survives*.  A survivor is then given to the formal checks (:func:`_prove`: the mutated
 submodule instance alone and within its enclosing ones, the whole netlist with its registers
 everted, the whole netlist by k-induction from reset): proved equal, it is an *equivalent
 mutant* (no test can kill it; it leaves the denominator); otherwise the counterexample is the
@@ -216,8 +216,8 @@ def _pytest(tests, env_extra: dict, timeout: float, log: Path, *, cwd: Path = RO
     """Run ``pytest -x`` on ``tests``; (exit status or None after ``timeout``, seconds).
     ``cwd``/``python``: another checkout and its interpreter (tb/gen_mutation.py's copy);
     ``unset``: environment variables to drop."""
-    # no functional coverage from mutants (tcgen/verify/coverage.py): it would count a wrong circuit's
-    # runs, and sampling costs time
+    # no functional coverage from mutants (tcgen/verify/coverage.py): it would count a wrong
+    # circuit's runs, and sampling costs time
     env = {**os.environ, "TCGEN_COVERAGE": "0", **env_extra}
     for k in ("PYTEST_XDIST_WORKER", *unset):
         env.pop(k, None)

@@ -1,4 +1,5 @@
-"""The batch path (tcgen/verify/batch.py, tcgen/verify/benches/batch.py): vectors checked inside the simulation.
+"""The batch path (tcgen/verify/batch.py, tcgen/verify/benches/batch.py): vectors checked inside
+the simulation.
 
 Fixed-latency and stream units, lanes, chunks, and the checker's own test: expectations
 corrupted on purpose must be reported, at the right vectors, with their inputs.

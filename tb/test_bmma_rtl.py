@@ -35,8 +35,8 @@ def golden(p, requests):
 
 def simulate(unit, params, requests, name, idle=0.0, stall=0.0, timing=False, reset_at=None,
              bench_seed=1):
-    """One scenario of tcgen/verify/benches/stream.py: ``reset_at`` -> reset_mid_operation (4 requests,
-    the result stream mostly stalled (scripted ready) so results are pending, reset
+    """One scenario of tcgen/verify/benches/stream.py: ``reset_at`` -> reset_mid_operation (4
+    requests, the result stream mostly stalled (scripted ready) so results are pending, reset
     ``reset_at`` cycles in); idle/stall -> backpressure; else back_to_back, with ``timing``
     checking the documented latency and one request per ``fold`` cycles."""
     if reset_at is not None:

@@ -1,4 +1,5 @@
-"""The functional-coverage machinery (tcgen/verify/coverage.py, docs/coverage.md): the classification
+"""The functional-coverage machinery (tcgen/verify/coverage.py, docs/coverage.md): the
+classification
 functions against hand-made values and an independent Fraction reference, the bulk sampler
 against plain counting, and the merge/report's verdict on an unhit bin (a subprocess of
 scripts/coverage_report.py, as ``make coverage`` runs it)."""
@@ -212,8 +213,8 @@ def test_unreachable_bins_are_excused_only_where_declared(monkeypatch):
 
 
 def test_merge_leaves_out_a_stale_database(tmp_path):
-    """A database whose bins of a point differ from the newest one's (an older tcgen/verify/coverage.py)
-    is left out of the merge and named."""
+    """A database whose bins of a point differ from the newest one's (an older
+    tcgen/verify/coverage.py) is left out of the merge and named."""
     import os
     _db(tmp_path, "covtest.g.p", {"a": 1}, ["a", "b"])             # 0.yml: older bins
     _db(tmp_path, "covtest.g.p", {"a": 2, "c": 1}, ["a", "c"])      # 1.yml: newer

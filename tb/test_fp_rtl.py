@@ -1,6 +1,7 @@
 """cocotb: FP adder, multiplier and converter RTL against the numeric reference (zero mismatches).
 
-Every test checks its vectors on the batch path (tcgen/verify/batch.py: stimulus and expected values loaded
+Every test checks its vectors on the batch path (tcgen/verify/batch.py: stimulus and expected
+values loaded
 into the simulation, compared there); the pipelined back-to-back tests use the per-vector
 fixed-latency bench, which also reports the latency it measured.  The expected values come from
 tcgen.hw.numeric (itself checked against Fractions in test_numeric.py).  Seeds are printed and

@@ -2,7 +2,8 @@
 that put every code in every lane (1,310,720 vectors per configuration), for every output mode
 and both rounding modes, RTL vs golden model.
 
-cocotb 2.1 needs Verilator >= 5.036 (tcgen/verify/harness.py refuses 5.006), and Icarus through cocotb runs
+cocotb 2.1 needs Verilator >= 5.036 (tcgen/verify/harness.py refuses 5.006), and Icarus through
+cocotb runs
 ~1,000 vectors/s on this unit, so this sweep drives the harness's Verilog with a plain Verilog
 testbench compiled by ``verilator --binary`` (≈ 10^6 vectors/s) that writes every output; the
 comparison against the golden model is done here in Python.  Results go to

@@ -21,7 +21,8 @@ distinct bin):
 A coverpoint is ``<unit>.<group>.<point>`` (group: the format or configuration the bins belong
 to, e.g. ``fp_add.fp16.result``); its bins are declared in full when the point is first sampled,
 so a bin the stimulus never reaches is exported with 0 hits.  :func:`save` writes the run's
-coverage database (``coverage_db.export_to_yaml``) to ``<build>/coverage/`` (``build/coverage`` of a checkout) with a side file naming
+coverage database (``coverage_db.export_to_yaml``) to ``<build>/coverage/`` (``build/coverage`` of
+a checkout) with a side file naming
 the test; ``scripts/coverage_report.py`` merges them (``cocotb_coverage.coverage.merge_coverage``)
 into ``reports/coverage.md`` / ``.json`` and fails on any unhit bin (but those
 :data:`UNREACHABLE` by design at the params that ran) and on any group of :data:`REQUIRED` that
