@@ -9,7 +9,35 @@ import tempfile
 from pathlib import Path
 
 __all__ = ["locked", "write_atomic", "write_all", "usable_dir", "check_writable",
-           "StorageError", "IO_FAILURES", "PATH_REFUSALS", "io_failure"]
+           "StorageError", "IO_FAILURES", "PATH_REFUSALS", "io_failure", "build_root",
+           "ENV_BUILD_DIR", "checkout"]
+
+#: the environment variable that moves every build and cache folder of tcgen
+ENV_BUILD_DIR = "TCGEN_BUILD_DIR"
+
+
+def checkout() -> Path | None:
+    """tcgen's own source checkout when tcgen runs from one (an editable install), else None
+    (an installed wheel)."""
+    root = Path(__file__).resolve().parents[1]           # <checkout>/hw/files.py
+    pyproject = root / "pyproject.toml"
+    if (root / "hw" / "spec.py").is_file() and pyproject.is_file() and \
+            'name = "tcgen-hdl"' in pyproject.read_text(errors="replace"):
+        return root
+    return None
+
+
+def build_root() -> Path:
+    """The folder tcgen builds and caches in (absolute): ``TCGEN_BUILD_DIR`` if set; else the
+    checkout's ``build/`` when tcgen runs from its checkout; else ``./build/tcgen`` under the
+    current folder -- the user's project, never inside the installed package.  The harness's
+    simulations (``sim/``), the flow cache (``ppa/``, unless ``TCGEN_PPA_CACHE``), Verilator's
+    ccache (``ccache/``) live under it."""
+    env = os.environ.get(ENV_BUILD_DIR)
+    if env:
+        return Path(env).absolute()
+    root = checkout()
+    return root / "build" if root is not None else Path.cwd().absolute() / "build" / "tcgen"
 
 #: errors of the storage itself, never of the program: a full disk or quota, a failing device,
 #: a file over the size limit.  The command line reports one as one line with exit status 1

@@ -25,14 +25,16 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from tcgen.hw.files import locked, usable_dir, write_atomic  # noqa: F401  (re-exported)
+from tcgen.hw.files import (build_root, locked, usable_dir,  # noqa: F401  (re-exported)
+                            write_atomic)
 
 from .tools import FlowInputError
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the flow's cache (netlists, results, liberty copies, locks): ``TCGEN_PPA_CACHE`` if set (a
-#: private cache, e.g. for a test), else ``build/ppa`` of the checkout
-BUILD = Path(os.environ.get("TCGEN_PPA_CACHE") or ROOT / "build" / "ppa").absolute()
+#: private cache, e.g. for a test), else ``ppa/`` under tcgen's build folder
+#: (tcgen.hw.files.build_root: the checkout's build/, TCGEN_BUILD_DIR, or ./build/tcgen)
+BUILD = Path(os.environ.get("TCGEN_PPA_CACHE") or build_root() / "ppa").absolute()
 SHARED_LIBERTY = ROOT.parent / "shared" / "liberty"
 _CHECKED: set = set()
 

@@ -32,6 +32,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from tcgen.hw.files import build_root
+
 __all__ = ["run", "versions", "ToolError", "FlowInputError", "require", "verilator",
            "Verilator", "VERILATOR_MIN", "Terminated", "signals_raise", "die_with_parent",
            "TERMINATING_SIGNALS"]
@@ -90,13 +92,12 @@ def verilator() -> Verilator | None:
 def _objcache() -> dict:
     """ccache for Verilator's C++ compiles (``OBJCACHE``, read by verilated.mk), if installed:
     the runtime (verilated.cpp, the VPI, coverage) is the same in every model and dominates
-    a small model's build (~30 s -> ~5 s here).  The cache is ``build/ccache`` of the checkout
-    unless ``CCACHE_DIR`` is set."""
+    a small model's build (~30 s -> ~5 s here).  The cache is ``ccache/`` under tcgen's build
+    folder (tcgen.hw.files.build_root) unless ``CCACHE_DIR`` is set."""
     if os.environ.get("OBJCACHE") is not None or shutil.which("ccache") is None:
         return {}
-    root = Path(__file__).resolve().parent.parent
     return {"OBJCACHE": "ccache",
-            "CCACHE_DIR": os.environ.get("CCACHE_DIR") or str(root / "build" / "ccache")}
+            "CCACHE_DIR": os.environ.get("CCACHE_DIR") or str(build_root() / "ccache")}
 
 
 class ToolError(RuntimeError):

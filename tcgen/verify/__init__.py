@@ -19,22 +19,14 @@ functional coverage databases to ``<that>/coverage``.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from tcgen.hw.files import ENV_BUILD_DIR, build_root
 
 __all__ = ["build_dir", "ENV_BUILD_DIR"]
 
-ENV_BUILD_DIR = "TCGEN_BUILD_DIR"
-
 
 def build_dir() -> Path:
-    """The folder the harness builds and simulates in (absolute; see the module docstring)."""
-    env = os.environ.get(ENV_BUILD_DIR)
-    if env:
-        return Path(env).absolute()
-    checkout = Path(__file__).resolve().parents[2]     # <checkout>/tcgen/verify/__init__.py
-    pyproject = checkout / "pyproject.toml"
-    if pyproject.is_file() and (checkout / "hw" / "spec.py").is_file() and \
-            'name = "tcgen-hdl"' in pyproject.read_text(errors="replace"):
-        return checkout / "build"
-    return Path.cwd().absolute() / "build" / "tcgen"
+    """The folder the harness builds and simulates in (absolute; see the module docstring):
+    :func:`tcgen.hw.files.build_root`, the one rule for every build folder of tcgen."""
+    return build_root()

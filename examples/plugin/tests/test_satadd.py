@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -71,6 +72,11 @@ def test_ppa_on_osu018(tmp_path):
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["unit"] == "sat_add" and res["area_um2"] > 0 and res["ops_per_cycle"] == 1
+    # the flow's cache is in the user's folder (./build/tcgen/ppa unless TCGEN_BUILD_DIR or
+    # TCGEN_PPA_CACHE say otherwise), never inside the installed package
+    if not os.environ.get("TCGEN_PPA_CACHE") and not os.environ.get("TCGEN_BUILD_DIR"):
+        assert Path(res["netlist"]).is_relative_to(tmp_path / "build" / "tcgen" / "ppa"), \
+            res["netlist"]
 
 
 def test_tiny_sweep(tmp_path):
