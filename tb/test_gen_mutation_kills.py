@@ -89,3 +89,99 @@ def test_dp4_rounded_product_needs_an_exact_widening_for_parsed_values():
         u.params.from_strings({k: "".join(v) for k, v in spec.items()})
     ok = u.params.from_dict(json.loads('{"fmt": "fp16", "product": "rounded", "acc": "fp32"}'))
     assert ok.product == "rounded" and ok.acc == "fp32"
+
+
+def test_fused_product_dedup_key_names_its_formats():
+    """``FusedProduct.params`` is the dedup key (one module per distinct key): the operand
+    format's name when a and b share it, the pair when they differ -- two lanes of different
+    formats in one design must not share a module.  Kills ``fused-1d6105`` (``not`` dropped:
+    a single format keyed as a pair, a mixed pair keyed as a's format alone)."""
+    from tcgen.hw.fused import FusedProduct
+    want = {("fp16",): "fp16", ("fp8_e4m3", "fp8_e4m3"): "fp8_e4m3",
+            ("fp8_e4m3", "fp8_e5m2"): ("fp8_e4m3", "fp8_e5m2")}
+    for args, key in want.items():
+        x = FusedProduct(*args)
+        x._MustUse__silence = True                # built only for its key
+        assert x.params == key, args
+
+
+def test_layout_zero_width_fields_and_scalar_array_values():
+    """``layout.pack``: a zero-width field packs to nothing (and unpacks to 0) -- kills
+    ``layout-5679d2`` (``v * 0`` made ``v % 0``: ZeroDivisionError); a scalar for an
+    ArrayLayout of one element is the one-line ValueError the docstring promises, not an
+    IndexError -- kills ``layout-1e7f59`` (``ndim == 1`` made ``<= 1``)."""
+    import numpy as np
+    from amaranth import unsigned
+    from amaranth.lib import data
+
+    from tcgen.hw.layout import pack, unpack
+    lay = data.StructLayout({"a": unsigned(4), "z": unsigned(0), "b": unsigned(3)})
+    got = pack(lay, {"a": np.array([5, 15]), "z": np.array([1, 0]), "b": np.array([2, 7])})
+    assert [int(x) for x in got] == [5 | 2 << 4, 15 | 7 << 4]
+    back = unpack(lay, got)
+    assert [int(x) for x in back["z"]] == [0, 0] and [int(x) for x in back["b"]] == [2, 7]
+    with pytest.raises(ValueError, match="ArrayLayout of 1 elements"):
+        pack(data.ArrayLayout(unsigned(4), 1), np.array(5))
+
+
+def test_cut_points_of_a_unit_without_a_pipeline_field():
+    """The DP-4 has cut points but no ``pipeline`` field: its ``cuts`` are accepted, give the
+    latency, and ``auto`` is refused only when built (``enabled``/``sub_cuts``, which name the
+    clock).  Kills ``pipeline-244de6`` (a missing ``pipeline`` read as -1: every cut refused
+    as "empty when pipeline is set") and ``pipeline-cc022d`` (``sub_cuts`` of ``auto`` passed
+    on as no cuts instead of the error)."""
+    from tcgen.hw.params import ParamError
+    u = get_unit("dp4")
+    p = u.params(cuts="products+level0")
+    assert p.latency == 2 and p.sub_cuts("mul") == ""
+    q = u.params(cuts="mul.tree+products")
+    assert q.sub_cuts("mul") == "tree" and q.latency == 2
+    a = u.params(cuts="auto")
+    for call in (a.enabled, lambda: a.sub_cuts("mul")):
+        with pytest.raises(ParamError, match="cuts=auto"):
+            call()
+
+
+def test_variable_bit_select_is_emitted_widened_and_lint_clean(tmp_path):
+    """A shift narrower than its operand (``x.bit_select(s, 1)``, as the octets' B buffers
+    use) is emitted at the operand's width into a ``$tcgen_wide`` wire, lint-clean with the
+    project's Verilator -- kills ``generate-bc1f7f`` (the widened cell's lines joined with
+    ``|``: a TypeError on every such design), which no unit in the file's tests emits."""
+    from amaranth import Module
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from tcgen.hw.generate import component_verilog
+    from tcgen.synth.lint import lint
+
+    class Sel(wiring.Component):
+        def __init__(self):
+            super().__init__({"x": In(8), "s": In(3), "y": Out(1)})
+
+        def elaborate(self, platform):
+            m = Module()
+            m.d.comb += self.y.eq(self.x.bit_select(self.s, 1))
+            return m
+    text = component_verilog(Sel(), "sel")
+    assert "tcgen_wide" in text
+    (tmp_path / "sel.v").write_text(text)
+    res = lint(tmp_path / "sel.v")
+    assert res.clean, (res.errors + res.warnings)[:5]
+
+
+@pytest.mark.parametrize("kw", [{}, {"m": 2, "n": 4}, {"numerics": "qgmma_e4m3_f32"}])
+def test_mma_sm90_ops_and_workload(kw):
+    """mma_sm90's ``ops_per_cycle`` is m·n·k MACs (the PPA reports' throughput), and its
+    default workload gives ``n`` packed tiles per input that the model takes: kills
+    ``library-f4d439`` (``m * n ^ k``) and ``library-09e75e`` (c's tile ``m / n`` wide)."""
+    import numpy as np
+    u = get_unit("mma_sm90")
+    p = u.params(**kw)
+    assert u.ops_per_cycle(p) == p.m * p.n * p.k
+    w = u.workload(p, np.random.default_rng(41), 3)
+    sig = u.interface(p).signature.members
+    assert set(w) == {"a", "b", "c"}
+    for name, v in w.items():
+        assert len(v) == 3 and all(0 <= int(x) < 1 << sig[name].shape.size for x in v), name
+    d = u.model(p, w["a"], w["b"], w["c"])["d"]
+    assert len(d) == 3
