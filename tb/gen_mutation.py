@@ -195,7 +195,7 @@ TRIAGE: dict[str, tuple[str, str]] = {
     "fused-8169d1": ("killed-by", "tb/test_silicon.py::test_rtl_matches_silicon"),
     "fused-1d6105": ("killed-by", _KILL + "test_fused_product_dedup_key_names_its_formats"),
     "mma-171c94": ("equivalent", "`p.block.fmt == \"tf32\"` -> `>= \"tf32\"`: no other "
-                   "operand format name sorts at or above \"tf32\" (fp32, fp16, bf16, "
+                   "operand format name sorts at or above \"tf32\" (the choices fp16, bf16, "
                    "fp8_e4m3, fp8_e5m2 all begin with b or f), so both are true for tf32 "
                    "alone"),
     "layout-5679d2": ("killed-by", _KILL + "test_layout_zero_width_fields_and_scalar_array_"
