@@ -14,12 +14,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
+import signal
 import time
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,6 +182,13 @@ def run_configuration(name: str, index: int) -> dict:
             "classes": [str(c) for c in cv.covers[index]], "cells": round(pc.cost(name, p)),
             "source": harness.source_hash()}
     corners, expected = None, 0
+    limit = int(os.environ.get("TCGEN_CLASS_TIMEOUT", "0"))     # the report run's bound, s
+
+    def overtime(signum, frame):
+        raise TimeoutError(f"not finished in TCGEN_CLASS_TIMEOUT={limit} s")
+    if limit:
+        signal.signal(signal.SIGALRM, overtime)
+        signal.alarm(limit)
     try:                   # a workload, elaboration or simulation failure: recorded, raised
         rng = np.random.default_rng(harness.seed(zlib.crc32(f"{name}:{p.key()}".encode())))
         stim = unit.workload(p, rng, VECTORS)
@@ -209,6 +215,9 @@ def run_configuration(name: str, index: int) -> dict:
                    "wall_s": round(time.time() - t0, 2),
                    "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"})
         raise
+    finally:
+        if limit:
+            signal.alarm(0)
     result = {**base, "corners": 0 if corners is None else len(next(iter(corners.values()))),
               "checked": s.get("checked", 0), "expected": expected,
               "mismatches": s.get("mismatches", 0),
