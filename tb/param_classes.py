@@ -509,6 +509,10 @@ def load_results() -> dict[tuple[str, int], dict]:
     return out
 
 
+def _timeout(r: dict) -> bool:
+    return (r.get("error") or "").startswith("TimeoutError")
+
+
 def report_text(results: dict, wall_s: float | None = None) -> str:
     from tcgen.study import report_header, tool_versions
     from tcgen.synth import tools
@@ -530,14 +534,15 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
              "held by a configuration that ran and matched, and those excluded (below); the "
              "vectors driven (random plus directed corners) and the results checked (a stream "
              "unit's outputs: bnn_epilogue emits one per 4-item pool window); the "
-             "mismatching vectors and failed runs; the wall time of elaboration, build and "
-             "simulation.", "",
+             "mismatching vectors, the failed runs (an exception in the workload, elaboration "
+             "or simulation) and the runs stopped by `TCGEN_CLASS_TIMEOUT`; the wall time of "
+             "elaboration, build and simulation.", "",
              "| unit | configurations run | classes | held (ran, matched) | excluded | vectors "
-             "(corners) | results checked | mismatches / failed runs | time (s) |",
+             "(corners) | results checked | mismatches / failed / timed out | time (s) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     tot = {"run": 0, "cfg": 0, "cls": 0, "held": 0, "excl": 0, "vec": 0, "corn": 0, "chk": 0,
-           "mis": 0, "err": 0, "t": 0.0}
-    bad = []
+           "mis": 0, "err": 0, "tmo": 0, "t": 0.0}
+    bad, late = [], []
     for u in all_units():
         cv = covering(u.name)
         done = [r for r in (results.get((u.name, i)) for i in range(len(cv.configs))) if r]
@@ -548,17 +553,20 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
                "vec": sum(r["vectors"] for r in done), "corn": sum(r["corners"] for r in done),
                "chk": sum(r["checked"] for r in done),
                "mis": sum(r["mismatches"] for r in done),
-               "err": sum(bool(r.get("error")) for r in done),
+               "err": sum(bool(r.get("error")) and not _timeout(r) for r in done),
+               "tmo": sum(_timeout(r) for r in done),
                "t": sum(r["wall_s"] for r in done)}
-        bad += [r for r in done if r["mismatches"] or r.get("error")]
+        bad += [r for r in done if r["mismatches"] or (r.get("error") and not _timeout(r))]
+        late += [r for r in done if _timeout(r)]
         for k in tot:
             tot[k] += row[k]
         lines.append(f"| {u.name} | {row['run']} / {row['cfg']} | {row['cls']} | {row['held']} | "
                      f"{row['excl']} | {row['vec']:,} ({row['corn']:,}) | {row['chk']:,} | "
-                     f"{row['mis']} / {row['err']} | {row['t']:.0f} |")
+                     f"{row['mis']} / {row['err']} / {row['tmo']} | {row['t']:.0f} |")
     lines.append(f"| **all {len(all_units())} units** | {tot['run']} / {tot['cfg']} | "
                  f"{tot['cls']} | {tot['held']} | {tot['excl']} | {tot['vec']:,} "
-                 f"({tot['corn']:,}) | {tot['chk']:,} | {tot['mis']} / {tot['err']} | "
+                 f"({tot['corn']:,}) | {tot['chk']:,} | {tot['mis']} / {tot['err']} / "
+                 f"{tot['tmo']} | "
                  f"{tot['t']:.0f} |")
     sources = sorted({r["source"] for r in results.values()})
     lines += ["", f"Generator sources (tcgen.verify.harness.source_hash) the results ran on: "
@@ -570,6 +578,12 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
         lines.append(f"- {r['unit']} `{r['params']}`: {r['mismatches']} mismatches"
                      f"{', ' + r['error'] if r.get('error') else ''}; first: "
                      f"`{json.dumps(r['first_mismatch'])}`")
+    lines += ["", "## Stopped by the time limit", ""]
+    if not late:
+        lines.append("None.")
+    for r in late:
+        lines.append(f"- {r['unit']} `{r['params']}` ({r['cells']:,} estimated cells; "
+                     f"classes {', '.join(r['classes']) or 'none new'}): {r['error']}")
     lines += ["", "## Excluded classes", "",
               "Values a field's metadata admits but no valid configuration can hold (its "
               "cross-field check refuses them in every combination):", ""]
