@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from tcgen.hw import spec as hwspec
+from tcgen.hw.files import build_root
 from tcgen.hw.params import ParamError
 from tcgen.registry import all_units, get_unit
 
@@ -326,14 +327,15 @@ def covering(unit, cap: float | None = None) -> Covering:
 def _covering_of(unit_name: str, cap: float | None) -> Covering:
     """A registry unit's covering set, kept on disk (build/param_classes/covering/) under the
     hash of the generator sources (the Params and their checks) and of this file: the greedy
-    takes seconds for a few units, and every pytest worker collects the class tests."""
+    takes seconds for a few units, and every pytest worker collects the class tests.  (Under
+    ``TCGEN_BUILD_DIR`` when set, like every build folder.)"""
     import hashlib
     from tcgen.hw.files import locked
     from tcgen.verify import harness
     unit = get_unit(unit_name)
     key = hashlib.sha256(f"{harness.source_hash(unit_name)}:{cap}:".encode()
                          + Path(__file__).read_bytes()).hexdigest()[:16]
-    path = ROOT / "build" / "param_classes" / "covering" / f"{unit_name}-{key}.json"
+    path = build_root() / "param_classes" / "covering" / f"{unit_name}-{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path.with_suffix(".lock")):
         if path.exists():
@@ -477,7 +479,7 @@ def check_coverage(units, exclusions: dict | None = None, cap: float | None = No
 # -- results and the report ---------------------------------------------------------------------
 ROOT = Path(__file__).resolve().parent.parent
 #: one JSON line per simulated configuration (tb/test_param_classes.py), for the report
-RESULTS = ROOT / "build" / "param_classes" / "results.jsonl"
+RESULTS = build_root() / "param_classes" / "results.jsonl"
 REPORT = ROOT / "reports" / "param_classes.md"
 COMMAND = ("python -m pytest -p no:xdist -q -m 'slow or not slow' tb/test_param_classes.py; "
            ".venv/bin/python tb/param_classes.py")
