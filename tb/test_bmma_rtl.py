@@ -448,3 +448,106 @@ def test_bnn_epilogue_full_range_ties():
     out = golden(p, reqs)
     assert 0 < sum(bin(int(x)).count("1") for x in out) < len(out) * p.n   # not constant
     simulate("bnn_epilogue", p, reqs, "epilogue_full_range", idle=0.1, stall=0.2)
+
+
+# -- issue 42: the residual path (save of v, 2×2 max of integer residuals) and raw input --------
+def epilogue_residual_directed(p, rng):
+    """res_pool: the maximum at each of the 4 window positions, all 4 equal, the extremes of
+    res_width; τ at v − 1, v, v + 1; accumulators over the whole signed range, so the saved v
+    wraps at res_width bits.  Returns (requests, expected saved v per request: every item is
+    its own window, and the number of saved values that wrapped)."""
+    n, rw = p.n, p.res_width
+    lo, hi = -(1 << (rw - 1)), (1 << (rw - 1)) - 1
+    k_max = (1 << p.k_width) - 1
+    reqs, saved, wraps = [], [], [0]
+
+    def item(acc, k, res4, delta):
+        r = res4.max(1) if p.res_pool else res4[:, 0]
+        v = (int(k) - 2 * acc if p.fixup else acc) + r          # python ints: independent
+        tau = np.clip(v + delta, -(1 << (p.tau_width - 1)), (1 << (p.tau_width - 1)) - 1)
+        reqs.append(bf.epilogue_request(p, acc, k, tau, np.full(n, SENSE_GE),
+                                        res4 if p.res_pool else res4[:, 0]))
+        saved.append([((int(x) - lo) % (1 << rw)) + lo for x in v])
+        wraps[0] += sum(not lo <= int(x) <= hi for x in v)
+    for pos in range(5):                              # max at 0..3, then all four equal
+        res4 = rng.integers(lo, hi + 1, (n, 4))
+        res4[:, pos % 4] = np.maximum(res4.max(1), res4[:, pos % 4])
+        if pos == 4:
+            res4[:] = res4[:, :1]
+        for delta in (-1, 0, 1):
+            acc = rng.integers(-(1 << 12), 1 << 12, n)
+            item(acc, rng.integers(0, k_max + 1), res4, np.full(n, delta))
+    for ext in (lo, hi):
+        item(np.full(n, -(1 << (p.acc_width - 1))), k_max, np.full((n, 4), ext), np.zeros(n))
+        item(np.full(n, (1 << (p.acc_width - 1)) - 1), 0, np.full((n, 4), ext), np.zeros(n))
+    for _ in range(6):                                # wide accumulators: v wraps when saved
+        acc = rng.integers(-(1 << (p.acc_width - 1)), 1 << (p.acc_width - 1), n)
+        item(acc, rng.integers(0, k_max + 1), rng.integers(lo, hi + 1, (n, 4)),
+             rng.integers(-1, 2, n))
+    return reqs, saved, wraps[0]
+
+
+@pytest.mark.parametrize("kw", [dict(n=4, res_width=12, res_pool=True, save=True),
+                                dict(n=3, res_width=10, fixup=False, save=True, sense=False)])
+def test_bnn_epilogue_residual_save_and_max(kw):
+    """The residual path in RTL: v (residual included) saved, wrapped to res_width, and the 2×2
+    max of 4 integer residuals added before the compare; and the raw-input build (fixup =
+    false, v = acc + res, the BWN first layer's).  Directed corners (expected saved v computed
+    here with python integers), then the random workload with pool windows."""
+    p = BnnEpilogueParams(acc_width=24, k_width=12, tau_width=28, **kw)
+    rng = np.random.default_rng(seed(575))
+    reqs, saved, wraps = epilogue_residual_directed(p, rng)
+    out = golden(p, reqs)
+    assert [bf.epilogue_saved(p, x).tolist() for x in out] == saved
+    assert wraps > 0                                  # the wrap of the saved v is exercised
+    bits = np.array([bf.epilogue_result(p, x) for x in out])
+    assert 0 < bits.sum() < bits.size
+    reqs += workload_requests("bnn_epilogue", p, rng, 120)
+    _, got = simulate("bnn_epilogue", p, reqs, "residual", idle=0.2, stall=0.3)
+    assert got[:len(saved)] == [int(x) for x in out]
+    s, _ = simulate("bnn_epilogue", p, reqs[:30], "residual_timing", timing=True)
+    assert s["back_to_back_latency"] == 1
+
+
+def test_residual_chain_two_blocks_rtl():
+    """Two binarized conv blocks joined by the residual path, both epilogues in RTL: block 1
+    (3×3, 6×6 map, 8 images, C = 16 → 8 channels) adds an input residual r0, thresholds and
+    saves v1 = conv1 + r0; block 2 (3×3 stride 2 on block 1's RTL bits, 6×6 → 3×3) adds the
+    2×2 max of the RTL-saved v1 (res_pool) and thresholds.  Both outputs against float64
+    conv + BN + sign, block 2's residual against the model's max_pool of the float v1."""
+    rng = np.random.default_rng(seed(576))
+    pe = BnnEpilogueParams(n=8, res_width=20, res_pool=True, save=True)
+    h, nimg, c, o = 6, 8, 16, 8
+    x = rand_bits(rng, (h, h, nimg, c))
+    w1, w2 = rand_bits(rng, (3, 3, c, o)), rand_bits(rng, (3, 3, o, o))
+    bn1, bn2 = _bn_params(rng, o), _bn_params(rng, o)
+    (tau1, sense1), (tau2, sense2) = bm.bn_threshold(**bn1), bm.bn_threshold(**bn2)
+    r0 = rng.integers(-30, 31, (h, h, nimg, o))
+    acc1, excl1, _ = bm.bconv(x, w1)
+    items = []
+    for py in range(h):
+        for px in range(h):
+            for img in range(nimg):
+                items.append(bf.epilogue_request(pe, acc1[py, px, img], c * (9 - excl1[py, px]),
+                                                 tau1, sense1, np.repeat(r0[py, px, img][:, None],
+                                                                         4, 1)))
+    _, out1 = simulate("bnn_epilogue", pe, items, "chain_block1", stall=0.2)
+    bits1 = np.array([bf.epilogue_result(pe, x) for x in out1]).reshape(h, h, nimg, o)
+    v1 = np.array([bf.epilogue_saved(pe, x) for x in out1]).reshape(h, h, nimg, o)
+    ref1 = bm.conv_pm1_reference(x, w1) + r0
+    assert np.array_equal(v1, ref1)
+    assert np.array_equal(bits1, bm.bn_sign_reference(ref1, **bn1))
+    acc2, excl2, _ = bm.bconv(bits1, w2, stride=2, pad=1)
+    ph = acc2.shape[0]
+    items = []
+    for py in range(ph):
+        for px in range(ph):
+            win = bm.residual_window4(v1, py, px)               # (nimg, o, 4)
+            for img in range(nimg):
+                items.append(bf.epilogue_request(pe, acc2[py, px, img], o * (9 - excl2[py, px]),
+                                                 tau2, sense2, win[img]))
+    _, out2 = simulate("bnn_epilogue", pe, items, "chain_block2", stall=0.2)
+    bits2 = np.array([bf.epilogue_result(pe, x) for x in out2]).reshape(ph, ph, nimg, o)
+    ref2 = bm.conv_pm1_reference(bits1, w2, stride=2, pad=1) + bm.max_pool(ref1, 2)
+    assert np.array_equal(bits2, bm.bn_sign_reference(ref2, **bn2))
+    assert 0 < bits2.sum() < bits2.size

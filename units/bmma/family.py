@@ -16,7 +16,7 @@ from .params import SENSE_GE, BmmaArrayParams, BnnEpilogueParams, Int8MacArrayPa
 from .rtl import BmmaArray, BnnEpilogue, Int8MacArray
 
 __all__ = ["UNITS", "workload_requests", "array_request", "array_result", "int8_request",
-           "epilogue_request", "epilogue_result"]
+           "epilogue_request", "epilogue_result", "epilogue_saved"]
 
 
 # -- payloads ---------------------------------------------------------------------------------
@@ -78,12 +78,13 @@ def _check_int_field(p, name, values, lo, hi, shape):
     return np.array(ints, dtype=np.int64).reshape(shape)
 
 
-def epilogue_request(p, acc, k_eff: int, tau, sense=None, residual=None,
+def epilogue_request(p, acc, k_eff: int | None, tau, sense=None, residual=None,
                      last: bool = True) -> int:
     """Payload of one ``bnn_epilogue`` item (layout :func:`.layouts.epilogue_request`): one D
-    row (n accumulators), its K_eff, the residual (n signed integers), the per-channel threshold
-    τ (``tau_width``-bit signed) and sense (GE/LT/ZERO/ONE), and ``last`` (closes the OR-pool
-    window: emit the packed bits).
+    row (n accumulators), its K_eff (ignored, may be None, with fixup = false), the residual (n
+    signed integers; (n, 4) with res_pool: the 2×2 window, :func:`.model.residual_window4`), the
+    per-channel threshold τ (``tau_width``-bit signed) and sense (GE/LT/ZERO/ONE), and ``last``
+    (closes the OR-pool window: emit the packed bits).
 
     Raises ValueError naming the field for τ/sense/residual/k_eff values that the port format
     cannot carry (non-integer τ, out of range, wrong shape).
@@ -100,23 +101,34 @@ def epilogue_request(p, acc, k_eff: int, tau, sense=None, residual=None,
                            (1 << (p.acc_width - 1)) - 1, shape)
     fields = {"acc": acc, "tau": tau}
     if p.res_width:
-        fields["res"] = _check_int_field(p, "residual", np.zeros(shape, np.int64)
+        rshape = shape + (4,) if p.res_pool else shape
+        fields["res"] = _check_int_field(p, "residual", np.zeros(rshape, np.int64)
                                          if residual is None else residual,
                                          -(1 << (p.res_width - 1)),
-                                         (1 << (p.res_width - 1)) - 1, shape)
+                                         (1 << (p.res_width - 1)) - 1, rshape)
     elif residual is not None and np.any(np.asarray(residual) != 0):
         raise ValueError(f"{p.UNIT}: residual must be absent when res_width = 0")
     if p.sense:
         fields["sense"] = sense
-    fields["k_eff"] = int(_check_int_field(p, "k_eff", np.array([k_eff]), 0,
-                                           (1 << p.k_width) - 1, (1,))[0])
+    if p.fixup:
+        fields["k_eff"] = int(_check_int_field(p, "k_eff", np.array([k_eff]), 0,
+                                               (1 << p.k_width) - 1, (1,))[0])
     fields["last"] = int(bool(last))
     return int(pack(layouts.epilogue_request(p), _one(fields))[0])
 
 
 def epilogue_result(p, payload: int) -> np.ndarray:
-    """Bits (n,) of one output payload, channel 0 first (it is the payload's MSB)."""
+    """Bits (n,) of one output payload, channel 0 first (it is the payload's MSB); with
+    ``save`` see :func:`epilogue_saved`."""
+    if p.save:
+        return unpack(layouts.epilogue_result(p), [int(payload)])["bits"][0, ::-1] \
+            .astype(np.uint8)
     return unpack(layouts.epilogue_result(p), [int(payload)])[0, ::-1].astype(np.uint8)
+
+
+def epilogue_saved(p, payload: int) -> np.ndarray:
+    """v (n,) of one output payload of a ``save`` build, channel 0 first (signed res_width)."""
+    return unpack(layouts.epilogue_result(p), [int(payload)])["v"][0].astype(np.int64)
 
 
 # -- the units' models at payload level ---------------------------------------------------------
@@ -131,8 +143,10 @@ def _array_model(golden):
 
 def _epilogue_model(p, req__payload):
     fields = unpack(layouts.epilogue_request(p), np.asarray(list(req__payload), dtype=object))
-    bits = model.bnn_epilogue_model(p, fields)["out"]
-    return {"out__payload": pack(layouts.epilogue_result(p), bits[:, ::-1], n=len(bits))}
+    got = model.bnn_epilogue_model(p, fields)
+    bits = got["out"][:, ::-1]
+    out = {"bits": bits, "v": got["v"]} if p.save else bits
+    return {"out__payload": pack(layouts.epilogue_result(p), out, n=len(bits))}
 
 
 def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
@@ -160,10 +174,13 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
         # ranges drawn from at the defaults)
         k_eff = min(128, (1 << p.k_width) - 1, (1 << (p.acc_width - 1)) - 1)
         t_lo, t_hi = max(-8, -(1 << (p.tau_width - 1))), min(8, (1 << (p.tau_width - 1)) - 1)
+        rshape = (p.n, 4) if p.res_pool else (p.n,)
         for i in range(n):
             acc = rng.integers(0, k_eff + 1, p.n)
+            if not p.fixup:                       # v = acc + res: centre it on 0
+                acc = acc - k_eff // 2
             tau = rng.integers(t_lo, t_hi + 1, p.n)
-            res = rng.integers(-16, 17, p.n) if p.res_width >= 6 else None
+            res = rng.integers(-16, 17, rshape) if p.res_width >= 6 else None
             sense = rng.integers(0, 4, p.n) if p.sense else None
             out.append(epilogue_request(p, acc, k_eff, tau, sense,
                                               res, last=(i % 4 == 3)))

@@ -41,21 +41,32 @@ def array_result(p) -> data.ArrayLayout:
 
 
 def epilogue_request(p) -> data.StructLayout:
-    """Item of ``bnn_epilogue``: {acc, [res], tau, [sense], k_eff, last}: n signed accumulators,
-    n signed residuals (absent if res_width = 0), n signed thresholds, n 2-bit senses (absent
-    if sense = false), k_eff (unsigned), last (1 bit)."""
+    """Item of ``bnn_epilogue``: {acc, [res], tau, [sense], [k_eff], last}: n signed
+    accumulators, n signed residuals (absent if res_width = 0; n × 4 with res_pool), n signed
+    thresholds, n 2-bit senses (absent if sense = false), k_eff (unsigned; absent with
+    fixup = false), last (1 bit)."""
     fields = {"acc": data.ArrayLayout(signed(p.acc_width), p.n)}
     if p.res_width:
-        fields["res"] = data.ArrayLayout(signed(p.res_width), p.n)
+        res = signed(p.res_width)
+        if p.res_pool:                       # the 2×2 window: 4 residuals per channel
+            res = data.ArrayLayout(res, 4)
+        fields["res"] = data.ArrayLayout(res, p.n)
     fields["tau"] = data.ArrayLayout(signed(p.tau_width), p.n)
     if p.sense:
         fields["sense"] = data.ArrayLayout(2, p.n)
-    fields.update({"k_eff": p.k_width, "last": 1})
+    if p.fixup:
+        fields["k_eff"] = p.k_width
+    fields["last"] = 1
     return data.StructLayout(fields)
 
 
-def epilogue_result(p) -> data.ArrayLayout:
+def epilogue_result(p):
     """Output of ``bnn_epilogue``: the n thresholded (pooled) bits, MSB-first: element i (bits
-    [i]) is channel n − 1 − i, so channel 0 is the MSB."""
-    return data.ArrayLayout(1, p.n)
+    [i]) is channel n − 1 − i, so channel 0 is the MSB.  With ``save``: {bits, v}, v the n
+    pre-threshold values (signed ``res_width`` bits, channel 0 at the LSBs)."""
+    bits = data.ArrayLayout(1, p.n)
+    if p.save:
+        return data.StructLayout({"bits": bits,
+                                  "v": data.ArrayLayout(signed(p.res_width), p.n)})
+    return bits
 

@@ -31,7 +31,8 @@ __all__ = [
     "btc_padding", "conv_out_size", "exclude_counts", "bconv", "conv_pm1_reference",
     # epilogue
     "bn_threshold", "bn_sign_reference", "epilogue_v", "threshold", "or_pool", "max_pool",
-    "pack_channels", "residual_maxpool2x2", "last_layer_affine",
+    "pack_channels", "residual_maxpool2x2", "residual_window4", "residual_max4",
+    "last_layer_affine", "last_layer_affine_fixed", "bwn_dot", "bwn_conv",
     # hardware transaction models
     "bmma_array_model", "int8_mac_model", "bnn_epilogue_model",
 ]
@@ -390,6 +391,27 @@ def residual_maxpool2x2(res) -> np.ndarray:
     return max_pool(np.asarray(res, np.int64), 2)
 
 
+def residual_window4(res, p: int, q: int) -> np.ndarray:
+    """The 4 residuals of output pixel (p, q)'s 2×2 window of a saved (H, W, ...) map, on a new
+    last axis, in the code's order (p·2 + i, q·2 + j) for i, j in 0, 1 (kernel.cuh: max over
+    exactly 4 values).  A window that runs off the map (ceil mode: odd H or W) repeats its
+    in-frame corner (2p, 2q), which leaves the maximum that of the in-frame values."""
+    res = np.asarray(res, np.int64)
+    h, w = res.shape[:2]
+    taps = []
+    for i in range(2):
+        for j in range(2):
+            y, x = 2 * p + i, 2 * q + j
+            taps.append(res[y, x] if y < h and x < w else res[2 * p, 2 * q])
+    return np.stack(taps, axis=-1)
+
+
+def residual_max4(res4) -> np.ndarray:
+    """Maximum over the last axis (the 4 residuals of a 2×2 window): what ``bnn_epilogue``
+    with ``res_pool`` adds, equal to :func:`residual_maxpool2x2` at that pixel."""
+    return np.asarray(res4, np.int64).max(-1)
+
+
 def pack_channels(bits) -> np.ndarray:
     """Pack the last axis (channels) MSB-first into one integer: channel 0 is the MSB, as in
     the code's byte per 8 output channels (col 0 = MSB) and __brev(__ballot()) words."""
@@ -404,6 +426,50 @@ def last_layer_affine(v, scale, bias) -> np.ndarray:
     (one multiply and one add, each rounded to float64 in that order)."""
     return np.asarray(v, np.float64) * np.asarray(scale, np.float64) + \
         np.asarray(bias, np.float64)
+
+
+def last_layer_affine_fixed(v, scale_q, bias_q) -> np.ndarray:
+    """The last-layer affine in fixed point, as ``bnn_affine`` computes it: the exact integer
+    ``v·scale_q + bias_q`` (no rounding anywhere).  With scale = scale_q·2^−F and
+    bias = bias_q·2^−F (any F), ``result·2^−F`` equals :func:`last_layer_affine`'s float64
+    ``v·scale + bias`` exactly whenever |v·scale_q| and the result stay below 2^53 (both float64
+    operations are then exact)."""
+    v = np.asarray(v, dtype=object)
+    return v * np.asarray(scale_q, dtype=object) + np.asarray(bias_q, dtype=object)
+
+
+# =============================================================================================
+# BWN first layer (notes §1.7 [P]: binary weights, full-precision input; add or subtract)
+# =============================================================================================
+def bwn_dot(x, w_bits) -> np.ndarray:
+    """Integer input (M, K) times binary weights (K, N): ``Σ_k (w ? x : −x)`` (the code adds
+    the input element when the weight bit is 1 and subtracts it when 0), exact int64."""
+    x = np.asarray(x, np.int64)
+    return x @ (2 * np.asarray(w_bits, np.int64) - 1)
+
+
+def bwn_conv(x, w_bits, stride: int = 1, pad: int | None = None,
+             out: tuple[int, int] | None = None) -> np.ndarray:
+    """BWN convolution (the stem): integer input HWNC (H, W, N, C), filter bits KKCO
+    (R, S, C, O) -> PQNO int64; out-of-frame taps are skipped (zero padding), as the code's
+    first-layer kernel does."""
+    x = np.asarray(x, np.int64)
+    wt = 2 * np.asarray(w_bits, np.int64) - 1
+    h, w_, n, c = x.shape
+    r, s, _, o = wt.shape
+    pad = r // 2 if pad is None else pad
+    ph, pw = out if out is not None else (conv_out_size(h, r, stride, pad),
+                                          conv_out_size(w_, s, stride, pad))
+    hp = max(h + 2 * pad, (ph - 1) * stride + r)
+    wp = max(w_ + 2 * pad, (pw - 1) * stride + s)
+    xp = np.zeros((hp, wp, n, c), np.int64)
+    xp[pad:pad + h, pad:pad + w_] = x
+    y = np.zeros((ph, pw, n, o), np.int64)
+    for dy in range(r):
+        for dx in range(s):
+            patch = xp[dy:dy + (ph - 1) * stride + 1:stride, dx:dx + (pw - 1) * stride + 1:stride]
+            y += patch @ wt[dy, dx]
+    return y
 
 
 # =============================================================================================
@@ -461,23 +527,63 @@ def int8_mac_model(p, req: dict) -> dict:
 
 
 def bnn_epilogue_model(p, req: dict) -> dict:
-    """Transaction model of ``bnn_epilogue``: bits = threshold(K_eff − 2·acc + res, τ, sense),
-    ORed over the items of a window (closed by ``last``).
+    """Transaction model of ``bnn_epilogue``: bits = threshold(v, τ, sense), ORed over the
+    items of a window (closed by ``last``), with v = K_eff − 2·acc + res (``fixup``) or
+    acc + res (``fixup = false``: an integer input, the BWN first layer), res the item's
+    residual or, with ``res_pool``, the maximum of its 4 residuals (:func:`residual_max4`).
 
-    ``req``: acc [R, n], res [R, n] (optional: 0), tau [R, n], sense [R, n] (optional: GE),
-    k_eff [R], last [R].  Returns {"out": [E, n] uint8}: the pooled bits of every closed window,
-    channel 0 first."""
+    ``req``: acc [R, n], res [R, n] or [R, n, 4] (optional: 0), tau [R, n], sense [R, n]
+    (optional: GE), k_eff [R] (fixup only), last [R].  Returns {"out": [E, n] uint8}: the
+    pooled bits of every closed window, channel 0 first; with ``save`` also {"v": [E, n]}: v of
+    the window's last item wrapped to res_width bits (the residual the next block adds)."""
     pool = np.zeros(p.n, np.uint8)
-    out = []
+    out, saved = [], []
     for r in range(len(req["last"])):
         acc = np.asarray(req["acc"][r], np.int64)
-        res = np.asarray(req["res"][r], np.int64) if "res" in req else 0
+        res = np.asarray(req["res"][r], np.int64) if "res" in req else np.zeros(p.n, np.int64)
+        if p.res_pool:
+            res = residual_max4(res)
         tau = np.asarray(req["tau"][r], np.int64)
         sense = np.asarray(req["sense"][r], np.int64) if "sense" in req \
             else np.zeros(p.n, np.int64)
-        v = epilogue_v(acc, int(req["k_eff"][r]), res)
+        v = epilogue_v(acc, int(req["k_eff"][r]), res) if p.fixup \
+            else acc + res
         pool |= threshold(v, tau, sense)
         if int(req["last"][r]):
             out.append(pool)
+            saved.append(wrap(v, p.res_width) if p.res_width else v)
             pool = np.zeros(p.n, np.uint8)
-    return {"out": np.array(out, np.uint8) if out else np.zeros((0, p.n), np.uint8)}
+    res = {"out": np.array(out, np.uint8) if out else np.zeros((0, p.n), np.uint8)}
+    if p.save:
+        res["v"] = np.array(saved, np.int64) if saved else np.zeros((0, p.n), np.int64)
+    return res
+
+
+def bwn_array_model(p, req: dict) -> dict:
+    """Transaction model of ``bwn_array``: D = (chain ? acc : C) + Σ_k (b ? a : −a), wrapping.
+
+    ``req``: a [R, M, K] signed ``a_width``-bit inputs (row-major), b [R, N, K] weight bits
+    (column j of B contiguous), c [R, M, N], chain [R], emit [R] (op is unused).  Returns
+    {"d": [E, M, N]}."""
+    acc = np.zeros((p.m, p.n), np.int64)
+    out = []
+    for r in range(len(req["chain"])):
+        a = np.asarray(req["a"][r], np.int64)
+        b = np.asarray(req["b"][r], np.int64).T
+        c = np.asarray(req["c"][r], np.int64)
+        acc = wrap((acc if int(req["chain"][r]) else c) + bwn_dot(a, b), p.acc_width)
+        if int(req["emit"][r]):
+            out.append(acc)
+    return {"d": np.array(out, np.int64) if out else _empty_tiles(p)}
+
+
+def bnn_affine_model(p, req: dict) -> dict:
+    """Transaction model of ``bnn_affine``: y = (K_eff − 2·acc)·scale + bias, exact integers
+    (:func:`last_layer_affine_fixed`; the port is wide enough for every input).
+
+    ``req``: acc [R, n], scale [R, n], bias [R, n], k_eff [R].  Returns {"y": [R, n]}."""
+    acc = np.asarray(req["acc"], np.int64).reshape(-1, p.n)
+    v = epilogue_v(acc, np.asarray(req["k_eff"], np.int64).reshape(-1, 1))
+    y = last_layer_affine_fixed(v, np.asarray(req["scale"], object).reshape(-1, p.n),
+                                np.asarray(req["bias"], object).reshape(-1, p.n))
+    return {"y": np.asarray(y, dtype=object).reshape(-1, p.n)}

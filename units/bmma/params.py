@@ -90,12 +90,34 @@ class BnnEpilogueParams(Params):
     tau_width: int = param(32, range=(2, 40), doc="bits of the signed integer threshold τ")
     sense: bool = param(True, doc="per-channel 2-bit sense (γ > 0: v ≥ τ, γ < 0: v < τ, γ = 0: "
                                   "constant); false = the paper/code's v ≥ τ only")
+    fixup: bool = param(True, doc="v = k_eff − 2·acc + res (the ±1 fix-up of a popcount); false "
+                                  "= v = acc + res, no k_eff field (an integer input: the BWN "
+                                  "first layer)")
+    res_pool: bool = param(False, doc="the res field carries 4 residuals per channel (a 2×2 "
+                                      "window of the saved map) and v adds their maximum (the "
+                                      "code's downsampling blocks)")
+    save: bool = param(False, doc="also emit v (the pre-threshold value, residual included) of "
+                                  "the window's last item, wrapped to res_width bits: the next "
+                                  "block's residual")
 
     def check(self):
         if self.res_width == 1:
             raise self.error("res_width", self.res_width, "0 (no residual) or 2..32")
+        if self.res_pool and not self.res_width:
+            raise self.error("res_pool", self.res_pool, "false when res_width = 0 (no residual "
+                                                        "to pool)")
+        if self.save and not self.res_width:
+            raise self.error("save", self.save, "false when res_width = 0 (the saved value is "
+                                                "res_width bits wide)")
 
     @property
     def v_width(self) -> int:
-        """Bits of the exact signed k_eff − 2·acc + residual − τ."""
+        """Bits of the exact signed k_eff − 2·acc + residual − τ (or acc + residual − τ)."""
         return max(self.k_width, self.acc_width, self.res_width - 1, self.tau_width - 1) + 3
+
+    @property
+    def save_width(self) -> int:
+        """Bits of the exact signed v = k_eff − 2·acc + residual (or acc + residual)."""
+        if not self.fixup:
+            return max(self.acc_width, self.res_width) + 1
+        return max(self.k_width + 1, self.acc_width + 1, self.res_width) + 1

@@ -384,6 +384,9 @@ class EpilogueChannelParams:
     tau_width: int
     sense: bool
     v_width: int
+    fixup: bool = True
+    res_pool: bool = False
+    save_width: int = 0       # 0: no saved v; else the exact v's width (emitted as res_width)
 
 
 def _signed_columns(cols, bits, weight, negate):
@@ -405,41 +408,90 @@ def _signed_columns(cols, bits, weight, negate):
     return const
 
 
+def _add_constant(cols, const, width):
+    const %= 1 << width
+    for t in range(width):
+        if (const >> t) & 1:
+            cols[t].append(Const(1, 1))
+
+
+def _signed_max(m, a, b, name):
+    """max(a, b) of two signed values of equal width: the sign of a − b from one Dadda tree
+    (tcgen.hw.intarith.compress) of width + 1 bits, then a select."""
+    w = len(a)
+    cols = [[] for _ in range(w + 1)]
+    const = _signed_columns(cols, [a[t] for t in range(w)], 0, False)
+    const += _signed_columns(cols, [b[t] for t in range(w)], 0, True)
+    _add_constant(cols, const, w + 1)
+    diff = compress(m, cols, w + 1, name)
+    out = Signal(w, name=f"{name}_max")
+    m.d.comb += out.eq(Mux(diff[w], b, a))
+    return out
+
+
 class EpilogueChannel(wiring.Component):
-    """One output channel of :class:`BnnEpilogue`: ``bit`` from v − τ = k_eff − 2·acc + res − τ.
+    """One output channel of :class:`BnnEpilogue`: ``bit`` from v − τ, v = k_eff − 2·acc + res
+    (``fixup``) or acc + res.
 
     Attributes: acc ``In(acc_width)``, tau ``In(tau_width)``, res ``In(res_width)`` (if
-    res_width > 0), k_eff ``In(k_width)``, sense ``In(2)`` (if sense), bit ``Out(1)``.
-    Combinational: one Dadda tree (tcgen.hw.intarith.compress) of the four operands, exact in
-    ``v_width`` bits; its sign is the compare (GE: v ≥ τ, then the sense)."""
+    res_width > 0; ``In(4·res_width)`` with res_pool), k_eff ``In(k_width)`` (if fixup), sense
+    ``In(2)`` (if sense), bit ``Out(1)``, v ``Out(res_width)`` (if save: v mod 2**res_width).
+    Combinational.  Without save, v − τ is one Dadda tree (tcgen.hw.intarith.compress) of the
+    four operands, exact in ``v_width`` bits; its sign is the compare (GE: v ≥ τ, then the
+    sense).  With save, v is one tree (exact in ``save_width`` bits) and v − τ a second.  With
+    res_pool, the residual is the maximum of its 4 values (three compare-selects, each one tree
+    for the difference's sign)."""
 
     def __init__(self, params: EpilogueChannelParams):
         self.params = p = params
         sig = {"acc": In(p.acc_width), "tau": In(p.tau_width)}
         if p.res_width:
-            sig["res"] = In(p.res_width)
-        sig["k_eff"] = In(p.k_width)
+            sig["res"] = In(p.res_width * (4 if p.res_pool else 1))
+        if p.fixup:
+            sig["k_eff"] = In(p.k_width)
         if p.sense:
             sig["sense"] = In(2)
         sig["bit"] = Out(1)
+        if p.save_width:
+            sig["v"] = Out(p.res_width)
         super().__init__(sig)
+
+    def _v_columns(self, m, cols):
+        """v's operands into the columns; returns the constant to add."""
+        p = self.params
+        if p.fixup:
+            const = _signed_columns(cols, [self.acc[t] for t in range(p.acc_width)], 1, True)
+            for t in range(p.k_width):
+                cols[t].append(self.k_eff[t])
+        else:
+            const = _signed_columns(cols, [self.acc[t] for t in range(p.acc_width)], 0, False)
+        if p.res_width:
+            rw = p.res_width
+            if p.res_pool:
+                r = [self.res[i * rw:(i + 1) * rw] for i in range(4)]
+                res = _signed_max(m, _signed_max(m, r[0], r[1], "rmax01"),
+                                  _signed_max(m, r[2], r[3], "rmax23"), "rmax")
+            else:
+                res = self.res
+            const += _signed_columns(cols, [res[t] for t in range(rw)], 0, False)
+        return const
 
     def elaborate(self, platform):
         m = Module()
         p = self.params
         vw = p.v_width
         cols = [[] for _ in range(vw)]
-        const = 0
-        const += _signed_columns(cols, [self.acc[t] for t in range(p.acc_width)], 1, True)
+        if p.save_width:
+            sw = p.save_width
+            vcols = [[] for _ in range(sw)]
+            _add_constant(vcols, self._v_columns(m, vcols), sw)
+            v = compress(m, vcols, sw, "vsave")
+            m.d.comb += self.v.eq(v[:p.res_width])
+            const = _signed_columns(cols, [v[t] for t in range(sw)], 0, False)
+        else:
+            const = self._v_columns(m, cols)
         const += _signed_columns(cols, [self.tau[t] for t in range(p.tau_width)], 0, True)
-        if p.res_width:
-            const += _signed_columns(cols, [self.res[t] for t in range(p.res_width)], 0, False)
-        for t in range(p.k_width):
-            cols[t].append(self.k_eff[t])
-        const %= 1 << vw
-        for t in range(vw):
-            if (const >> t) & 1:
-                cols[t].append(Const(1, 1))
+        _add_constant(cols, const, vw)
         diff = compress(m, cols, vw, "v")
         ge = ~diff[vw - 1]
         if p.sense:
@@ -493,25 +545,34 @@ class BnnEpilogue(wiring.Component):
 
         cp = EpilogueChannelParams(acc_width=p.acc_width, k_width=p.k_width,
                                    res_width=p.res_width, tau_width=p.tau_width, sense=p.sense,
-                                   v_width=vw)
-        bits = []
+                                   v_width=vw, fixup=p.fixup, res_pool=p.res_pool,
+                                   save_width=p.save_width if p.save else 0)
+        rw = p.res_width * (4 if p.res_pool else 1)
+        bits, saved = [], []
         for o in range(p.n):
             conn = {"acc": req.acc[o * p.acc_width:(o + 1) * p.acc_width],
-                    "tau": req.tau[o * p.tau_width:(o + 1) * p.tau_width], "k_eff": req.k_eff}
+                    "tau": req.tau[o * p.tau_width:(o + 1) * p.tau_width]}
+            if p.fixup:
+                conn["k_eff"] = req.k_eff
             if p.res_width:
-                conn["res"] = req.res[o * p.res_width:(o + 1) * p.res_width]
+                conn["res"] = req.res[o * rw:(o + 1) * rw]
             if p.sense:
                 conn["sense"] = req.sense[2 * o:2 * o + 2]
-            bits.append(shared(m, f"ch{o}", EpilogueChannel(cp), connect=conn).bit)
+            ch = shared(m, f"ch{o}", EpilogueChannel(cp), connect=conn)
+            bits.append(ch.bit)
+            if p.save:
+                saved.append(ch.v)
 
         packed = Cat(*reversed(bits))          # channel 0 at the MSB
         pool = Signal(p.n)
+        out_bits = self.out.payload.bits if p.save else self.out.payload
         with m.If(self.out.ready):
             m.d.sync += self.out.valid.eq(0)
         with m.If(advance):
             with m.If(req.last):
-                m.d.sync += [pool.eq(0), self.out.payload.eq(pool | packed),
-                             self.out.valid.eq(1)]
+                m.d.sync += [pool.eq(0), out_bits.eq(pool | packed), self.out.valid.eq(1)]
+                if p.save:
+                    m.d.sync += self.out.payload.v.eq(Cat(*saved))
             with m.Else():
                 m.d.sync += pool.eq(pool | packed)
         return m
