@@ -44,6 +44,11 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _later(f: dict) -> int:
+    """Mutants of a file that survived the first run and were killed on a recheck."""
+    return sum(m["status"] == "killed" and m.get("was") == "survived" for m in f["mutants"])
+
+
 def render(data: dict) -> str:
     order = [t.path for t in gm.GEN_TARGETS]
     files = [data["files"][p] for p in order if p in data["files"]]
@@ -68,17 +73,27 @@ def render(data: dict) -> str:
     tot = {k: sum(f[k] for f in files) for k in
            ("generated", "killed", "equivalent", "survived", "error")}
     denom = tot["generated"] - tot["equivalent"] - tot["error"]
+    later = sum(_later(f) for f in files)
     lines.append(f"Overall: **{tot['killed']}/{denom} killed"
                  f" ({_rate(tot['killed'] / denom if denom else None)})**, "
                  f"{tot['equivalent']} equivalent, {tot['survived']} survived, "
-                 f"{tot['error']} errors, over {len(files)} files.")
+                 f"{tot['error']} errors, over {len(files)} files; before the tests added for "
+                 f"the survivors {tot['killed'] - later}/{denom} "
+                 f"({_rate((tot['killed'] - later) / denom if denom else None)}).")
     lines += ["", "## Per file", "",
-              "| file | role | generated | killed | equivalent | survived | errors | kill rate "
-              "| tests, s | wall, s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "*Killed first*: by the file's tests as they were when the sample was drawn; "
+              "*killed later*: survivors killed by a test added for them (or an existing "
+              "test added to the file's selection), rechecked.", "",
+              "| file | role | generated | killed first | killed later | equivalent | "
+              "survived | errors | kill rate | first-run rate | tests, s | wall, s |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for f in files:
-        lines.append(f"| `{f['path']}` | {f['role']} | {f['generated']} | {f['killed']} | "
-                     f"{f['equivalent']} | {f['survived']} | {f['error']} | "
-                     f"{_rate(f['kill_rate'])} | {f['original_s']:.0f} | {f['wall_s']:.0f} |")
+        d = f["generated"] - f["equivalent"] - f["error"]
+        first = f["killed"] - _later(f)
+        lines.append(f"| `{f['path']}` | {f['role']} | {f['generated']} | {first} | "
+                     f"{_later(f)} | {f['equivalent']} | {f['survived']} | {f['error']} | "
+                     f"{_rate(f['kill_rate'])} | {_rate(first / d if d else None)} | "
+                     f"{f['original_s']:.0f} | {f['wall_s']:.0f} |")
     lines += ["", "## The tests judging each file", "", "| file | tests (pytest -x) |",
               "|---|---|"]
     for f in files:

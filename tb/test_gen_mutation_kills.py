@@ -185,3 +185,15 @@ def test_mma_sm90_ops_and_workload(kw):
         assert len(v) == 3 and all(0 <= int(x) < 1 << sig[name].shape.size for x in v), name
     d = u.model(p, w["a"], w["b"], w["c"])["d"]
     assert len(d) == 3
+
+
+@pytest.mark.parametrize("bits", [4, 2])
+def test_pacq_wbits_given_as_an_int_builds_the_same_rtl(bits):
+    """PacQ's ``wbits`` accepts the integers 4 and 2 from Python callers (params.py's
+    ``_wbits_text``: ``str(v)``, a new string, not the interned literal): the RTL is the one
+    the string gives.  Kills ``pacq_rtl-c6fcbd`` (``wbits == "4"`` made ``is "4"``: false for
+    ``str(4)``, so an int-4 dequantizer was built as another lane layout)."""
+    u = get_unit("int_dequant")
+    literal = {4: "4", 2: "2"}[bits]           # the literal (str(bits) is another object)
+    assert verilog("int_dequant", u.params(wbits=bits)) == \
+        verilog("int_dequant", u.params(wbits=literal))
