@@ -21,7 +21,7 @@ from tcgen.units.bmma import family as bf
 from tcgen.units.bmma import model as bm
 from tcgen.units.bmma.family import workload_requests
 from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
-                               BnnEpilogueParams, Int8MacArrayParams)
+                               BnnAffineParams, BnnEpilogueParams, Int8MacArrayParams)
 
 PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
 
@@ -30,7 +30,8 @@ def golden(p, requests):
     """Output payloads of the unit's golden model for request payloads (unpacked and packed
     through units/bmma/layouts.py by the family)."""
     out = get_unit(p.UNIT).golden(p, req__payload=np.array(requests, dtype=object))
-    return out["out__payload" if p.UNIT == "bnn_epilogue" else "d__payload"]
+    return out[{"bnn_epilogue": "out__payload", "bnn_affine": "y__payload"}.get(p.UNIT,
+                                                                              "d__payload")]
 
 
 def simulate(unit, params, requests, name, idle=0.0, stall=0.0, timing=False, reset_at=None,
@@ -551,3 +552,45 @@ def test_residual_chain_two_blocks_rtl():
     ref2 = bm.conv_pm1_reference(bits1, w2, stride=2, pad=1) + bm.max_pool(ref1, 2)
     assert np.array_equal(bits2, bm.bn_sign_reference(ref2, **bn2))
     assert 0 < bits2.sum() < bits2.size
+
+
+# -- issue 42: the last-layer affine ---------------------------------------------------------------
+def test_bnn_affine_fixed_point_against_float64():
+    """bnn_affine in RTL: y = (K − 2·acc)·scale_q + bias_q exact.  Every operand at its extremes
+    (the widest y), then a last FC layer 1024→5 on 8 images (popcounts from the model's tiled
+    BMM) with scale and bias quantized to F = 12 fractional bits: the RTL's y·2^−12 equals the
+    model's float64 v·scale + bias, v the float64 ±1 product, bit for bit (float64 is exact at
+    these sizes)."""
+    p = BnnAffineParams(n=5, acc_width=17, k_width=11, scale_width=14, bias_width=24)
+    rng = np.random.default_rng(seed(577))
+    reqs, expect = [], []
+    a_lo, a_hi = -(1 << 16), (1 << 16) - 1
+    s_lo, s_hi = -(1 << 13), (1 << 13) - 1
+    b_lo, b_hi = -(1 << 23), (1 << 23) - 1
+    for acc in (a_lo, a_hi, 0):
+        for k in (0, (1 << 11) - 1):
+            for sc in (s_lo, s_hi, 0, -1):
+                for bi in (b_lo, b_hi):
+                    reqs.append(bf.affine_request(p, np.full(5, acc), k, np.full(5, sc),
+                                                  np.full(5, bi)))
+                    expect.append([(k - 2 * acc) * sc + bi] * 5)     # python ints
+    frac = 12
+    k = 1024
+    x, w = rand_bits(rng, (8, k)), rand_bits(rng, (k, 5))
+    ref = bm.dot_pm1_reference(x, w)                                   # float64 ±1 FC
+    acc = bm.bmm_tiled(x, w)
+    scale = rng.normal(0, 1, 5)
+    bias = rng.normal(0, 4, 5)
+    scale_q = np.round(scale * 2**frac).astype(np.int64)
+    bias_q = np.round(bias * 2**frac).astype(np.int64)
+    for img in range(8):
+        reqs.append(bf.affine_request(p, acc[img], k, scale_q, bias_q))
+    out = golden(p, reqs)
+    assert [bf.affine_result(p, y).tolist() for y in out[:len(expect)]] == expect
+    _, got = simulate("bnn_affine", p, reqs, "affine", idle=0.2, stall=0.3)
+    assert got == [int(y) for y in out]
+    real = bm.last_layer_affine(ref, scale_q / 2**frac, bias_q / 2**frac)   # float64 model
+    rtl = np.array([bf.affine_result(p, y) for y in got[len(expect):]], dtype=np.float64)
+    assert np.array_equal(rtl / 2**frac, real)
+    s, _ = simulate("bnn_affine", p, reqs[:30], "affine_timing", timing=True)
+    assert s["back_to_back_latency"] == 1 and s["back_to_back_issue_intervals"] == [1]

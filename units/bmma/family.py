@@ -12,11 +12,13 @@ from tcgen.hw.layout import pack, unpack
 from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
-from .params import SENSE_GE, BmmaArrayParams, BnnEpilogueParams, Int8MacArrayParams
-from .rtl import BmmaArray, BnnEpilogue, Int8MacArray
+from .params import (SENSE_GE, BmmaArrayParams, BnnAffineParams, BnnEpilogueParams,
+                     Int8MacArrayParams)
+from .rtl import BmmaArray, BnnAffine, BnnEpilogue, Int8MacArray
 
 __all__ = ["UNITS", "workload_requests", "array_request", "array_result", "int8_request",
-           "epilogue_request", "epilogue_result", "epilogue_saved"]
+           "epilogue_request", "epilogue_result", "epilogue_saved", "affine_request",
+           "affine_result"]
 
 
 # -- payloads ---------------------------------------------------------------------------------
@@ -131,6 +133,30 @@ def epilogue_saved(p, payload: int) -> np.ndarray:
     return unpack(layouts.epilogue_result(p), [int(payload)])["v"][0].astype(np.int64)
 
 
+def _signed_range(width):
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def affine_request(p, acc, k_eff: int, scale, bias) -> int:
+    """Payload of one ``bnn_affine`` item (layout :func:`.layouts.affine_request`): one D row
+    (n accumulators), its K_eff, and the per-channel fixed-point scale and bias (integers: the
+    real values times 2^F).  Raises ValueError naming the field for values the ports cannot
+    carry."""
+    shape = (p.n,)
+    fields = {"acc": _check_int_field(p, "acc", acc, *_signed_range(p.acc_width), shape),
+              "scale": _check_int_field(p, "scale", scale, *_signed_range(p.scale_width), shape),
+              "bias": _check_int_field(p, "bias", bias, *_signed_range(p.bias_width), shape),
+              "k_eff": int(_check_int_field(p, "k_eff", np.array([k_eff]), 0,
+                                            (1 << p.k_width) - 1, (1,))[0])}
+    return int(pack(layouts.affine_request(p), _one(fields))[0])
+
+
+def affine_result(p, payload: int) -> np.ndarray:
+    """y (n,) of one ``bnn_affine`` output payload, channel 0 first (python ints)."""
+    return np.array([int(x) for x in unpack(layouts.affine_result(p), [int(payload)])[0]],
+                    dtype=object)
+
+
 # -- the units' models at payload level ---------------------------------------------------------
 # (the UnitSpec convention: ``<stream>__payload`` in, ``<stream>__payload`` out)
 def _array_model(golden):
@@ -147,6 +173,12 @@ def _epilogue_model(p, req__payload):
     bits = got["out"][:, ::-1]
     out = {"bits": bits, "v": got["v"]} if p.save else bits
     return {"out__payload": pack(layouts.epilogue_result(p), out, n=len(bits))}
+
+
+def _affine_model(p, req__payload):
+    fields = unpack(layouts.affine_request(p), np.asarray(list(req__payload), dtype=object))
+    y = model.bnn_affine_model(p, fields)["y"]
+    return {"y__payload": pack(layouts.affine_result(p), y, n=len(y))}
 
 
 def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
@@ -168,6 +200,13 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
             b = rng.integers(-128, 128, (p.k, p.n))
             c = rng.integers(-(1 << 20), 1 << 20, (p.m, p.n))
             out.append(int8_request(p, a, b, c, chain=bool(rng.integers(2))))
+    elif unit_name == "bnn_affine":
+        k_eff = min(25088, (1 << p.k_width) - 1)
+        for _ in range(n):
+            out.append(affine_request(
+                p, rng.integers(0, min(k_eff, (1 << (p.acc_width - 1)) - 1) + 1, p.n), k_eff,
+                rng.integers(*_signed_range(p.scale_width), p.n, endpoint=True),
+                rng.integers(*_signed_range(min(p.bias_width, 62)), p.n, endpoint=True)))
     else:
         # every value must fit its port: K_eff k_width bits, acc acc_width and tau tau_width
         # bits signed (at the narrowest widths, acc_width=8 and tau_width=2, less than the
@@ -241,4 +280,18 @@ BNN_EPILOGUE = UnitSpec(
     ops_per_cycle=lambda p: float(p.n), ops_unit="result",
     workload=_stream_workload("bnn_epilogue", "out"), estimate=_epilogue_cells)
 
-UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE)
+def _affine_cells(p) -> float:
+    """One v_width × scale_width multiplier and its bias tree per channel (~5.3 cells per
+    partial-product bit), plus the output register."""
+    return p.n * (5.3 * p.v_width * p.scale_width + 8.0 * p.out_width) + 100
+
+
+BNN_AFFINE = UnitSpec(
+    name="bnn_affine", family="bmma",
+    summary="last-layer affine of a BNN: (K_eff − 2·acc)·scale + bias, exact fixed point",
+    params=BnnAffineParams, build=BnnAffine,
+    model=_affine_model,
+    ops_per_cycle=lambda p: float(p.n), ops_unit="result",
+    workload=_stream_workload("bnn_affine", "y"), estimate=_affine_cells)
+
+UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE, BNN_AFFINE)

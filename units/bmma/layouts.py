@@ -12,7 +12,8 @@ from __future__ import annotations
 from amaranth.hdl import signed
 from amaranth.lib import data
 
-__all__ = ["WORD_BITS", "array_request", "array_result", "epilogue_request", "epilogue_result"]
+__all__ = ["WORD_BITS", "array_request", "array_result", "epilogue_request", "epilogue_result",
+           "affine_request", "affine_result"]
 
 #: operand bits are carried as 32-bit words (the memory image of a K-contiguous row)
 WORD_BITS = 32
@@ -70,3 +71,17 @@ def epilogue_result(p):
                                   "v": data.ArrayLayout(signed(p.res_width), p.n)})
     return bits
 
+
+
+def affine_request(p) -> data.StructLayout:
+    """Item of ``bnn_affine``: {acc, scale, bias, k_eff}: n signed accumulators, n signed
+    scales, n signed biases, k_eff (unsigned)."""
+    return data.StructLayout({"acc": data.ArrayLayout(signed(p.acc_width), p.n),
+                              "scale": data.ArrayLayout(signed(p.scale_width), p.n),
+                              "bias": data.ArrayLayout(signed(p.bias_width), p.n),
+                              "k_eff": p.k_width})
+
+
+def affine_result(p) -> data.ArrayLayout:
+    """Output of ``bnn_affine``: n signed ``out_width``-bit results, channel 0 at the LSBs."""
+    return data.ArrayLayout(signed(p.out_width), p.n)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from tcgen.hw.params import Params, param
 
-__all__ = ["BmmaArrayParams", "Int8MacArrayParams", "BnnEpilogueParams", "OPS", "FOLDS",
+__all__ = ["BmmaArrayParams", "Int8MacArrayParams", "BnnEpilogueParams", "BnnAffineParams",
+           "BwnArrayParams", "OPS", "FOLDS",
            "SENSE_GE", "SENSE_LT", "SENSE_ZERO", "SENSE_ONE"]
 
 OPS = ("xor_and", "xor", "and")
@@ -121,3 +122,28 @@ class BnnEpilogueParams(Params):
         if not self.fixup:
             return max(self.acc_width, self.res_width) + 1
         return max(self.k_width + 1, self.acc_width + 1, self.res_width) + 1
+
+
+@dataclass(frozen=True)
+class BnnAffineParams(Params):
+    """``bnn_affine``: the last layer's BN kept as an affine map, in fixed point:
+    y = (K_eff − 2·acc)·scale + bias, exact (notes §1.7 [C])."""
+    UNIT = "bnn_affine"
+    n: int = param(8, range=(1, 64), doc="output channels per item (one D-tile row)")
+    acc_width: int = param(32, range=(8, 32), doc="bits of each accumulator (signed)")
+    k_width: int = param(16, range=(1, 24), doc="bits of k_eff (unsigned; the true K)")
+    scale_width: int = param(16, range=(2, 32), doc="bits of the signed fixed-point scale "
+                                                    "(the binary point is the user's: scale_q = "
+                                                    "scale·2^F)")
+    bias_width: int = param(32, range=(2, 64), doc="bits of the signed fixed-point bias "
+                                                   "(bias_q = bias·2^F, the same F)")
+
+    @property
+    def v_width(self) -> int:
+        """Bits of the exact signed v = k_eff − 2·acc."""
+        return max(self.k_width, self.acc_width) + 2
+
+    @property
+    def out_width(self) -> int:
+        """Bits of the exact signed y = v·scale + bias."""
+        return max(self.v_width + self.scale_width, self.bias_width) + 1

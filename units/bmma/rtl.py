@@ -23,13 +23,14 @@ from amaranth.lib.wiring import In, Out
 
 from tcgen.hw.dedup import shared
 from tcgen.hw.generate import index_cases
-from tcgen.hw.intarith import IntMul, IntMulParams, compress
+from tcgen.hw.intarith import IntMul, IntMulParams, compress, int_dot
 from tcgen.hw.layout import flat
 
 from . import layouts
 
 __all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue", "BmmaChannel", "Int8MacChannel",
-           "ChannelParams", "EpilogueChannel", "EpilogueChannelParams"]
+           "ChannelParams", "EpilogueChannel", "EpilogueChannelParams", "BnnAffine",
+           "AffineChannel", "AffineChannelParams"]
 
 
 @dataclass(frozen=True)
@@ -575,6 +576,101 @@ class BnnEpilogue(wiring.Component):
                     m.d.sync += self.out.payload.v.eq(Cat(*saved))
             with m.Else():
                 m.d.sync += pool.eq(pool | packed)
+        return m
+
+
+@dataclass(frozen=True)
+class AffineChannelParams:
+    """What one :class:`BnnAffine` channel depends on (its content key, tcgen.hw.dedup)."""
+    acc_width: int
+    k_width: int
+    scale_width: int
+    bias_width: int
+    v_width: int
+    out_width: int
+
+
+class AffineChannel(wiring.Component):
+    """One output channel of :class:`BnnAffine`: ``y = (k_eff − 2·acc)·scale + bias``, exact.
+
+    Attributes: acc ``In(acc_width)``, k_eff ``In(k_width)``, scale ``In(scale_width)``, bias
+    ``In(bias_width)``, y ``Out(out_width)`` (two's complement).  Combinational: v from one
+    Dadda tree (tcgen.hw.intarith.compress, exact in v_width bits), then v·scale + bias through
+    tcgen.hw.intarith.int_dot (a Baugh–Wooley array multiplier, its product and the bias summed
+    by one tree)."""
+
+    def __init__(self, params: AffineChannelParams):
+        self.params = p = params
+        super().__init__({"acc": In(p.acc_width), "k_eff": In(p.k_width),
+                          "scale": In(p.scale_width), "bias": In(p.bias_width),
+                          "y": Out(p.out_width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        vw = p.v_width
+        cols = [[] for _ in range(vw)]
+        const = _signed_columns(cols, [self.acc[t] for t in range(p.acc_width)], 1, True)
+        for t in range(p.k_width):
+            cols[t].append(self.k_eff[t])
+        _add_constant(cols, const, vw)
+        v = compress(m, cols, vw, "v")
+        bias = Signal(p.out_width, name="bias_ext")
+        m.d.comb += bias.eq(self.bias.as_signed())          # sign extension
+        m.d.comb += self.y.eq(int_dot(m, [v], [self.scale], bias, p.out_width, name="affine"))
+        return m
+
+
+class BnnAffine(wiring.Component):
+    """``bnn_affine``: the last layer (notes §1.7 [C]: its BN stays an affine map, the output is
+    real, there is no threshold), in fixed point.
+
+    Per item (one D row: n output channels of one image) and channel o::
+
+        y_o = (k_eff − 2·acc_o)·scale_o + bias_o          (exact, out_width bits)
+
+    scale and bias are fixed-point integers of one binary point F chosen by the user
+    (scale_q = scale·2^F, bias_q = bias·2^F); y·2^−F is then the exact real result, of which
+    the code's float32 (and the model's float64 :func:`.model.last_layer_affine`) are roundings.
+    Each channel is one :class:`AffineChannel` (one module for all n).
+
+    Attributes
+    ----------
+    req : In(stream.Signature(StructLayout))
+        acc (n × acc_width, signed), scale (n × scale_width, signed), bias (n × bias_width,
+        signed), k_eff (k_width, unsigned).
+    y : Out(stream.Signature(n × out_width))
+        the n results, channel 0 at the LSBs.
+    latency : int
+        1.
+    """
+
+    def __init__(self, params):
+        p = self.params = params
+        self.req_layout = flat(layouts.affine_request(p))
+        self.latency = 1
+        super().__init__({"req": In(stream.Signature(self.req_layout)),
+                          "y": Out(stream.Signature(flat(layouts.affine_result(p))))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        req = self.req.payload
+        ready = ~self.y.valid | self.y.ready
+        m.d.comb += self.req.ready.eq(ready)
+        cp = AffineChannelParams(acc_width=p.acc_width, k_width=p.k_width,
+                                 scale_width=p.scale_width, bias_width=p.bias_width,
+                                 v_width=p.v_width, out_width=p.out_width)
+        ys = []
+        for o in range(p.n):
+            conn = {"acc": req.acc[o * p.acc_width:(o + 1) * p.acc_width], "k_eff": req.k_eff,
+                    "scale": req.scale[o * p.scale_width:(o + 1) * p.scale_width],
+                    "bias": req.bias[o * p.bias_width:(o + 1) * p.bias_width]}
+            ys.append(shared(m, f"ch{o}", AffineChannel(cp), connect=conn).y)
+        with m.If(self.y.ready):
+            m.d.sync += self.y.valid.eq(0)
+        with m.If(self.req.valid & ready):
+            m.d.sync += [self.y.payload.eq(Cat(*ys)), self.y.valid.eq(1)]
         return m
 
 
