@@ -21,7 +21,8 @@ from tcgen.units.bmma import family as bf
 from tcgen.units.bmma import model as bm
 from tcgen.units.bmma.family import workload_requests
 from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
-                               BnnAffineParams, BnnEpilogueParams, Int8MacArrayParams)
+                               BnnAffineParams, BnnEpilogueParams, BwnArrayParams,
+                               Int8MacArrayParams)
 
 PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
 
@@ -594,3 +595,92 @@ def test_bnn_affine_fixed_point_against_float64():
     assert np.array_equal(rtl / 2**frac, real)
     s, _ = simulate("bnn_affine", p, reqs[:30], "affine_timing", timing=True)
     assert s["back_to_back_latency"] == 1 and s["back_to_back_issue_intervals"] == [1]
+
+
+# -- issue 42: the BWN first layer ---------------------------------------------------------------
+def test_bwn_array_random_and_extremes():
+    """bwn_array (fold 2, narrow activations) on random requests under stalls, then every
+    activation extreme against every weight (−2^(a−1) negated is +2^(a−1): one bit wider), C at
+    the wrap; and back-to-back timing."""
+    p = BwnArrayParams(m=3, n=2, k=12, fold=2, a_width=5, acc_width=12)
+    rng = np.random.default_rng(seed(578))
+    reqs = workload_requests("bwn_array", p, rng, 120)
+    for a in (-16, 15, 0):
+        for wbit in (0, 1):
+            b = np.full((p.k, p.n), wbit)
+            b[0, 0] ^= 1                                     # one column differs in one bit
+            reqs.append(bf.bwn_request(p, np.full((p.m, p.k), a), b, np.full((p.m, p.n), 2000)))
+    out = golden(p, reqs)
+    d = bf.array_result(p, out[-6])                  # a = −16, w = 0 (but one): ±16·12 onto 2000
+    assert d[0, 0] == 16 * 12 - 2 * 16 + 2000 - 4096 and d[0, 1] == 16 * 12 + 2000 - 4096
+    simulate("bwn_array", p, reqs, "bwn", idle=0.2, stall=0.3)
+    s, _ = simulate("bwn_array", p, reqs[:30], "bwn_timing", timing=True)
+    assert s["back_to_back_latency"] == 2 and s["back_to_back_issue_intervals"] == [2]
+
+
+def bwn_stem_slice(pixels, rng_seed, h=16):
+    """The ResNet-18 stem's geometry (7×7, stride 4, pad 3, C = 3 -> 8 channels here), INT8
+    images (8 of them), at ``pixels`` of the (h/4)² output: per pixel the in-frame taps' 3
+    channels are chained through bwn_array (m8n8k16) in K-chunks of 16 (zero activations pad
+    the last), then bnn_epilogue (fixup = false, save) thresholds v = D and saves it as the first
+    residual.  Against float64 conv of the ±1 weights + BN + sign, and the integer conv."""
+    rng = np.random.default_rng(rng_seed)
+    pa = BwnArrayParams(m=8, n=8, k=16)
+    pe = BnnEpilogueParams(n=8, fixup=False, res_width=20, save=True)
+    c, o, r, stride, pad = 3, 8, 7, 4, 3
+    x = rng.integers(-128, 128, (h, h, 8, c))
+    w = rand_bits(rng, (r, r, c, o))
+    ref = bm.bwn_conv(x, w, stride, pad)
+    flt = np.zeros(ref.shape)                                # float64, independent of the model
+    xp = np.zeros((h + 2 * pad + r, h + 2 * pad + r, 8, c))
+    xp[pad:pad + h, pad:pad + h] = x
+    for dy in range(r):
+        for dx in range(r):
+            flt += xp[dy:dy + h:stride, dx:dx + h:stride][:ref.shape[0], :ref.shape[1]] @ \
+                bm.to_pm1(w[dy, dx])
+    assert np.array_equal(ref, flt)
+    bn = _bn_params(rng, o)
+    bn["mean"], bn["var"] = rng.normal(0, 300, o), rng.uniform(1e3, 1e5, o)
+    tau, sense = bm.bn_threshold(**bn)
+    reqs = []
+    for (py, px) in pixels:
+        taps = [(dy, dx) for dy in range(r) for dx in range(r)
+                if 0 <= py * stride - pad + dy < h and 0 <= px * stride - pad + dx < h]
+        a = np.concatenate([x[py * stride - pad + dy, px * stride - pad + dx] for dy, dx in taps],
+                           axis=1)                                          # (8 images, taps·C)
+        b = np.concatenate([w[dy, dx] for dy, dx in taps], axis=0)          # (taps·C, O)
+        kk = -(-a.shape[1] // pa.k) * pa.k
+        a = np.pad(a, ((0, 0), (0, kk - a.shape[1])))
+        b = np.pad(b, ((0, kk - b.shape[0]), (0, 0)))
+        steps = kk // pa.k
+        for t in range(steps):
+            reqs.append(bf.bwn_request(pa, a[:, t * pa.k:(t + 1) * pa.k],
+                                       b[t * pa.k:(t + 1) * pa.k], chain=t > 0,
+                                       emit=t == steps - 1))
+    _, got = simulate("bwn_array", pa, reqs, "bwn_stem")
+    items = []
+    for i, (py, px) in enumerate(pixels):
+        d = bf.array_result(pa, got[i])
+        assert np.array_equal(d, ref[py, px]), (py, px)
+        for img in range(8):
+            items.append(bf.epilogue_request(pe, d[img], None, tau, sense))
+    _, out = simulate("bnn_epilogue", pe, items, "bwn_stem_epilogue", stall=0.2)
+    sign = bm.bn_sign_reference(flt, **bn)
+    bits = np.array([bf.epilogue_result(pe, y) for y in out])
+    saved = np.array([bf.epilogue_saved(pe, y) for y in out])
+    expect = np.concatenate([sign[py, px] for py, px in pixels])
+    assert np.array_equal(bits, expect)
+    assert np.array_equal(saved, np.concatenate([ref[py, px] for py, px in pixels]))
+    assert 0 < bits.sum() < bits.size
+    return len(reqs)
+
+
+def test_layer_bwn_stem_slice():
+    """A corner, an edge and an interior pixel of the stem (7×7/s4 on 16×16)."""
+    assert bwn_stem_slice([(0, 0), (0, 2), (2, 1)], seed(579)) > 0
+
+
+@pytest.mark.slow
+def test_slow_layer_bwn_stem_full():
+    """Every output pixel of the stem on a 32×32 INT8 image (8×8 outputs)."""
+    bwn_stem_slice([(py, px) for py in range(8) for px in range(8)], seed(611), h=32)

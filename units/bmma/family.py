@@ -13,12 +13,12 @@ from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
 from .params import (SENSE_GE, BmmaArrayParams, BnnAffineParams, BnnEpilogueParams,
-                     Int8MacArrayParams)
-from .rtl import BmmaArray, BnnAffine, BnnEpilogue, Int8MacArray
+                     BwnArrayParams, Int8MacArrayParams)
+from .rtl import BmmaArray, BnnAffine, BnnEpilogue, BwnArray, Int8MacArray
 
 __all__ = ["UNITS", "workload_requests", "array_request", "array_result", "int8_request",
            "epilogue_request", "epilogue_result", "epilogue_saved", "affine_request",
-           "affine_result"]
+           "affine_result", "bwn_request"]
 
 
 # -- payloads ---------------------------------------------------------------------------------
@@ -50,6 +50,20 @@ def int8_request(p, a, b, c=None, chain: bool = False, emit: bool = True) -> int
     """Payload of one ``int8_mac_array`` request: A (M, K) int8 row-major (element k of row i at
     a-field bits [(i·K + k)·8, +8)), B (K, N) int8 with column j contiguous, C (M, N)."""
     fields = {"a": np.asarray(a).reshape(p.m, p.k), "b": np.asarray(b).reshape(p.k, p.n).T,
+              "c": np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c),
+              "op": 0, "chain": int(bool(chain)), "emit": int(bool(emit))}
+    return int(pack(layouts.array_request(p), _one(fields))[0])
+
+
+def bwn_request(p, a, b_bits, c=None, chain: bool = False, emit: bool = True) -> int:
+    """Payload of one ``bwn_array`` request: A (M, K) signed ``a_width``-bit activations
+    row-major, B (K, N) weight bits (column j contiguous, element k at bit k), C (M, N)."""
+    lo, hi = -(1 << (p.a_width - 1)), (1 << (p.a_width - 1)) - 1
+    a = np.asarray(a).reshape(p.m, p.k)
+    if a.size and (a.min() < lo or a.max() > hi):
+        raise ValueError(f"{p.UNIT}: a must be in {lo}..{hi} (signed a_width = {p.a_width} "
+                         f"bits), got {a.min() if a.min() < lo else a.max()}")
+    fields = {"a": a, "b": np.asarray(b_bits).reshape(p.k, p.n).T,
               "c": np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c),
               "op": 0, "chain": int(bool(chain)), "emit": int(bool(emit))}
     return int(pack(layouts.array_request(p), _one(fields))[0])
@@ -200,6 +214,14 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
             b = rng.integers(-128, 128, (p.k, p.n))
             c = rng.integers(-(1 << 20), 1 << 20, (p.m, p.n))
             out.append(int8_request(p, a, b, c, chain=bool(rng.integers(2))))
+    elif unit_name == "bwn_array":
+        lo, hi = -(1 << (p.a_width - 1)), (1 << (p.a_width - 1)) - 1
+        c_lim = 1 << min(20, p.acc_width - 2)
+        for _ in range(n):
+            out.append(bwn_request(p, rng.integers(lo, hi + 1, (p.m, p.k)),
+                                   rng.integers(0, 2, (p.k, p.n)),
+                                   rng.integers(-c_lim, c_lim, (p.m, p.n)),
+                                   chain=bool(rng.integers(2))))
     elif unit_name == "bnn_affine":
         k_eff = min(25088, (1 << p.k_width) - 1)
         for _ in range(n):
@@ -294,4 +316,19 @@ BNN_AFFINE = UnitSpec(
     ops_per_cycle=lambda p: float(p.n), ops_unit="result",
     workload=_stream_workload("bnn_affine", "y"), estimate=_affine_cells)
 
-UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE, BNN_AFFINE)
+def _bwn_cells(p) -> float:
+    """~8 cells per activation bit per cycle (XOR and its share of the tree) plus the
+    channel's accumulator."""
+    return 8.0 * p.a_width * p.m * p.n * p.k / p.fold + 8.0 * p.acc_width * p.m * p.n
+
+
+BWN_ARRAY = UnitSpec(
+    name="bwn_array", family="bmma",
+    summary="M×N×K BWN first-layer array: D = C + Σ (w ? x : −x), binary weights, signed "
+            "integer activations, the arrays' sequencer",
+    params=BwnArrayParams, build=BwnArray,
+    model=_array_model(model.bwn_array_model),
+    ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="add/sub",
+    workload=_stream_workload("bwn_array", "d"), estimate=_bwn_cells)
+
+UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE, BNN_AFFINE, BWN_ARRAY)

@@ -20,7 +20,10 @@ WORD_BITS = 32
 
 
 def array_request(p) -> data.StructLayout:
-    """Request of ``bmma_array`` / ``int8_mac_array``: {a, b, c, op, chain, emit}.
+    """Request of ``bmma_array`` / ``int8_mac_array`` / ``bwn_array``: {a, b, c, op, chain, emit}.
+
+    bwn_array: a = M rows of K signed ``a_width``-bit activations; b = N columns of K weight
+    bits (element k at bit k of the column: 1 = +1, 0 = −1).
 
     bmma_array: a = M rows of K/32 MSB-first 32-bit words (the A tile's memory image); b = N
     columns of B, likewise.  int8_mac_array: a = M rows of K signed INT8; b = N columns of K
@@ -28,11 +31,13 @@ def array_request(p) -> data.StructLayout:
     op (1 = AND, bmma_array with ops = xor_and only; ignored otherwise), chain, emit: 1 bit.
     """
     if p.UNIT == "int8_mac_array":
-        row = data.ArrayLayout(signed(8), p.k)
+        row = brow = data.ArrayLayout(signed(8), p.k)
+    elif p.UNIT == "bwn_array":
+        row, brow = data.ArrayLayout(signed(p.a_width), p.k), data.ArrayLayout(1, p.k)
     else:
-        row = data.ArrayLayout(WORD_BITS, p.k // WORD_BITS)
+        row = brow = data.ArrayLayout(WORD_BITS, p.k // WORD_BITS)
     return data.StructLayout({
-        "a": data.ArrayLayout(row, p.m), "b": data.ArrayLayout(row, p.n),
+        "a": data.ArrayLayout(row, p.m), "b": data.ArrayLayout(brow, p.n),
         "c": array_result(p), "op": 1, "chain": 1, "emit": 1})
 
 

@@ -147,3 +147,22 @@ class BnnAffineParams(Params):
     def out_width(self) -> int:
         """Bits of the exact signed y = v·scale + bias."""
         return max(self.v_width + self.scale_width, self.bias_width) + 1
+
+
+@dataclass(frozen=True)
+class BwnArrayParams(_ArrayParams):
+    """``bwn_array``: the BWN first layer (binary weights, signed integer input) on the arrays'
+    sequencer: D = C + Σ (w ? x : −x)."""
+    UNIT = "bwn_array"
+    k: int = param(8, range=(1, 1024), doc="reduction length per operation (activations; the "
+                                           "stem's im2col K is R·S·C, 147 for ResNet-18)")
+    a_width: int = param(8, range=(2, 16), doc="bits of each signed activation (8: an INT8 "
+                                               "image; unsigned 8-bit pixels need 9)")
+
+    def check(self):
+        super().check()
+        need = self.a_width + max(1, (self.k - 1).bit_length()) + 1
+        if self.acc_width < need:
+            raise self.error("acc_width", self.acc_width,
+                             f"at least {need} (one operation's sum of {self.k} ±{self.a_width}"
+                             f"-bit activations must fit)")

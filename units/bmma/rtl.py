@@ -30,7 +30,7 @@ from . import layouts
 
 __all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue", "BmmaChannel", "Int8MacChannel",
            "ChannelParams", "EpilogueChannel", "EpilogueChannelParams", "BnnAffine",
-           "AffineChannel", "AffineChannelParams"]
+           "AffineChannel", "AffineChannelParams", "BwnArray", "BwnChannel", "BwnChannelParams"]
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,17 @@ class ChannelParams:
     ops: str = ""         # BmmaChannel only: xor, and or xor_and
 
 
+@dataclass(frozen=True)
+class BwnChannelParams(ChannelParams):
+    """:class:`BwnChannel`'s key: a ChannelParams and the activation width."""
+    a_width: int = 8
+
+
 class _Channel(wiring.Component):
     """One output channel of a folded array: ``nxt = base + partial``, ``base = take_c ? c : acc``.
 
-    Attributes: a, b ``In(chunk·ELEM_BITS)`` (the A row's and B column's elements of this cycle),
+    Attributes: a ``In(chunk·a_bits)``, b ``In(chunk·b_bits)`` (the A row's and B column's
+    elements of this cycle; :meth:`a_bits` = :meth:`b_bits` = ``ELEM_BITS`` unless overridden),
     op ``In(1)`` (bmma ``ops = xor_and`` only), take_c ``In(1)``, c, acc ``In(acc_width)``,
     nxt ``Out(acc_width)`` (the next accumulator value, mod 2**acc_width).  Combinational.
 
@@ -55,10 +62,21 @@ class _Channel(wiring.Component):
 
     ELEM_BITS = 1
 
+    @classmethod
+    def a_bits(cls, params) -> int:
+        """Bits per element of A."""
+        return cls.ELEM_BITS
+
+    @classmethod
+    def b_bits(cls, params) -> int:
+        """Bits per element of B."""
+        return cls.ELEM_BITS
+
     def __init__(self, params: ChannelParams):
         self.params = params
-        kc, w = params.chunk * self.ELEM_BITS, params.acc_width
-        sig = {"a": In(kc), "b": In(kc)}
+        w = params.acc_width
+        sig = {"a": In(params.chunk * self.a_bits(params)),
+               "b": In(params.chunk * self.b_bits(params))}
         if self.uses_op_for(params):
             sig["op"] = In(1)
         sig.update({"take_c": In(1), "c": In(w), "acc": In(w), "nxt": Out(w)})
@@ -135,6 +153,40 @@ class Int8MacChannel(_Channel):
         return cols
 
 
+class BwnChannel(_Channel):
+    """A :class:`BwnArray` channel: the partial sum is Σ_t (b_t ? a_t : −a_t) over the chunk's
+    signed ``a_width``-bit activations a_t and weight bits b_t.  With s = ~b_t, the term is
+    (a_t XOR s…s) + s: its bits enter the tree XORed with s, the sign bit inverted once more
+    (Baugh–Wooley style: the constant −2**(a_width − 1) per term, added once for the chunk),
+    and s at weight 0.  No multiplier: one XOR per activation bit."""
+
+    @classmethod
+    def a_bits(cls, params) -> int:
+        return params.a_width
+
+    @classmethod
+    def b_bits(cls, params) -> int:
+        return 1
+
+    def partial_constant(self) -> int:
+        aw = self.params.a_width
+        return (-self.params.chunk * (1 << (aw - 1))) % (1 << self.params.acc_width)
+
+    def partial_columns(self, m):
+        aw = self.params.a_width
+        cols = [[] for _ in range(aw)]
+        for t in range(self.params.chunk):
+            neg = Signal(name=f"neg{t}")
+            m.d.comb += neg.eq(~self.b[t])
+            term = Signal(aw, name=f"term{t}")
+            m.d.comb += term.eq(self.a[aw * t:aw * (t + 1)] ^ neg.replicate(aw))
+            for bit in range(aw - 1):
+                cols[bit].append(term[bit])
+            cols[aw - 1].append(~term[aw - 1])
+            cols[0].append(neg)
+        return cols
+
+
 @dataclass(frozen=True)
 class BlockParams:
     """A rows×cols block of identical channels (its content key, tcgen.hw.dedup)."""
@@ -144,7 +196,7 @@ class BlockParams:
     params: ChannelParams
 
 
-#: A grid whose channels take more operand bits than this (rows·cols·2·chunk·ELEM_BITS) is
+#: A grid whose channels take more operand bits than this (rows·cols·chunk·(a_bits + b_bits)) is
 #: split into quadrant blocks (recursively), so that the wiring one module elaborates stays
 #: small: an m64n64k4096 array has 4096 channels of 8192 operand bits each.
 GRID_WIRING_BITS = 1 << 16
@@ -159,8 +211,9 @@ class _Block(wiring.Component):
         self.channel_cls = channel_cls
         self.params = BlockParams(f"{channel_cls.__module__}.{channel_cls.__qualname__}",
                                   rows, cols, params)
-        kc, w = params.chunk * channel_cls.ELEM_BITS, params.acc_width
-        sig = {"a": In(rows * kc), "b": In(cols * kc)}
+        ka, kb = params.chunk * channel_cls.a_bits(params), params.chunk * channel_cls.b_bits(params)
+        w = params.acc_width
+        sig = {"a": In(rows * ka), "b": In(cols * kb)}
         if channel_cls.uses_op_for(params):
             sig["op"] = In(1)
         sig.update({"take_c": In(1), "c": In(rows * cols * w), "acc": In(rows * cols * w),
@@ -171,11 +224,12 @@ class _Block(wiring.Component):
         m = Module()
         bp = self.params
         cp, rows, cols = bp.params, bp.rows, bp.cols
-        kc, w = cp.chunk * self.channel_cls.ELEM_BITS, cp.acc_width
+        ka, kb = cp.chunk * self.channel_cls.a_bits(cp), cp.chunk * self.channel_cls.b_bits(cp)
+        w = cp.acc_width
         op = self.op if self.channel_cls.uses_op_for(cp) else None
         nxt = _grid(m, self.channel_cls, cp, rows, cols,
-                    [self.a[i * kc:(i + 1) * kc] for i in range(rows)],
-                    [self.b[j * kc:(j + 1) * kc] for j in range(cols)], op, self.take_c,
+                    [self.a[i * ka:(i + 1) * ka] for i in range(rows)],
+                    [self.b[j * kb:(j + 1) * kb] for j in range(cols)], op, self.take_c,
                     lambda i, j: self.c[(i * cols + j) * w:(i * cols + j + 1) * w],
                     lambda i, j: self.acc[(i * cols + j) * w:(i * cols + j + 1) * w])
         m.d.comb += self.nxt.eq(Cat(*(nxt[i][j] for i in range(rows) for j in range(cols))))
@@ -193,9 +247,9 @@ def _grid(m, channel_cls, cp, rows, cols, a_rows, b_cols, op, take_c, c_of, acc_
     Each channel is one instance of ``channel_cls`` (tcgen.hw.dedup.shared), or, when the grid's
     operand wiring exceeds :data:`GRID_WIRING_BITS`, the grid is split in (up to) four quadrant
     blocks (:class:`_Block`, top-left the larger), each one instance of a shared module."""
-    kc = cp.chunk * channel_cls.ELEM_BITS
+    kab = cp.chunk * (channel_cls.a_bits(cp) + channel_cls.b_bits(cp))
     nxt = [[None] * cols for _ in range(rows)]
-    if rows * cols == 1 or rows * cols * 2 * kc <= GRID_WIRING_BITS:
+    if rows * cols == 1 or rows * cols * kab <= GRID_WIRING_BITS:
         for i in range(rows):
             for j in range(cols):
                 conn = {"a": a_rows[i], "b": b_cols[j], "take_c": take_c, "c": c_of(i, j),
@@ -253,7 +307,7 @@ class _FoldedArray(wiring.Component):
     recursively (:func:`_grid`); the logic is the same.
     """
 
-    CHANNEL: type = _Channel      # its ELEM_BITS: bits per element of A and B
+    CHANNEL: type = _Channel      # its a_bits / b_bits: bits per element of A and B
 
     def __init__(self, params):
         p = self.params = params
@@ -268,8 +322,9 @@ class _FoldedArray(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        eb = self.CHANNEL.ELEM_BITS
-        w, kc = p.acc_width, p.chunk * eb
+        cp = self.channel_params()
+        eb = {"a": self.CHANNEL.a_bits(cp), "b": self.CHANNEL.b_bits(cp)}
+        w = p.acc_width
         req = self.req.payload
         bits = req.as_value()
 
@@ -298,8 +353,9 @@ class _FoldedArray(wiring.Component):
 
         # operand chunks: the F-way select is shared by all outputs of a row / column ---------
         def chunk_of(name, index, kind):
+            kc = p.chunk * eb[name]
             sig = Signal(kc, name=f"{kind}{index}_chunk")
-            base = index * p.k * eb
+            base = index * p.k * eb[name]
             if p.fold == 1:
                 m.d.comb += sig.eq(field_bits(name, base, base + kc))
             else:
@@ -314,7 +370,6 @@ class _FoldedArray(wiring.Component):
         acc = Signal(p.m * p.n * w)
         take_c = Signal()
         m.d.comb += take_c.eq(first & ~req.chain)
-        cp = self.channel_params()
         grid = _grid(m, self.CHANNEL, cp, p.m, p.n, a_rows, b_cols,
                      req.op if self.CHANNEL.uses_op_for(cp) else None, take_c,
                      lambda i, j: field_bits("c", (i * p.n + j) * w, (i * p.n + j + 1) * w),
@@ -359,6 +414,27 @@ class BmmaArray(_FoldedArray):
     def channel_params(self) -> ChannelParams:
         return ChannelParams(chunk=self.params.chunk, acc_width=self.params.acc_width,
                              ops=self.params.ops)
+
+
+class BwnArray(_FoldedArray):
+    """``bwn_array``: D = (chain ? acc : C) + Σ_k (B[k, j] ? A[i, k] : −A[i, k]), the BWN first
+    layer (notes §1.7 [P]: binary weights, non-binary input; "depending on whether [the weight
+    bit] is 1 or 0, we add or subtract the corresponding element of the input").
+
+    The same sequencer, streams and accumulators as :class:`BmmaArray`; A holds signed
+    ``a_width``-bit activations (row i, element k at a-field bits [(i·K + k)·a_width, +a_width)),
+    B one weight bit per element (column j contiguous: element k at b-field bit j·K + k; 1 = +1,
+    0 = −1).  Each output is one Dadda tree over the K/F conditionally negated activations
+    (:class:`BwnChannel`) and the base.  The code's first layer adds float32 inputs; this is
+    the integer (fixed-point input) form, exact.  Its D goes to ``bnn_epilogue`` with
+    fixup = false (v = D + residual).
+    """
+
+    CHANNEL = BwnChannel
+
+    def channel_params(self) -> BwnChannelParams:
+        return BwnChannelParams(chunk=self.params.chunk, acc_width=self.params.acc_width,
+                                a_width=self.params.a_width)
 
 
 class Int8MacArray(_FoldedArray):
