@@ -207,7 +207,7 @@ def run_configuration(name: str, index: int) -> dict:
             expected = sum(len(v) for k, v in out.items() if k.endswith("__payload"))
         else:
             expected = n
-        s = harness.run_batch(name, p, stimulus=stim, depth=max(256, n),
+        s = harness.run_batch(name, p, stimulus=stim, depth=max(256, n, expected),
                               name=f"classes{index}")
     except Exception as e:
         pc.record({"vectors": 0, **base, "corners": 0, "checked": 0, "expected": expected,
