@@ -140,6 +140,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     js = REPORT.with_suffix(".json")
     old = json.loads(js.read_text()) if js.exists() else {"files": {}}
+    for f in old.get("files", {}).values():     # ids as tb/gen_mutation.mutant_id names them
+        for d in f["mutants"]:
+            d["id"] = gm.mutant_id(gm.GenMutant(**d))
     if args.render_only:
         write_report(REPORT, render(old))
         return 0
