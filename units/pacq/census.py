@@ -4,7 +4,7 @@
   the paper's Table I (INT16 adders of the parallel INT11 multiplier, hidden-bit adders,
   exponent adders, normalization units, rounding units; multipliers and FP16 adders per DP-4),
   read from the elaborated RTL (Amaranth RTLIL of :class:`~tcgen.units.pacq.rtl.PacqMul`, the
-  adder census of :func:`~tcgen.units.pacq.rtl.parallel_int_mul`, the submodules of the DP-4s).
+  adder census of :func:`~tcgen.hw.fpint.parallel_int_mul`, the submodules of the DP-4s).
 * :func:`numerics_census` -- how often the text's two numerical statements fail, counted on the
   golden model (bit-exact with the RTL, tb/test_pacq_rtl.py): "normalization to the outputs is
   unnecessary" (§IV) and "there is no approximation in our design" (§V).
@@ -77,10 +77,11 @@ def _table1_census(wbits: str = "both", rounding: str = "rne", D: int = 2) -> di
     ``dp4_pacq_sum_a_adders``)."""
     from amaranth import Module, Signal
 
+    from tcgen.hw.fpint import parallel_int_mul
     from tcgen.hw.intarith import adder_census
 
     from .params import Dp4BaselineParams, Dp4PacqParams, Fp16MulParams, PacqMulParams
-    from .rtl import Dp4Baseline, Dp4Pacq, Fp16Mul, PacqMul, parallel_int_mul
+    from .rtl import Dp4Baseline, Dp4Pacq, Fp16Mul, PacqMul
 
     out: dict = {}
     for key, wb in (("int16_adders", wbits), ("int16_adders_int2_only", "2")):

@@ -48,6 +48,9 @@ from fractions import Fraction
 import numpy as np
 
 from tcgen.hw import numeric as num
+# the parallel multiplier's integer core, shared with Winograd (word_lanes re-exported)
+from tcgen.hw.fpint_ref import lane_codes as _lane_codes
+from tcgen.hw.fpint_ref import parallel_int_mul, word_lanes
 from tcgen.hw.numeric import FP16, FP32
 
 __all__ = [
@@ -108,14 +111,6 @@ def to_code(B, wbits: int) -> np.ndarray:
 
 def from_code(y, wbits: int) -> np.ndarray:
     return np.asarray(y, dtype=np.int64) - offset_of(wbits)
-
-
-def word_lanes(words, wbits: int) -> np.ndarray:
-    """Codes of every lane: shape words.shape + (16 // wbits,), lane j at bits [wbits·j +: wbits]."""
-    L = lanes_for(wbits)
-    w = np.asarray(words, dtype=np.int64)
-    shifts = np.arange(L, dtype=np.int64) * wbits
-    return (w[..., None] >> shifts) & ((1 << wbits) - 1)
 
 
 def _lanes_to_words(codes, wbits):
@@ -187,23 +182,6 @@ def unpack_fp16(a) -> Fp16Fields:
                       (e == 31) & (f != 0))
 
 
-def _lane_codes(w, int2, L):
-    """Per-lane codes [n, L] and a lane-active mask for a run-time INT4/INT2 word."""
-    w = np.asarray(w, dtype=np.int64)
-    int2 = np.broadcast_to(np.asarray(int2, dtype=np.int64), w.shape).astype(bool)
-    y4 = np.zeros(w.shape + (L,), np.int64)
-    y4[..., :4] = word_lanes(w, 4)
-    if L == 8:
-        y2 = word_lanes(w, 2)
-    else:
-        y2 = np.zeros_like(y4)
-    y = np.where(int2[..., None], y2, y4)
-    active = np.ones(w.shape + (L,), bool)
-    if L == 8:
-        active[..., 4:] = int2[..., None]
-    return y, active
-
-
 def _int2_of(wbits: str, n_shape, int2):
     if wbits == "4":
         return np.zeros(n_shape, np.int64)
@@ -230,12 +208,10 @@ def pacq_mul(a, w, int2=None, *, mode="paper", rounding="rne", wbits="both"):
     a = np.asarray(a, dtype=np.int64)
     w = np.asarray(w, dtype=np.int64)
     a, w = np.broadcast_arrays(a, w)
-    L = _L(wbits)
     i2 = _int2_of(wbits, a.shape, int2)
-    y, active = _lane_codes(w, i2, L)
     F = unpack_fp16(a)
+    i, y, active = parallel_int_mul(F.mA, w, wbits, i2)   # the parallel 11b x 4b (x 2b) array
     mA = F.mA[..., None]
-    i = mA * y                                   # the parallel 11b x 4b (x 2b) array
     P = (mA << 10) + i                           # hidden-bit add: mA·(1024 + y)
     sgn = np.broadcast_to(F.sign[..., None], P.shape)
     if mode == "paper":

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcgen.hw.fparith import FPMulParams
+# the lane helpers of the parallel multiplier, shared with Winograd (re-exported: family names)
+from tcgen.hw.fpint_ref import lanes_of, supports_int2, supports_int4
 from tcgen.hw.numeric import MODES
 from tcgen.hw.params import Params, param
 from tcgen.hw.pipeline import CutPoints, cuts_param
@@ -31,19 +33,6 @@ def _wbits_text(v):
     if isinstance(v, int) and not isinstance(v, bool) and str(v) in WBITS:
         return str(v)
     return v
-
-
-def supports_int4(wbits: str) -> bool:
-    return wbits in ("both", "4")
-
-
-def supports_int2(wbits: str) -> bool:
-    return wbits in ("both", "2")
-
-
-def lanes_of(wbits: str) -> int:
-    """Lanes of the output word: 8 if INT2 is supported, else 4."""
-    return 8 if supports_int2(wbits) else 4
 
 
 _WBITS_DOC = ("weight width: 4 (INT4 x4 per word), 2 (INT2 x8) or both (run-time select by the "

@@ -8,7 +8,10 @@ Units (golden models in :mod:`tcgen.units.pacq.model`, same rounding points in t
   the subtraction on hw's :class:`~tcgen.hw.fparith.FPAdd` (ref. [7] of the paper).
 * :class:`DequantMul` -- the standard flow per weight: IntDequant then Fp16Mul.
 * :class:`PacqMul` -- the parallel FP-INT multiplier (Fig. 5): one FP16 activation × one INT16
-  word -> 4 (INT4) or 8 (INT2) lanes per cycle, INT4/INT2 selected at run time.
+  word -> 4 (INT4) or 8 (INT2) lanes per cycle, INT4/INT2 selected at run time.  Its integer
+  core, the parallel INT11 multiplier (Fig. 5c), is :func:`tcgen.hw.fpint.parallel_int_mul`
+  (in tcgen.hw since issue 42: Winograd's integer EWMM uses it too; ``parallel_int_mul``,
+  ``LANE_I_BITS`` and ``LANE_P_BITS`` are re-exported here).
 * :class:`Dp4Baseline` -- 4 FP16 multipliers + adder tree + accumulate (Table I "FP-16 DP-4").
 * :class:`Dp4Pacq` -- 4 PacqMul + D duplicated adder trees + ΣA accumulator (Table I "Parallel
   FP-INT-16 DP-4", §III-C; the paper's D = 2).
@@ -38,20 +41,16 @@ from amaranth.lib.wiring import In, Out
 from tcgen.hw.dedup import shared
 from tcgen.hw.dot import Dp4Params, dot_sum, product, widen
 from tcgen.hw.fparith import FPAdd, FPAddParams, FPMul, FPMulParams, round_pack, unpack
-from tcgen.hw.intarith import lzc, shift_left, sum_operands
+from tcgen.hw.fpint import LANE_I_BITS, LANE_P_BITS, parallel_int_mul
+from tcgen.hw.intarith import lzc, shift_left
 from tcgen.hw.numeric import FP16, get_format
 from tcgen.hw.pipeline import Pipeline
 
 from . import layouts
-from .params import (Dp4BaselineParams, Dp4PacqParams, PacqMulParams, lanes_of, supports_int2,
-                     supports_int4)
+from .params import Dp4BaselineParams, Dp4PacqParams, PacqMulParams, lanes_of
 
 __all__ = ["Fp16Mul", "IntDequant", "DequantMul", "PacqMul", "Dp4Baseline", "Dp4Pacq",
            "parallel_int_mul", "LANE_I_BITS", "LANE_P_BITS"]
-
-LANE_I_BITS = 15       # i_j = mA·y_j: ≤ 2047·15 (INT4); INT2 lanes use 13 of them
-LANE_P_BITS = 22       # P_j = mA·(1024 + y_j) ≤ 2047·1039 < 2^22
-
 
 class Fp16Mul(FPMul):
     """The baseline FP16 multiplier (Table I "FP16 MUL"): :class:`tcgen.hw.fparith.FPMul` at FP16.
@@ -135,47 +134,6 @@ class DequantMul(wiring.Component):
         shared(m, "mul", mul)
         m.d.comb += [mul.a.eq(self.a), mul.b.eq(b), self.y.eq(mul.y)]
         return m
-
-
-def parallel_int_mul(m: Module, mA, word, wbits: str, int2, name="pmul"):
-    """The parallel INT11 multiplier (Fig. 5c): mA (11 b) × every lane of one INT16 word.
-
-    Bit b of the word ANDs a copy of mA (16 rows of 11 AND gates).  Crumb j (bits 2j+1:2j) is
-    summed by one adder: c_j = row_{2j} + (row_{2j+1} << 1) = mA·y2_j (13 b) -- the INT2 lanes.
-    An INT4 lane q joins its two crumbs with one more adder: mA·y4_q = c_{2q} + (c_{2q+1} << 2)
-    (15 b) -- 3 adders per INT4 lane, 12 in all, as in Table I.  No carry crosses a lane.
-
-    Returns (lanes, active): L = 8 (INT2 supported) or 4 lane values of ``LANE_I_BITS`` bits,
-    selected by ``int2`` when both widths are supported, and the lane-active bits (INT4 mode
-    leaves lanes 4..7 inactive and zero).
-    """
-    rows = []
-    for b in range(16):
-        r = Signal(11, name=f"{name}_row{b}")
-        m.d.comb += r.eq(mA & word[b].replicate(11))
-        rows.append(r)
-    crumbs = [sum_operands(m, [rows[2 * j], Cat(Const(0, 1), rows[2 * j + 1])], 13,
-                           name=f"{name}_c{j}") for j in range(8)]
-    nib = []
-    if supports_int4(wbits):
-        nib = [sum_operands(m, [crumbs[2 * q], Cat(Const(0, 2), crumbs[2 * q + 1])],
-                            LANE_I_BITS, name=f"{name}_n{q}") for q in range(4)]
-    L = lanes_of(wbits)
-    lanes, active = [], []
-    for j in range(L):
-        v = Signal(LANE_I_BITS, name=f"{name}_lane{j}")
-        act = Signal(name=f"{name}_act{j}")
-        if wbits == "4":
-            m.d.comb += [v.eq(nib[j]), act.eq(1)]
-        elif wbits == "2":
-            m.d.comb += [v.eq(crumbs[j]), act.eq(1)]
-        elif j < 4:
-            m.d.comb += [v.eq(Mux(int2, crumbs[j], nib[j])), act.eq(1)]
-        else:
-            m.d.comb += [v.eq(Mux(int2, crumbs[j], 0)), act.eq(int2)]
-        lanes.append(v)
-        active.append(act)
-    return lanes, active
 
 
 class PacqMul(wiring.Component):
