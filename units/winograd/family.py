@@ -262,12 +262,15 @@ def conv_result(p, payload: int):
 
 
 def _conv_tile(p, d, w):
-    """One tile's K output tiles [K, m·m]: model.itf on d [C, m+2, m+2], model.ewmm with the
-    transformed filters w [K, C, (m+2)²], model.otf per filter; mode int: the s²-scaled OTF
+    """One tile's K output tiles [K, m·m]: model.itf on d [C, m+2, m+2], model.ewmm (ewmm=pacq:
+    model.ewmm_pacq) with the transformed filters w [K, C, (m+2)²], model.otf per filter; mode int: the s²-scaled OTF
     result divided exactly (as model.winograd_conv does)."""
     n, s = p.lanes, p.m + 2
     ih = model.itf(d, p.m, p.mode).reshape(1, p.C, 1, n)
-    oh = model.ewmm(ih, w, p.mode)
+    if p.ewmm == "pacq":       # PacQ's parallel multiplier and the ΣÎ correction
+        oh = model.ewmm_pacq(ih, w, p.m, p.data_bits, p.weight_bits)
+    else:
+        oh = model.ewmm(ih, w, p.mode)
     y = model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m)
     if p.is_int:
         s2 = model.int_scale(p.m) ** 2
@@ -342,8 +345,9 @@ def _requests_workload(make):
 WINO_CONV = UnitSpec(
     estimate=_est_wino_conv,
     name="wino_conv", family="winograd",
-    summary="Winograd tile datapath: ITF -> (m+2)^2 element-wise lanes on DP-4 units "
-            "(accumulating over C) -> OTF + crop, one output tile position per request, streams",
+    summary="Winograd tile datapath: ITF -> (m+2)^2 element-wise lanes on DP-4 units (or, "
+            "ewmm=pacq, PacQ's parallel multiplier) accumulating over C -> OTF + crop, one "
+            "output tile position per request, streams",
     params=WinoConvParams, build=WinoConv, model=conv_model,
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
     ops_unit="MAC (direct-equivalent)", workload=_requests_workload(random_conv_requests))

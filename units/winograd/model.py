@@ -162,11 +162,13 @@ from fractions import Fraction
 import numpy as np
 
 from tcgen.hw import numeric as num
+from tcgen.hw import fpint_ref
 
 __all__ = ["MODES", "TILES", "FTF_MODES", "matrices", "formats", "encode_input",
            "decode_output", "networks", "tile_input", "untile", "itf", "ftf", "ewmm", "otf",
            "winograd_conv", "winograd_ref64", "direct_conv", "direct_conv_exact", "direct_tile", "error_bound",
-           "path_roundings", "int_widths", "int_scale", "op_counts", "amplification", "rel_rms"]
+           "path_roundings", "int_widths", "int_scale", "op_counts", "amplification", "rel_rms",
+           "pacq_ewmm_widths", "ewmm_pacq", "PACQ_ACT_BITS"]
 
 #: the number modes (module docstring)
 MODES = ("fp32", "fp16", "fp16acc", "int")
@@ -636,6 +638,97 @@ def _ewmm(Ih, Fh, mode, record=None):
     for j in range(J):
         out = num.dot4(a[:, None, j], b[None, :, j, None], out, f["data"], f["acc"],
                        f["product"])
+    return out
+
+
+#: the parallel multiplier's activation side: PacQ's INT11 array (the FP16 significand, 11 bits)
+PACQ_ACT_BITS = 11
+
+
+def pacq_ewmm_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: int = 1) -> dict:
+    """The widths of the integer EWMM on PacQ's parallel multiplier (:func:`ewmm_pacq`,
+    docs/winograd.md "The INT EWMM on PacQ's parallel multiplier"), from
+    :func:`int_widths`: ``act_bits`` (the magnitude |Î|: the array's activation side, at most
+    PacQ's 11), ``lane_bits`` (the smallest lane of the parallel multiplier, 2, 4, 8 or 16, whose
+    offset-binary code y = s²·F̂ + 2^(lane_bits−1) holds every transformed weight), ``wbits``
+    (its lane configuration, :mod:`tcgen.hw.fpint_ref`), ``lanes`` (filters per 16-bit word),
+    ``acc_bits`` (the lane accumulators, modulo 2^acc_bits: int_widths' ``acc``), ``sa_bits``
+    (the ΣÎ accumulator, modulo 2^(acc_bits − lane_bits + 1): the correction shifts it by
+    lane_bits − 1).  ValueError when |Î| needs more than 11 bits or a weight more than 16."""
+    w = int_widths(m, data_bits, weight_bits, C)
+    ilo, ihi, _ = w["itf"]
+    act = max(-ilo, ihi).bit_length()
+    if act > PACQ_ACT_BITS:
+        raise ValueError(
+            f"ewmm=pacq: |Î| reaches {max(-ilo, ihi)} ({act} bits) at F({m},3) with "
+            f"{data_bits}-bit data; PacQ's parallel multiplier takes an {PACQ_ACT_BITS}-bit "
+            f"activation significand (F(2,3): data_bits <= 9, F(4,3): data_bits <= 5)")
+    flo, fhi, fbits = w["ftf"]
+    lane = next((b for b in (2, 4, 8, 16) if b >= fbits), None)
+    if lane is None:
+        raise ValueError(
+            f"ewmm=pacq: the transformed weights s²·F̂ span [{flo}, {fhi}] ({fbits} bits) at "
+            f"F({m},3) with {weight_bits}-bit weights; the parallel multiplier's widest lane "
+            f"is 16 bits (F(4,3): weight_bits <= 6)")
+    acc = w["acc"][2]
+    return {"act_bits": act, "lane_bits": lane, "wbits": str(lane),
+            "lanes": fpint_ref.lanes_of(str(lane)), "acc_bits": acc,
+            "sa_bits": max(1, acc - lane + 1), "ftf_bits": fbits}
+
+
+def _wrap(x, bits):
+    """x modulo 2^bits as a signed two's-complement value."""
+    x = np.asarray(x, dtype=np.int64) & ((1 << bits) - 1)
+    return np.where(x >> (bits - 1) == 1, x - (1 << bits), x)
+
+
+def ewmm_pacq(I_hat, F_hat, m: int = 2, data_bits: int = 8, weight_bits: int = 8, *,
+              record=None) -> np.ndarray:
+    """The integer EWMM as ``wino_conv ewmm=pacq`` computes it (mode int only): the s²-scaled
+    Ô of :func:`ewmm` (equal to it, value for value), through PacQ's parallel multiplier.
+
+    I_hat [N, C, P, L] (Î, :func:`itf` mode int), F_hat [K, C, L] (s²·F̂, :func:`ftf` mode
+    int) -> Ô [N, K, P, L].  Widths :func:`pacq_ewmm_widths` (C = I_hat's).  Per lane ℓ the
+    filters go ``lanes`` to a 16-bit word (filter k in lane k mod lanes, as offset-binary codes
+    y = s²·F̂ + 2^(b−1), b = lane_bits; filters past K: code 0); the activation is Î's sign and
+    magnitude |Î| (act_bits).  Channels in DP-4 chunks of four, ascending (past C: 0): per chunk
+    the parallel multiplier (:func:`tcgen.hw.fpint_ref.parallel_int_mul`) gives i = |Î|·y per
+    lane; acc += Σ ±i and ΣÎ += Σ Î, both modulo 2^acc_bits / 2^sa_bits (PacQ's offset8 DP-4
+    with its ΣA accumulator); then Ô = acc − 2^(b−1)·ΣÎ modulo 2^acc_bits -- exact, since Ô
+    itself lies in int_widths' ``acc`` range.  ``record(name, value)`` sees the lane products
+    ``i`` (checked against 2^(act_bits + lane_bits)) and the words."""
+    Ih = np.asarray(I_hat, dtype=np.int64)
+    Fh = np.asarray(F_hat, dtype=np.int64)
+    N, C, P, n = Ih.shape
+    K = Fh.shape[0]
+    w = pacq_ewmm_widths(m, data_bits, weight_bits, C)
+    b, Lw, aw, sw = w["lane_bits"], w["lanes"], w["acc_bits"], w["sa_bits"]
+    ilo, ihi, _ = int_widths(m, data_bits, weight_bits, C)["itf"]
+    flo, fhi, _ = int_widths(m, data_bits, weight_bits, C)["ftf"]
+    if Ih.size and (Ih.min() < ilo or Ih.max() > ihi):
+        raise ValueError(f"ewmm_pacq: I_hat outside the ITF range [{ilo}, {ihi}]")
+    if Fh.size and (Fh.min() < flo or Fh.max() > fhi):
+        raise ValueError(f"ewmm_pacq: F_hat outside the FTF range [{flo}, {fhi}]")
+    G = -(-K // Lw)
+    codes = np.zeros((G * Lw, C, n), np.int64)
+    codes[:K] = Fh + (1 << (b - 1))
+    # words[g, c, ℓ]: filters g·Lw .. g·Lw + Lw − 1, lane j at bits [b·j +: b]
+    words = (codes.reshape(G, Lw, C, n) << (b * np.arange(Lw))[None, :, None, None]).sum(axis=1)
+    sgn, mag = Ih < 0, np.abs(Ih)
+    acc = np.zeros((N, G, P, n, Lw), np.int64)
+    sa = np.zeros((N, P, n), np.int64)
+    for q in range(-(-C // _DP)):
+        for c in range(_DP * q, min(C, _DP * q + _DP)):
+            i, _, _ = fpint_ref.parallel_int_mul(mag[:, c, None, :, :], words[None, :, c, None, :],
+                                                 w["wbits"])
+            if record:
+                record("i", i)
+                record("word", words[:, c])
+            acc = acc + np.where(sgn[:, c, None, :, :, None], -i, i)
+            sa = sa + Ih[:, c]
+        acc, sa = _wrap(acc, aw), _wrap(sa, sw)        # the DP-4's sums, modulo its widths
+    out = _wrap(acc - (sa[:, None, :, :, None] << (b - 1)), aw)      # [N, G, P, n, Lw]
+    out = out.transpose(0, 1, 4, 2, 3).reshape(N, G * Lw, P, n)[:, :K]
     return out
 
 

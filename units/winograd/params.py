@@ -194,6 +194,8 @@ class WinoOtfParams(_Wino, Params):
 
 #: number modes of the convolution datapaths: the model's
 CONV_MODES = MODES
+#: wino_conv's element-wise multipliers
+EWMM_KINDS = ("dp4", "pacq")
 
 
 class _ConvSchedule(_Wino):
@@ -259,6 +261,27 @@ class WinoConvParams(_ConvSchedule, Params):
     weight_bits: int = param(8, range=_BITS, doc="signed weight width (mode int; the "
                              "request carries the s·G-transformed filters, wider)",
                              key_default=False)
+    ewmm: str = param("dp4", choices=EWMM_KINDS, key_default=False,
+                      doc="the element-wise multiplier: dp4 (one DP-4 per dot product) or, in "
+                          "mode int, pacq (PacQ's parallel multiplier: |Î| × a 16-bit word of "
+                          "offset-binary s²·F̂ codes, lanes filters at once, + the ΣÎ "
+                          "correction; docs/winograd.md)")
+
+    def check(self):
+        super().check()
+        if self.ewmm == "pacq":
+            if not self.is_int:
+                raise self.error("ewmm", self.ewmm, "dp4 unless mode=int (the parallel "
+                                 "multiplier's weights are integers: s²·F̂ of the s·G FTF)")
+            try:
+                self.pacq
+            except ValueError as e:
+                raise self.error("ewmm", self.ewmm, f"dp4 here: {e}") from None
+
+    @cached_property
+    def pacq(self) -> dict:
+        """ewmm=pacq: :func:`~tcgen.units.winograd.model.pacq_ewmm_widths` at these params."""
+        return model.pacq_ewmm_widths(self.m, self.data_bits, self.weight_bits, self.C)
 
     @property
     def lanes(self) -> int:
@@ -266,9 +289,15 @@ class WinoConvParams(_ConvSchedule, Params):
         return (self.m + 2) ** 2
 
     @property
+    def filter_groups(self) -> int:
+        """Filters per DP unit at once: 1 (dp4) or groups of ``pacq["lanes"]`` (pacq): ⌈K/L⌉."""
+        return -(-self.K // self.pacq["lanes"]) if self.ewmm == "pacq" else self.K
+
+    @property
     def dots(self) -> int:
-        """K·(m+2)² (filter, lane) dot products of C terms."""
-        return self.K * self.lanes
+        """K·(m+2)² (filter, lane) dot products of C terms; ewmm=pacq: ⌈K/L⌉·(m+2)² (filter
+        group, lane) ones, each L dot products at once."""
+        return self.filter_groups * self.lanes
 
     @property
     def terms(self) -> int:

@@ -296,18 +296,21 @@ def exact_div_pow2_9(m: Module, x, e: int, nine: bool, width: int, name: str):
     return t
 
 
-def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, neg0_acc):
+def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, neg0_acc,
+                 result=None):
     """The one DP-4 schedule of the tile datapaths (:class:`WinoConv`'s EWMM,
     :class:`DirectConv`): ``dots`` dot products numbered 0.., ``P = len(units)`` at a time (a
     group, counter ``g``, G = ⌈dots/P⌉ groups); DP unit u of group gg owns dot product
     gg·P + u and runs its ``Q`` chunks (counter ``q``; chunk qq's four terms are
     ``operands(dot, qq)``: (a, b) pairs, None for a padding term (−0, +0)) onto its running
     accumulator ``accr[u]``, which starts at −0 (the DP-4's ``c`` is −0 at q = 0) -- the
-    model's chain.  The last chunk's result goes into ``store(dot)``.  While ``go`` the
-    counters advance (q wraps at Q, then g at G)."""
+    model's chain.  The last chunk's result goes into ``store(dot)`` (``result(unit)``, default
+    ``unit.y``: ewmm=pacq stores its offset-corrected lanes).  While ``go`` the counters advance
+    (q wraps at Q, then g at G)."""
     from amaranth import Const, Mux
     P = len(units)
     G = -(-dots // P)
+    result = result or (lambda unit: unit.y)
     for u, unit in enumerate(units):
         zero = Const(0, len(unit.b[0]))
         sel = Cat(q, g) if Q > 1 else g
@@ -331,7 +334,7 @@ def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, ne
         for gg in range(G):                  # the last chunk's result into store(dot)
             if gg * P + u < dots:
                 with m.If(go & (g == gg) & (q == Q - 1)):
-                    m.d.sync += store(gg * P + u).eq(unit.y)
+                    m.d.sync += store(gg * P + u).eq(result(unit))
         m.d.comb += unit.c.eq(Mux(q == 0, neg0_acc, accr[u]))
         with m.If(go):
             m.d.sync += accr[u].eq(unit.y)
@@ -380,6 +383,7 @@ class WinoConv(wiring.Component):
     def elaborate(self, platform):
         from amaranth import Const, Mux
         from tcgen.hw.dot import Dp4, Dp4Params
+        from tcgen.hw.fpint import LaneDot, LaneDotParams
         from tcgen.hw.intarith import IntDot, IntDotParams
         from .params import WinoItfParams, WinoOtfParams
         m = Module()
@@ -393,8 +397,16 @@ class WinoConv(wiring.Component):
             itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode="int", **bits)))
             otf = shared(m, "otf", WinoOtf(WinoOtfParams(
                 m=p.m, mode="int", **bits, weight_bits=p.weight_bits, channels=C)))
-            dp = IntDotParams(k=4, a_width=tw, b_width=p.bits("filter"), acc_width=aw)
-            dps = [shared(m, f"dp{u}", IntDot(dp)) for u in range(P)]
+            if p.ewmm == "pacq":          # PacQ's parallel multiplier (docs/winograd.md)
+                pw = p.pacq
+                tw = pw["act_bits"] + 1                        # Î bank: |Î| and its sign
+                dp = LaneDotParams(wbits=pw["wbits"], act_bits=pw["act_bits"], acc_bits=aw,
+                                   sa_bits=pw["sa_bits"])
+                dps = [shared(m, f"dp{u}", LaneDot(dp)) for u in range(P)]
+                neg0_t, neg0_a = Const(0, tw), Const(0, dp.width)
+            else:
+                dp = IntDotParams(k=4, a_width=tw, b_width=p.bits("filter"), acc_width=aw)
+                dps = [shared(m, f"dp{u}", IntDot(dp)) for u in range(P)]
         else:
             f = model.formats(p.mode)
             tw, aw = get_format(f["transform"]).width, get_format(f["acc"]).width
@@ -413,7 +425,7 @@ class WinoConv(wiring.Component):
         yreg = Signal(data.ArrayLayout(data.ArrayLayout(yw, p.m * p.m), K), name="y_reg")
         keep = Signal(p.m * p.m, name="keep_reg")
         crop = Signal(2 * p.m.bit_length(), name="crop_reg")
-        accr = [Signal(aw, name=f"acc{u}") for u in range(P)]
+        accr = [Signal(len(dps[0].c), name=f"acc{u}") for u in range(P)]
 
         ci = Signal(range(max(C, 2)), name="itf_ch")
         g = Signal(range(max(G, 2)), name="group")
@@ -434,10 +446,18 @@ class WinoConv(wiring.Component):
         ]
 
         # -- ITF: channel ci's tile -> Î[ci] ------------------------------------------------
+        itf_y = itf.y
+        if p.ewmm == "pacq":       # Î -> sign and magnitude, once per element (PacQ: FP16's)
+            A, iw = p.pacq["act_bits"], p.bits("transform")
+            itf_y = Signal(data.ArrayLayout(tw, n), name="itf_sm")
+            for e in range(n):
+                x = Signal(signed(iw), name=f"itf_y{e}")
+                m.d.comb += [x.eq(itf.y[e]),
+                             itf_y[e].eq(Cat(Mux(x[-1], -x, x)[:A], x[-1]))]
         for c in index_cases(m, ci, C):
             m.d.comb += itf.d.eq(pl.d[c])
             with m.If(itf_go):
-                m.d.sync += ihat[c].eq(itf.y)
+                m.d.sync += ihat[c].eq(itf_y)
         with m.If(itf_go):
             m.d.sync += ci.eq(Mux(ci == C - 1, 0, ci + 1))
             with m.If(ci == C - 1):
@@ -453,7 +473,30 @@ class WinoConv(wiring.Component):
             k, j = divmod(idx, n)
             return ohat[k][j]
 
-        _dp_schedule(m, dps, accr, K * n, Q, g, q, ewmm_go, operands, store, neg0_t, neg0_a)
+        result = None
+        if p.ewmm == "pacq":       # DP unit u owns (filter group, lane) pairs; L filters a word
+            L, b, fb = p.pacq["lanes"], p.pacq["lane_bits"], p.bits("filter")
+
+            def code(v):           # s²·F̂ -> offset-binary y = s²·F̂ + 2^(b−1): wiring
+                ext = Cat(v[:fb], v[fb - 1].replicate(b - fb))
+                return Cat(ext[:b - 1], ~ext[b - 1])
+
+            def operands(idx, qq):
+                gk, j = divmod(idx, n)
+                return [(ihat[c][j], Cat(*(code(pl.w[k][c][j]) if k < K else Const(0, b)
+                                           for k in range(gk * L, gk * L + L))))
+                        if c < C else None for c in range(4 * qq, 4 * qq + 4)]
+
+            def store(idx):
+                gk, j = divmod(idx, n)
+                return Cat(*(ohat[k][j] for k in range(gk * L, min(K, gk * L + L))))
+
+            def result(unit):      # Ô_k = acc_k − 2^(b−1)·ΣÎ (mod 2^aw): exact
+                sa = unit.y[L * aw:]
+                return Cat(*((unit.y[j * aw:(j + 1) * aw] - (sa << (b - 1)))[:aw]
+                             for j in range(L)))
+        _dp_schedule(m, dps, accr, p.dots, Q, g, q, ewmm_go, operands, store, neg0_t, neg0_a,
+                     result)
         with m.If(ewmm_last):
             m.d.sync += [ewmm_done.eq(1), itf_done.eq(0), crop.eq(Cat(pl.rows, pl.cols))]
 
