@@ -131,8 +131,8 @@ def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
 
 
 @pytest.mark.parametrize("kw", [
-    {"weight_bits": 4, "dps": 2},                            # W4A8, 2 filters a word
-    {"weight_bits": 4, "C": 5, "K": 3, "dps": 3},            # a half-empty filter group
+    pytest.param({"weight_bits": 4, "dps": 2}, marks=pytest.mark.slow),   # W4A8 defaults, ~10 s
+    {"weight_bits": 4, "C": 5, "K": 3, "dps": 3},            # 2 filters a word, one half empty
     {"weight_bits": 8, "C": 3, "K": 2, "dps": 2},            # one INT16 lane
 ])
 def test_conv_tiles(kw):
@@ -147,6 +147,7 @@ def test_conv_tiles(kw):
     assert s["back_to_back_issue_intervals"] == [p.interval]
 
 
+@pytest.mark.slow           # ~15 s
 def test_conv_backpressure_f43():
     """F(4,3) INT5 × INT4 (24G: 14-bit weights in one INT16 lane, |Î| up to 1568: all 11 bits
     of PacQ's activation side), extremes, with idle / stall cycles."""
