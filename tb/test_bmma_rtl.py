@@ -684,3 +684,90 @@ def test_layer_bwn_stem_slice():
 def test_slow_layer_bwn_stem_full():
     """Every output pixel of the stem on a 32×32 INT8 image (8×8 outputs)."""
     bwn_stem_slice([(py, px) for py in range(8) for px in range(8)], seed(611), h=32)
+
+
+# -- issue 42: a binarized ResNet-18 basic block on RTL, cycles against the throughput model ------
+def resnet_block_rtl(h, c, rng_seed):
+    """One basic block at reduced size: conv3×3 c→c, threshold; conv3×3 c→c + the identity
+    residual (the previous block's saved integer v), threshold, save.  8 images, h×h map,
+    c channels (c = 16 on a k = 32 array pads K by half, as ResNet-18's 64-channel layers do
+    on k = 128).  Both convolutions on bmma_array (RTL, issued back to back), both epilogues on
+    bnn_epilogue (RTL, save); the second conv's input is the first epilogue's RTL output.
+    Checked against float64 conv + residual + BN + sign; the array's cycles against
+    units/bmma/throughput.py.  Returns the per-conv (requests, measured cycles, model ops)."""
+    from tcgen.units.bmma import throughput as tp
+    rng = np.random.default_rng(rng_seed)
+    pa = BmmaArrayParams(m=8, n=8, k=32)
+    pe = BnnEpilogueParams(n=8, res_width=20, save=True)
+    o_tiles = c // 8
+    x = rand_bits(rng, (h, h, 8, c))
+    r_in = rng.integers(-60, 61, (h, h, 8, c))            # the previous block's saved v
+    w1, w2 = rand_bits(rng, (3, 3, c, c)), rand_bits(rng, (3, 3, c, c))
+    bn1, bn2 = _bn_params(rng, c), _bn_params(rng, c)
+    excl = bm.exclude_counts(h, h, 3, 3)
+    stats = []
+
+    def conv(inp, w, name):
+        reqs = []
+        for py in range(h):
+            for px in range(h):
+                for ot in range(o_tiles):
+                    taps = [(dy, dx) for dy in range(3) for dx in range(3)
+                            if 0 <= py + dy - 1 < h and 0 <= px + dx - 1 < h]
+                    for t, (dy, dx) in enumerate(taps):
+                        a = np.zeros((8, pa.k), np.uint8)
+                        a[:, :c] = inp[py + dy - 1, px + dx - 1]
+                        b = np.zeros((pa.k, 8), np.uint8)
+                        b[:c] = w[dy, dx][:, 8 * ot:8 * ot + 8]
+                        reqs.append(bf.array_request(pa, a, b, chain=t > 0,
+                                                     emit=t == len(taps) - 1))
+        s, got = simulate("bmma_array", pa, reqs, name, timing=True)
+        ops = tp.layer_ops(tp.Layer("conv", c, c, h, 3), batch=8, tile=(8, 8, pa.k))["ops"]
+        stats.append((len(reqs), s["back_to_back_cycles"], ops * pa.fold))
+        acc = np.zeros((h, h, 8, c), np.int64)
+        i = 0
+        for py in range(h):
+            for px in range(h):
+                for ot in range(o_tiles):
+                    acc[py, px, :, 8 * ot:8 * ot + 8] = bf.array_result(pa, got[i])
+                    i += 1
+        return acc
+
+    def epilogue(acc, res, bn, name):
+        tau, sense = bm.bn_threshold(**bn)
+        items = []
+        for py in range(h):
+            for px in range(h):
+                for img in range(8):
+                    for ot in range(o_tiles):
+                        sl = slice(8 * ot, 8 * ot + 8)
+                        items.append(bf.epilogue_request(pe, acc[py, px, img, sl],
+                                                         c * (9 - excl[py, px]), tau[sl],
+                                                         sense[sl], res[py, px, img, sl]))
+        _, out = simulate("bnn_epilogue", pe, items, name, stall=0.1)
+        bits = np.array([bf.epilogue_result(pe, y) for y in out]).reshape(h, h, 8, c)
+        v = np.array([bf.epilogue_saved(pe, y) for y in out]).reshape(h, h, 8, c)
+        return bits, v
+
+    acc1 = conv(x, w1, "block_conv1")
+    bits1, _ = epilogue(acc1, np.zeros_like(r_in), bn1, "block_epi1")
+    ref1 = bm.conv_pm1_reference(x, w1)
+    assert np.array_equal(bits1, bm.bn_sign_reference(ref1, **bn1))
+    acc2 = conv(bits1, w2, "block_conv2")
+    bits2, v2 = epilogue(acc2, r_in, bn2, "block_epi2")
+    ref2 = bm.conv_pm1_reference(bits1, w2) + r_in
+    assert np.array_equal(v2, ref2)                        # the next block's residual
+    assert np.array_equal(bits2, bm.bn_sign_reference(ref2, **bn2))
+    assert 0 < bits2.sum() < bits2.size
+    return stats
+
+
+def test_resnet18_basic_block_rtl_and_cycles():
+    """A 4×4, 16-channel basic block (8 images): bit for bit, and each conv's array cycles =
+    the throughput model's operation count (one per cycle, F = 1, chained included) plus the
+    array's latency (the first input offered to the last D taken)."""
+    stats = resnet_block_rtl(4, 16, seed(585))
+    for n_req, cycles, model_cycles in stats:
+        print(f"[bmma block] requests {n_req}, RTL cycles {cycles}, model {model_cycles}")
+        assert n_req == model_cycles
+        assert cycles == model_cycles + 1               # + latency (F = 1)
