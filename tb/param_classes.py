@@ -481,8 +481,12 @@ ROOT = Path(__file__).resolve().parent.parent
 #: one JSON line per simulated configuration (tb/test_param_classes.py), for the report
 RESULTS = build_root() / "param_classes" / "results.jsonl"
 REPORT = ROOT / "reports" / "param_classes.md"
-COMMAND = ("python -m pytest -p no:xdist -q -m 'slow or not slow' tb/test_param_classes.py; "
-           ".venv/bin/python tb/param_classes.py")
+COMMAND = ("python -m pytest -p no:xdist -q -m 'slow or not slow' tb/test_param_classes.py "
+           "(with TCGEN_CLASS_TIMEOUT=240), then .venv/bin/python tb/param_classes.py")
+#: how the results of the report were run, when not as COMMAND says in one process
+RUN_NOTES = ("this session ran the same test ids in batches of pytest processes (per unit, "
+             "then the rest cheapest first), each under `ulimit -v` 12 GB, after other "
+             "agents' work began to change the shared checkout",)
 
 
 def record(result: dict):
@@ -541,7 +545,7 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
     versions["verilator"] = v.label if v is not None else "n/a"
     lines = ["# Parameter classes: every class of every unit's parameters, RTL against the "
              "golden model", "",
-             report_header(COMMAND, wall_s=wall_s, tools=versions), "",
+             report_header(COMMAND, wall_s=wall_s, tools=versions, notes=RUN_NOTES), "",
              "The rule (docs/coverage.md, \"Parameter classes\"): every choice, both bools, "
              "min / max / powers of two and their ±1 neighbours for widths, min / mid / max for "
              "counts; a greedy covering set of configurations per unit "
