@@ -490,12 +490,14 @@ def epilogue_residual_directed(p, rng):
 
 
 @pytest.mark.parametrize("kw", [dict(n=4, res_width=12, res_pool=True, save=True),
-                                dict(n=3, res_width=10, fixup=False, save=True, sense=False)])
+                                pytest.param(dict(n=3, res_width=10, fixup=False, save=True,
+                                                  sense=False), marks=pytest.mark.slow)])
 def test_bnn_epilogue_residual_save_and_max(kw):
     """The residual path in RTL: v (residual included) saved, wrapped to res_width, and the 2×2
     max of 4 integer residuals added before the compare; and the raw-input build (fixup =
-    false, v = acc + res, the BWN first layer's).  Directed corners (expected saved v computed
-    here with python integers), then the random workload with pool windows."""
+    false, v = acc + res, the BWN first layer's; slow: make test runs that build in
+    test_layer_bwn_stem_slice).  Directed corners (expected saved v computed here with python
+    integers), then the random workload with pool windows."""
     p = BnnEpilogueParams(acc_width=24, k_width=12, tau_width=28, **kw)
     rng = np.random.default_rng(seed(575))
     reqs, saved, wraps = epilogue_residual_directed(p, rng)
@@ -621,11 +623,11 @@ def test_bwn_array_random_and_extremes():
 def bwn_stem_slice(pixels, rng_seed, h=16):
     """The ResNet-18 stem's geometry (7×7, stride 4, pad 3, C = 3 -> 8 channels here), INT8
     images (8 of them), at ``pixels`` of the (h/4)² output: per pixel the in-frame taps' 3
-    channels are chained through bwn_array (m8n8k16) in K-chunks of 16 (zero activations pad
-    the last), then bnn_epilogue (fixup = false, save) thresholds v = D and saves it as the first
+    channels are chained through bwn_array (m8n8k8, the default) in K-chunks of 8 (zero
+    activations pad the last), then bnn_epilogue (fixup = false, save) thresholds v = D and saves it as the first
     residual.  Against float64 conv of the ±1 weights + BN + sign, and the integer conv."""
     rng = np.random.default_rng(rng_seed)
-    pa = BwnArrayParams(m=8, n=8, k=16)
+    pa = BwnArrayParams()
     pe = BnnEpilogueParams(n=8, fixup=False, res_width=20, save=True)
     c, o, r, stride, pad = 3, 8, 7, 4, 3
     x = rng.integers(-128, 128, (h, h, 8, c))
@@ -698,7 +700,7 @@ def resnet_block_rtl(h, c, rng_seed):
     from tcgen.units.bmma import throughput as tp
     rng = np.random.default_rng(rng_seed)
     pa = BmmaArrayParams(m=8, n=8, k=32)
-    pe = BnnEpilogueParams(n=8, res_width=20, save=True)
+    pe = BnnEpilogueParams(n=8, res_width=20, res_pool=True, save=True)   # the chain test's
     o_tiles = c // 8
     x = rand_bits(rng, (h, h, 8, c))
     r_in = rng.integers(-60, 61, (h, h, 8, c))            # the previous block's saved v
@@ -743,7 +745,8 @@ def resnet_block_rtl(h, c, rng_seed):
                         sl = slice(8 * ot, 8 * ot + 8)
                         items.append(bf.epilogue_request(pe, acc[py, px, img, sl],
                                                          c * (9 - excl[py, px]), tau[sl],
-                                                         sense[sl], res[py, px, img, sl]))
+                                                         sense[sl], np.repeat(
+                                                             res[py, px, img, sl][:, None], 4, 1)))
         _, out = simulate("bnn_epilogue", pe, items, name, stall=0.1)
         bits = np.array([bf.epilogue_result(pe, y) for y in out]).reshape(h, h, 8, c)
         v = np.array([bf.epilogue_saved(pe, y) for y in out]).reshape(h, h, 8, c)
@@ -762,12 +765,21 @@ def resnet_block_rtl(h, c, rng_seed):
     return stats
 
 
-def test_resnet18_basic_block_rtl_and_cycles():
-    """A 4×4, 16-channel basic block (8 images): bit for bit, and each conv's array cycles =
-    the throughput model's operation count (one per cycle, F = 1, chained included) plus the
-    array's latency (the first input offered to the last D taken)."""
-    stats = resnet_block_rtl(4, 16, seed(585))
+def _check_block_cycles(stats):
     for n_req, cycles, model_cycles in stats:
         print(f"[bmma block] requests {n_req}, RTL cycles {cycles}, model {model_cycles}")
         assert n_req == model_cycles
         assert cycles == model_cycles + 1               # + latency (F = 1)
+
+
+def test_resnet18_basic_block_rtl_and_cycles():
+    """A 3×3, 8-channel basic block (8 images; K pads 8 → 32): bit for bit, and each conv's
+    array cycles = the throughput model's operation count (one per cycle, F = 1, chained
+    included) plus the array's latency (the first input offered to the last D taken)."""
+    _check_block_cycles(resnet_block_rtl(3, 8, seed(585)))
+
+
+@pytest.mark.slow
+def test_slow_resnet18_basic_block_rtl_and_cycles():
+    """The same at 8×8 and 32 channels (4 output-channel tiles, no K padding)."""
+    _check_block_cycles(resnet_block_rtl(8, 32, seed(586)))

@@ -114,7 +114,9 @@ SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array
            # the specials tests, so generated once)
            "wino_conv": {"C": 3, "K": 2}, "direct_conv3x3": {"C": 3, "K": 2, "dps": 8},
            # 128 fused blocks of one module (~10 s to generate): its wrapper at 2 × 2
-           "mma_sm90": {"m": 2, "n": 2}}
+           "mma_sm90": {"m": 2, "n": 2},
+           # ~6-11 s of lint each at their defaults: linted smaller (the modules are the same)
+           "bnn_affine": {"n": 2}, "bwn_array": {"m": 2, "n": 2}}
 # The warps (four octets each, ~12 s of lint apiece) are linted in make test-slow only; their
 # modules are the octets' (linted here) plus the warp's own wrapper.
 SLOW_LINT = ("warp_mma", "warp_smma")
