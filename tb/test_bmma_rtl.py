@@ -783,3 +783,84 @@ def test_resnet18_basic_block_rtl_and_cycles():
 def test_slow_resnet18_basic_block_rtl_and_cycles():
     """The same at 8×8 and 32 channels (4 output-channel tiles, no K padding)."""
     _check_block_cycles(resnet_block_rtl(8, 32, seed(586)))
+
+
+# -- issue 42: the MNIST MLP end to end on RTL (reduced hidden width) -----------------------------
+def mnist_mlp_rtl(hidden, rng_seed, frac=12):
+    """MNIST-MLP as the code runs it (notes §3.4: binarized input x ≥ 0, FC 784→H, H→H ×2,
+    H→10 (Table 5's fourth hidden layer is not in the code), BN+sign folded into
+    thresholds, the last layer's BN kept as an affine map) on 8 images, every layer on RTL:
+    bmma_array (m8n8k128, K padded with 0 bits, output tiles of 8), bnn_epilogue (the hidden
+    layers' thresholds, packed bits = the next layer's input), bnn_affine (the output layer,
+    scale/bias quantized to ``frac`` fractional bits).  Against float64 ±1 matmuls + BN + sign
+    and the float64 affine; the array's operations against units/bmma/throughput.py."""
+    from tcgen.units.bmma import throughput as tp
+    rng = np.random.default_rng(rng_seed)
+    pa, pe, pf = BmmaArrayParams(), BnnEpilogueParams(res_width=0), BnnAffineParams()
+    sizes = [784, hidden, hidden, hidden, 10]
+    n_fc = len(sizes) - 1
+    x = bm.binarize(rng.normal(size=(8, 784)))
+    ws = [rand_bits(rng, (sizes[i], sizes[i + 1])) for i in range(n_fc)]
+    bns = [_bn_params(rng, sizes[i + 1]) for i in range(n_fc - 1)]
+    scale_q = np.round(rng.normal(0, 1, 10) * 2**frac).astype(np.int64)
+    bias_q = np.round(rng.normal(0, 4, 10) * 2**frac).astype(np.int64)
+    ops = []
+
+    def fc(inp, w, name):
+        k, n = w.shape
+        kp, n_t = -(-k // 128) * 128, -(-n // 8)
+        ip = np.zeros((8, kp), np.uint8)
+        ip[:, :k] = inp
+        wp = np.zeros((kp, n_t * 8), np.uint8)
+        wp[:k, :n] = w
+        reqs = [bf.array_request(pa, ip[:, 128 * s:128 * s + 128],
+                                 wp[128 * s:128 * s + 128, 8 * t:8 * t + 8],
+                                 chain=s > 0, emit=s == kp // 128 - 1)
+                for t in range(n_t) for s in range(kp // 128)]
+        _, got = simulate("bmma_array", pa, reqs, name)
+        ops.append((len(reqs), tp.layer_ops(tp._fc(k, n))["ops"]))
+        return np.concatenate([bf.array_result(pa, g) for g in got], axis=1)[:, :n]   # (8, n)
+
+    act, ref = x, None
+    for layer in range(n_fc - 1):
+        k, n = sizes[layer], sizes[layer + 1]
+        acc = fc(act, ws[layer], f"mlp_fc{layer}")
+        ref = bm.dot_pm1_reference(act, ws[layer])
+        assert np.array_equal(k - 2 * acc, ref)
+        tau, sense = bm.bn_threshold(**bns[layer])
+        items = [bf.epilogue_request(pe, acc[img, 8 * t:8 * t + 8], k, tau[8 * t:8 * t + 8],
+                                     sense[8 * t:8 * t + 8])
+                 for img in range(8) for t in range(n // 8)]
+        _, out = simulate("bnn_epilogue", pe, items, f"mlp_epi{layer}")
+        act = np.array([bf.epilogue_result(pe, y) for y in out]).reshape(8, n)
+        assert np.array_equal(act, bm.bn_sign_reference(ref, **bns[layer]))
+    acc = fc(act, ws[-1], "mlp_out")
+    sc, bi = np.zeros(16, np.int64), np.zeros(16, np.int64)
+    sc[:10], bi[:10] = scale_q, bias_q
+    accp = np.zeros((8, 16), np.int64)
+    accp[:, :10] = acc
+    items = [bf.affine_request(pf, accp[img, 8 * t:8 * t + 8], hidden, sc[8 * t:8 * t + 8],
+                               bi[8 * t:8 * t + 8]) for img in range(8) for t in range(2)]
+    _, out = simulate("bnn_affine", pf, items, "mlp_affine")
+    y = np.array([bf.affine_result(pf, o) for o in out], dtype=np.float64).reshape(8, 16)[:, :10]
+    real = bm.last_layer_affine(bm.dot_pm1_reference(act, ws[-1]), scale_q / 2**frac,
+                                bias_q / 2**frac)
+    assert np.array_equal(y / 2**frac, real)
+    return ops
+
+
+@pytest.mark.slow
+def test_slow_mnist_mlp_end_to_end_rtl():
+    """Hidden width 64: 56 + 8 + 8 + 2 array operations per 8 images, equal to the throughput
+    model's count layer by layer (slow: 8 simulations, ~40 s here)."""
+    for n_req, model_ops in mnist_mlp_rtl(64, seed(587)):
+        assert n_req == model_ops
+
+
+@pytest.mark.slow
+def test_slow_mnist_mlp_full_end_to_end_rtl():
+    """The full MNIST-MLP (784→1024→1024→1024→10): 2,960 array operations per 8 images, the
+    notes' total."""
+    ops = mnist_mlp_rtl(1024, seed(612))
+    assert [n for n, _ in ops] == [o for _, o in ops] == [896, 1024, 1024, 16]
+    assert sum(n for n, _ in ops) == 2960
