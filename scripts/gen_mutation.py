@@ -138,6 +138,8 @@ def main(argv=None) -> int:
                     help="only time each target's tests on the unmutated copy")
     ap.add_argument("--render-only", action="store_true")
     args = ap.parse_args(argv)
+    if args.n < 1:
+        ap.error(f"-n: at least 1 mutant per file, got {args.n}")
     js = REPORT.with_suffix(".json")
     old = json.loads(js.read_text()) if js.exists() else {"files": {}}
     for f in old.get("files", {}).values():     # ids as tb/gen_mutation.mutant_id names them
@@ -148,9 +150,19 @@ def main(argv=None) -> int:
         return 0
     work = Path(args.work).resolve()
     t0 = time.monotonic()
-    commit = subprocess.run(["git", "rev-parse", args.rev], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout.strip()
-    tree, python = gm.make_copy(work, args.rev)
+    if args.rev == gm.WORKTREE:
+        commit = "worktree"
+    else:
+        r = subprocess.run(["git", "rev-parse", "--verify", "--quiet", args.rev + "^{commit}"],
+                           cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0:
+            ap.error(f"--rev: {args.rev!r} is not a commit of this repository")
+        commit = r.stdout.strip()
+    try:
+        tree, python = gm.make_copy(work, args.rev)
+    except gm.GenMutationError as e:
+        print(f"gen_mutation: {e}", file=sys.stderr)
+        return 1
     print(f"[gen-mutation] copy of {commit[:12]} in {tree} ({time.monotonic() - t0:.0f} s)",
           flush=True)
     targets = [t for t in gm.GEN_TARGETS if not args.target or t.path in args.target]
@@ -172,7 +184,12 @@ def main(argv=None) -> int:
                 continue
         else:
             n = 10 ** 9 if args.all else args.n
-            r = gm.run_target(t, tree, python, work, n=n, log=lambda s: print(s, flush=True))
+            try:
+                r = gm.run_target(t, tree, python, work, n=n,
+                                  log=lambda s: print(s, flush=True))
+            except gm.GenMutationError as e:            # the unmutated copy fails its tests
+                print(f"gen_mutation: {e}", file=sys.stderr)
+                return 1
         r["date"] = time.strftime("%Y-%m-%d")
         r["commit"] = commit
         data["files"][t.path] = r
