@@ -592,14 +592,21 @@ class BnnEpilogue(wiring.Component):
     (tcgen.hw.intarith.compress) of four operands, exact in ``v_width`` bits; its sign is the
     compare.  Each channel is one :class:`EpilogueChannel` (one module for all n).
 
+    Options (issue 42, all off by default): ``fixup = false``: v = acc + res (no k_eff; the
+    integer output of :class:`BwnArray`); ``res_pool``: res carries the 4 residuals of a 2×2
+    window per channel and v adds their maximum (the code's downsampling blocks); ``save``:
+    the output also carries v of the window's last item, mod 2**res_width (the pre-threshold
+    value the next block adds as its residual).
+
     Attributes
     ----------
     req : In(stream.Signature(StructLayout))
-        acc (n × acc_width, signed), res (n × res_width, signed; absent if res_width = 0),
-        tau (n × tau_width, signed), sense (n × 2; absent if sense = false: the paper's
-        v ≥ τ only), k_eff (k_width, unsigned), last (1).
-    out : Out(stream.Signature(n))
-        packed bits of one pool window, channel 0 at the MSB.
+        acc (n × acc_width, signed), res (n × res_width, signed, n × 4 × res_width with
+        res_pool; absent if res_width = 0), tau (n × tau_width, signed), sense (n × 2; absent
+        if sense = false: the paper's v ≥ τ only), k_eff (k_width, unsigned; absent if
+        fixup = false), last (1).
+    out : Out(stream.Signature(n)), or {bits (n), v (n × res_width)} with save
+        packed bits of one pool window, channel 0 at the MSB; v channel 0 at the LSBs.
     latency : int
         1 (the window's last item to its output).
     """
