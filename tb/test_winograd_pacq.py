@@ -157,3 +157,36 @@ def test_conv_backpressure_f43():
                                      data_bits=5, weight_bits=4)
     reqs = random_conv_requests(p, rng, 2) + random_conv_requests(p, rng, 2, extremes=True)
     _conv_run(p, reqs, "pacq_f43_bp", scenario="backpressure", idle=0.3, stall=0.4)
+
+
+# -- ewmm=pacq4: PacQ's INT4 lanes as the paper packs them (wrong, measured only) --------------
+def test_pacq4_is_the_wrapped_ewmm_and_wrong():
+    """The faithful configuration -- 4 filters a word in INT4 lanes -- computes the exact EWMM of
+    the transformed weights wrapped to [−8, 7], which is not Winograd's EWMM."""
+    rng = np.random.default_rng(harness.seed(4205))
+    C, K = 8, 4
+    d = _ints(rng, 8, (2, C, 4, 4))
+    g = _ints(rng, 4, (K, C, 3, 3))
+    ih = wm.itf(d, 2, "int").reshape(2, C, 1, 16)
+    fh = wm.ftf(g, 2, "int").reshape(K, C, 16)
+    w = wm.pacq_ewmm_widths(2, 8, 4, C, lane_bits=4)
+    assert (w["lanes"], w["exact"]) == (4, False) and wm.pacq_ewmm_widths(2, 8, 4, C)["exact"]
+    wrapped = (fh + 8) % 16 - 8
+    got = wm.ewmm_pacq(ih, fh, 2, 8, 4, lane_bits=4)
+    assert np.array_equal(got, wm.ewmm(ih, wrapped, "int"))
+    assert np.mean(got != wm.ewmm(ih, fh, "int")) > 0.5
+    with pytest.raises(ParamError, match="m=2 only"):
+        get_unit("wino_conv").params(mode="int", ewmm="pacq4", m=4, data_bits=5, weight_bits=4)
+
+
+def test_pacq4_rtl():
+    """RTL = model for pacq4 (one unit, 4 filters a word: W4A8 at equal throughput with 4 DP-4s
+    needs dps 1)."""
+    from tcgen.units.winograd.family import random_conv_requests
+    rng = np.random.default_rng(harness.seed(4206))
+    p = get_unit("wino_conv").params(mode="int", ewmm="pacq4", weight_bits=4, C=3, K=4, dps=1)
+    assert p.interval == get_unit("wino_conv").params(mode="int", weight_bits=4, C=3,
+                                                         K=4, dps=4).interval
+    reqs = random_conv_requests(p, rng, 3) + random_conv_requests(p, rng, 2, extremes=True)
+    s = _conv_run(p, reqs, "pacq4_w4")
+    assert s["back_to_back_issue_intervals"] == [p.interval]

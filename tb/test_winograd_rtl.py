@@ -659,8 +659,8 @@ def test_direct_specials_and_backpressure():
 def test_equal_throughput_params():
     """The rule: dps_direct = ⌈dps_w · m²·⌈9C/4⌉ / ((m+2)²·⌈C/4⌉)⌉ -- the fewest DP-4s whose
     ideal cycles per tile (DP-4 operations / dps) do not exceed Winograd's; the intervals then
-    differ only by the group rounding (< one group of chunks each) and Winograd's C ITF
-    cycles."""
+    differ only by the group rounding (< one group of chunks each) and Winograd's max(C, K)
+    ITF (or previous OTF) cycles."""
     from tcgen.units.winograd.params import (DirectConvParams, WinoConvParams,
                                              equal_throughput_dps)
     d = equal_throughput_dps(WinoConvParams())
@@ -680,8 +680,9 @@ def test_equal_throughput_params():
                     assert d.dp4_ops * w.dps <= w.dp4_ops * d.dps              # not slower
                     assert d.dps == 1 or d.dp4_ops * w.dps > w.dp4_ops * (d.dps - 1)
                     assert 0 <= d.interval - d.dp4_ops / d.dps < d.chunks
-                    assert 0 <= w.interval - w.C - w.dp4_ops / w.dps < w.chunks
-                    assert d.interval - (w.interval - w.C) < d.chunks
+                    itf = max(w.C, w.K)       # the ITF, or the previous OTF (issue 42)
+                    assert 0 <= w.interval - itf - w.dp4_ops / w.dps < w.chunks
+                    assert d.interval - (w.interval - itf) < d.chunks
     with pytest.raises(ParamError, match="direct_conv3x3: dps must be an integer in 1..16, got 36"):
         equal_throughput_dps(WinoConvParams(dps=16))
     assert DirectConvParams().cycles == DirectConvParams().interval + 1

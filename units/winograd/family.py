@@ -267,13 +267,17 @@ def _conv_tile(p, d, w):
     result divided exactly (as model.winograd_conv does)."""
     n, s = p.lanes, p.m + 2
     ih = model.itf(d, p.m, p.mode).reshape(1, p.C, 1, n)
-    if p.ewmm == "pacq":       # PacQ's parallel multiplier and the ΣÎ correction
-        oh = model.ewmm_pacq(ih, w, p.m, p.data_bits, p.weight_bits)
+    if p.ewmm != "dp4":        # PacQ's parallel multiplier and the ΣÎ correction
+        oh = model.ewmm_pacq(ih, w, p.m, p.data_bits, p.weight_bits,
+                             lane_bits=p.pacq["lane_bits"])
     else:
         oh = model.ewmm(ih, w, p.mode)
     y = model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m)
     if p.is_int:
         s2 = model.int_scale(p.m) ** 2
+        if p.ewmm == "pacq4":   # wrapped weights: the RTL's >> 2 (m = 2 only) on a non-multiple,
+            h = 1 << (p.bits("output") - 1)             # kept in the output's width
+            return ((y >> 2) + h) % (2 * h) - h
         if np.any(y % s2):
             raise AssertionError(f"wino_conv model: an OTF result is not a multiple of {s2}")
         y = y // s2

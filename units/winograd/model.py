@@ -645,7 +645,8 @@ def _ewmm(Ih, Fh, mode, record=None):
 PACQ_ACT_BITS = 11
 
 
-def pacq_ewmm_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: int = 1) -> dict:
+def pacq_ewmm_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: int = 1, *,
+                     lane_bits: int | None = None) -> dict:
     """The widths of the integer EWMM on PacQ's parallel multiplier (:func:`ewmm_pacq`,
     docs/winograd.md "The INT EWMM on PacQ's parallel multiplier"), from
     :func:`int_widths`: ``act_bits`` (the magnitude |Î|: the array's activation side, at most
@@ -654,7 +655,9 @@ def pacq_ewmm_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: in
     (its lane configuration, :mod:`tcgen.hw.fpint_ref`), ``lanes`` (filters per 16-bit word),
     ``acc_bits`` (the lane accumulators, modulo 2^acc_bits: int_widths' ``acc``), ``sa_bits``
     (the ΣÎ accumulator, modulo 2^(acc_bits − lane_bits + 1): the correction shifts it by
-    lane_bits − 1).  ValueError when |Î| needs more than 11 bits or a weight more than 16."""
+    lane_bits − 1).  ValueError when |Î| needs more than 11 bits or a weight more than 16.
+    ``lane_bits`` forces a lane width (4: PacQ's INT4 lanes, ``ewmm=pacq4``): narrower than
+    ``ftf_bits``, the codes wrap and the EWMM is wrong (``exact`` False)."""
     w = int_widths(m, data_bits, weight_bits, C)
     ilo, ihi, _ = w["itf"]
     act = max(-ilo, ihi).bit_length()
@@ -664,7 +667,7 @@ def pacq_ewmm_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: in
             f"{data_bits}-bit data; PacQ's parallel multiplier takes an {PACQ_ACT_BITS}-bit "
             f"activation significand (F(2,3): data_bits <= 9, F(4,3): data_bits <= 5)")
     flo, fhi, fbits = w["ftf"]
-    lane = next((b for b in (2, 4, 8, 16) if b >= fbits), None)
+    lane = lane_bits or next((b for b in (2, 4, 8, 16) if b >= fbits), None)
     if lane is None:
         raise ValueError(
             f"ewmm=pacq: the transformed weights s²·F̂ span [{flo}, {fhi}] ({fbits} bits) at "
@@ -673,7 +676,7 @@ def pacq_ewmm_widths(m: int = 2, data_bits: int = 8, weight_bits: int = 8, C: in
     acc = w["acc"][2]
     return {"act_bits": act, "lane_bits": lane, "wbits": str(lane),
             "lanes": fpint_ref.lanes_of(str(lane)), "acc_bits": acc,
-            "sa_bits": max(1, acc - lane + 1), "ftf_bits": fbits}
+            "sa_bits": max(1, acc - lane + 1), "ftf_bits": fbits, "exact": lane >= fbits}
 
 
 def _wrap(x, bits):
@@ -683,7 +686,7 @@ def _wrap(x, bits):
 
 
 def ewmm_pacq(I_hat, F_hat, m: int = 2, data_bits: int = 8, weight_bits: int = 8, *,
-              record=None) -> np.ndarray:
+              lane_bits: int | None = None, record=None) -> np.ndarray:
     """The integer EWMM as ``wino_conv ewmm=pacq`` computes it (mode int only): the s²-scaled
     Ô of :func:`ewmm` (equal to it, value for value), through PacQ's parallel multiplier.
 
@@ -696,12 +699,14 @@ def ewmm_pacq(I_hat, F_hat, m: int = 2, data_bits: int = 8, weight_bits: int = 8
     lane; acc += Σ ±i and ΣÎ += Σ Î, both modulo 2^acc_bits / 2^sa_bits (PacQ's offset8 DP-4
     with its ΣA accumulator); then Ô = acc − 2^(b−1)·ΣÎ modulo 2^acc_bits -- exact, since Ô
     itself lies in int_widths' ``acc`` range.  ``record(name, value)`` sees the lane products
-    ``i`` (checked against 2^(act_bits + lane_bits)) and the words."""
+    ``i`` (checked against 2^(act_bits + lane_bits)) and the words.  ``lane_bits`` = 4
+    (``ewmm=pacq4``): PacQ's INT4 lanes; each code is the low 4 bits of s²·F̂ + 8, so the
+    result is the exact EWMM of the weights wrapped to [−8, 7] -- not Winograd's."""
     Ih = np.asarray(I_hat, dtype=np.int64)
     Fh = np.asarray(F_hat, dtype=np.int64)
     N, C, P, n = Ih.shape
     K = Fh.shape[0]
-    w = pacq_ewmm_widths(m, data_bits, weight_bits, C)
+    w = pacq_ewmm_widths(m, data_bits, weight_bits, C, lane_bits=lane_bits)
     b, Lw, aw, sw = w["lane_bits"], w["lanes"], w["acc_bits"], w["sa_bits"]
     ilo, ihi, _ = int_widths(m, data_bits, weight_bits, C)["itf"]
     flo, fhi, _ = int_widths(m, data_bits, weight_bits, C)["ftf"]
@@ -711,7 +716,7 @@ def ewmm_pacq(I_hat, F_hat, m: int = 2, data_bits: int = 8, weight_bits: int = 8
         raise ValueError(f"ewmm_pacq: F_hat outside the FTF range [{flo}, {fhi}]")
     G = -(-K // Lw)
     codes = np.zeros((G * Lw, C, n), np.int64)
-    codes[:K] = Fh + (1 << (b - 1))
+    codes[:K] = (Fh + (1 << (b - 1))) & ((1 << b) - 1)      # wraps only below ftf_bits
     # words[g, c, ℓ]: filters g·Lw .. g·Lw + Lw − 1, lane j at bits [b·j +: b]
     words = (codes.reshape(G, Lw, C, n) << (b * np.arange(Lw))[None, :, None, None]).sum(axis=1)
     sgn, mag = Ih < 0, np.abs(Ih)

@@ -195,7 +195,7 @@ class WinoOtfParams(_Wino, Params):
 #: number modes of the convolution datapaths: the model's
 CONV_MODES = MODES
 #: wino_conv's element-wise multipliers
-EWMM_KINDS = ("dp4", "pacq")
+EWMM_KINDS = ("dp4", "pacq", "pacq4")
 
 
 class _ConvSchedule(_Wino):
@@ -265,11 +265,17 @@ class WinoConvParams(_ConvSchedule, Params):
                       doc="the element-wise multiplier: dp4 (one DP-4 per dot product) or, in "
                           "mode int, pacq (PacQ's parallel multiplier: |Î| × a 16-bit word of "
                           "offset-binary s²·F̂ codes, lanes filters at once, + the ΣÎ "
-                          "correction; docs/winograd.md)")
+                          "correction; docs/winograd.md); pacq4: PacQ's INT4 lanes, 4 filters "
+                          "a word, as the paper packs weights -- s²·F̂ does not fit and wraps: "
+                          "WRONG results, kept only to measure that configuration (m=2)")
 
     def check(self):
         super().check()
-        if self.ewmm == "pacq":
+        if self.ewmm == "pacq4" and self.m != 2:
+            raise self.error("ewmm", self.ewmm, "dp4 or pacq with m=4 (pacq4's wrapped weights "
+                             "give OTF results that are not multiples of 576, whose exact "
+                             "division by 9 is then meaningless; m=2 only)")
+        if self.ewmm != "dp4":
             if not self.is_int:
                 raise self.error("ewmm", self.ewmm, "dp4 unless mode=int (the parallel "
                                  "multiplier's weights are integers: s²·F̂ of the s·G FTF)")
@@ -281,7 +287,8 @@ class WinoConvParams(_ConvSchedule, Params):
     @cached_property
     def pacq(self) -> dict:
         """ewmm=pacq: :func:`~tcgen.units.winograd.model.pacq_ewmm_widths` at these params."""
-        return model.pacq_ewmm_widths(self.m, self.data_bits, self.weight_bits, self.C)
+        return model.pacq_ewmm_widths(self.m, self.data_bits, self.weight_bits, self.C,
+                                      lane_bits=4 if self.ewmm == "pacq4" else None)
 
     @property
     def lanes(self) -> int:
@@ -291,7 +298,7 @@ class WinoConvParams(_ConvSchedule, Params):
     @property
     def filter_groups(self) -> int:
         """Filters per DP unit at once: 1 (dp4) or groups of ``pacq["lanes"]`` (pacq): ⌈K/L⌉."""
-        return -(-self.K // self.pacq["lanes"]) if self.ewmm == "pacq" else self.K
+        return -(-self.K // self.pacq["lanes"]) if self.ewmm != "dp4" else self.K
 
     @property
     def dots(self) -> int:
@@ -305,9 +312,11 @@ class WinoConvParams(_ConvSchedule, Params):
 
     @property
     def interval(self) -> int:
-        """Cycles per tile back to back: C + groups·chunks (the OTF, K ≤ groups cycles, runs
-        under the next request's ITF and EWMM)."""
-        return self.C + self.groups * self.chunks
+        """Cycles per tile back to back: max(C, K) + groups·chunks.  The OTF (K cycles) runs
+        beside the next request's ITF (C cycles); that request's EWMM waits for both, since
+        the Ô bank is single (issue 42: this said C + groups·chunks, 1 cycle short at C 3, K 4,
+        measured; 8 short at the report's K = 16, C = 8)."""
+        return max(self.C, self.K) + self.groups * self.chunks
 
     @property
     def cycles(self) -> int:

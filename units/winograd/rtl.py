@@ -368,8 +368,8 @@ class WinoConv(wiring.Component):
     Parameters: :class:`~tcgen.units.winograd.params.WinoConvParams` (m, mode, C, K, dps).
     Attributes: op ``In(stream.Signature(layouts.conv_op))``, res ``Out(stream.Signature(
     layouts.conv_res))``; ``cycles`` = ``latency`` = C + groups·⌈C/4⌉ + K (request offered to
-    result valid); back to back one tile per C + groups·⌈C/4⌉ (``params.interval``: the OTF
-    runs under the next tile's ITF and EWMM).
+    result valid); back to back one tile per max(C, K) + groups·⌈C/4⌉ (``params.interval``:
+    the OTF runs beside the next tile's ITF; its EWMM waits for both).
     """
 
     def __init__(self, params):
@@ -397,7 +397,7 @@ class WinoConv(wiring.Component):
             itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode="int", **bits)))
             otf = shared(m, "otf", WinoOtf(WinoOtfParams(
                 m=p.m, mode="int", **bits, weight_bits=p.weight_bits, channels=C)))
-            if p.ewmm == "pacq":          # PacQ's parallel multiplier (docs/winograd.md)
+            if p.ewmm != "dp4":          # PacQ's parallel multiplier (docs/winograd.md)
                 pw = p.pacq
                 tw = pw["act_bits"] + 1                        # Î bank: |Î| and its sign
                 dp = LaneDotParams(wbits=pw["wbits"], act_bits=pw["act_bits"], acc_bits=aw,
@@ -447,7 +447,7 @@ class WinoConv(wiring.Component):
 
         # -- ITF: channel ci's tile -> Î[ci] ------------------------------------------------
         itf_y = itf.y
-        if p.ewmm == "pacq":       # Î -> sign and magnitude, once per element (PacQ: FP16's)
+        if p.ewmm != "dp4":       # Î -> sign and magnitude, once per element (PacQ: FP16's)
             A, iw = p.pacq["act_bits"], p.bits("transform")
             itf_y = Signal(data.ArrayLayout(tw, n), name="itf_sm")
             for e in range(n):
@@ -474,11 +474,11 @@ class WinoConv(wiring.Component):
             return ohat[k][j]
 
         result = None
-        if p.ewmm == "pacq":       # DP unit u owns (filter group, lane) pairs; L filters a word
+        if p.ewmm != "dp4":       # DP unit u owns (filter group, lane) pairs; L filters a word
             L, b, fb = p.pacq["lanes"], p.pacq["lane_bits"], p.bits("filter")
 
             def code(v):           # s²·F̂ -> offset-binary y = s²·F̂ + 2^(b−1): wiring
-                ext = Cat(v[:fb], v[fb - 1].replicate(b - fb))
+                ext = Cat(v[:fb], v[fb - 1].replicate(b - fb)) if b >= fb else v[:b]  # pacq4
                 return Cat(ext[:b - 1], ~ext[b - 1])
 
             def operands(idx, qq):
