@@ -614,6 +614,18 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
     for r in late:
         lines.append(f"- {r['unit']} `{r['params']}` ({r['cells']:,} estimated cells; "
                      f"classes {', '.join(r['classes']) or 'none new'}): {r['error']}")
+    lines += ["", "## Not run", ""]
+    missing = [(u.name, i, p) for u in all_units()
+               for i, p in enumerate(covering(u.name).configs) if (u.name, i) not in results]
+    if not missing:
+        lines.append("None: every configuration of every covering set ran.")
+    else:
+        lines.append(f"{len(missing)} configurations were not reached in this session (the "
+                     f"report run goes cheapest first; each is a `slow` test that any "
+                     f"`pytest -m slow tb/test_param_classes.py -k <unit>` runs):")
+        lines.append("")
+        for name, i, p in missing:
+            lines.append(f"- {name}-{i} `{p.key()}` ({cost(name, p):,.0f} estimated cells)")
     lines += ["", "## Excluded classes", "",
               "Values a field's metadata admits but no valid configuration can hold (its "
               "cross-field check refuses them in every combination):", ""]
