@@ -489,16 +489,17 @@ def epilogue_residual_directed(p, rng):
     return reqs, saved, wraps[0]
 
 
-@pytest.mark.parametrize("kw", [dict(n=4, res_width=12, res_pool=True, save=True),
+@pytest.mark.parametrize("kw", [dict(n=8, res_width=20, res_pool=True, save=True),
                                 pytest.param(dict(n=3, res_width=10, fixup=False, save=True,
-                                                  sense=False), marks=pytest.mark.slow)])
+                                                  sense=False, acc_width=24, k_width=12,
+                                                  tau_width=28), marks=pytest.mark.slow)])
 def test_bnn_epilogue_residual_save_and_max(kw):
     """The residual path in RTL: v (residual included) saved, wrapped to res_width, and the 2×2
     max of 4 integer residuals added before the compare; and the raw-input build (fixup =
     false, v = acc + res, the BWN first layer's; slow: make test runs that build in
     test_layer_bwn_stem_slice).  Directed corners (expected saved v computed here with python
     integers), then the random workload with pool windows."""
-    p = BnnEpilogueParams(acc_width=24, k_width=12, tau_width=28, **kw)
+    p = BnnEpilogueParams(**kw)          # kw0: the build of the chain and block tests
     rng = np.random.default_rng(seed(575))
     reqs, saved, wraps = epilogue_residual_directed(p, rng)
     out = golden(p, reqs)
