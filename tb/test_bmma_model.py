@@ -426,3 +426,25 @@ def test_cli_bad_input_one_line_exit_2(capsys):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == \
         "tcgen: error: bnn_epilogue: tau_width must be an integer in 2..40, got 99"
+
+
+def test_bwn_ops_counts_in_frame_taps():
+    """throughput.bwn_ops (bwn_array's operations, issue 42) against a direct count over the
+    output pixels of the ResNet-18 stem (7×7/s4, pad 3, 224 → 56) on m8n8k8 and m8n8k16."""
+    from tcgen.units.bmma import throughput as tp
+    stem = tp.NETWORKS["ResNet-18"][0]
+    assert stem.kind == "bwn" and stem.out == 56
+    for k in (8, 16):
+        got = tp.bwn_ops(stem, batch=8, tile=(8, 8, k))
+        total = useful = 0
+        for py in range(56):
+            for px in range(56):
+                taps = sum(0 <= py * 4 - 3 + dy < 224 and 0 <= px * 4 - 3 + dx < 224
+                           for dy in range(7) for dx in range(7))
+                n_ops = -(-taps * 3 // k) * 1 * 8          # 8 images = one M tile; 64/8 N tiles
+                assert got["per_pixel"][py, px] == n_ops
+                total += n_ops
+                useful += taps * 3 * 8 * 64
+        assert got["ops"] == total and got["useful"] == useful
+        # the notes' ≈ 236 M add/subs (layer_ops) count the out-of-frame taps too
+        assert useful < tp.layer_ops(stem)["bwn_addsub"] == 8 * 56 * 56 * 64 * 49 * 3

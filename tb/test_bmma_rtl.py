@@ -626,7 +626,8 @@ def bwn_stem_slice(pixels, rng_seed, h=16):
     images (8 of them), at ``pixels`` of the (h/4)² output: per pixel the in-frame taps' 3
     channels are chained through bwn_array (m8n8k8, the default) in K-chunks of 8 (zero
     activations pad the last), then bnn_epilogue (fixup = false, save) thresholds v = D and saves it as the first
-    residual.  Against float64 conv of the ±1 weights + BN + sign, and the integer conv."""
+    residual.  Against float64 conv of the ±1 weights + BN + sign, and the integer conv; the
+    array's operations and cycles against throughput.bwn_ops."""
     rng = np.random.default_rng(rng_seed)
     pa = BwnArrayParams()
     pe = BnnEpilogueParams(n=8, fixup=False, res_width=20, save=True)
@@ -660,7 +661,12 @@ def bwn_stem_slice(pixels, rng_seed, h=16):
             reqs.append(bf.bwn_request(pa, a[:, t * pa.k:(t + 1) * pa.k],
                                        b[t * pa.k:(t + 1) * pa.k], chain=t > 0,
                                        emit=t == steps - 1))
-    _, got = simulate("bwn_array", pa, reqs, "bwn_stem")
+    s, got = simulate("bwn_array", pa, reqs, "bwn_stem", timing=True)
+    from tcgen.units.bmma import throughput as tp
+    per_pixel = tp.bwn_ops(tp.Layer("bwn", c, o, h, r, stride), batch=8,
+                           tile=(pa.m, pa.n, pa.k))["per_pixel"]
+    model_ops = sum(int(per_pixel[py, px]) for py, px in pixels)
+    assert len(reqs) == model_ops and s["back_to_back_cycles"] == model_ops * pa.fold + 1
     items = []
     for i, (py, px) in enumerate(pixels):
         d = bf.array_result(pa, got[i])

@@ -25,7 +25,7 @@ from .model import conv_out_size, exclude_counts
 from .paper import (BMMA_CHAIN_INDEPENDENT, BMMA_CHAIN_SAME_ACC, BMMA_LATENCY_CYCLES,
                     GPU_BOOST_GHZ, GPU_SMS, NOTES_BMMA_PER_8, PAPER_2080TI)
 
-__all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8",
+__all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8", "bwn_ops",
            "layer_ops", "network_ops", "images_per_second", "gpu_peak", "gpu_chain_cycles",
            "accumulator_bits"]
 
@@ -109,6 +109,24 @@ def layer_ops(layer: Layer, batch: int = 8, tile=(8, 8, 128)) -> dict:
         ops = taps * _ceil(batch, m) * _ceil(layer.cout, n) * _ceil(layer.cin, k)
         useful = taps * batch * layer.cout * layer.cin
     return {"ops": ops, "useful": useful, "padded": ops * m * n * k, "bwn_addsub": 0}
+
+
+def bwn_ops(layer: Layer, batch: int = 8, tile=(8, 8, 8)) -> dict:
+    """Operations of the BWN first layer on a ``bwn_array`` M×N×K tile (issue 42), mapped as
+    the tests run it: per output pixel, the in-frame taps' C_in activations concatenated
+    (im2col, zero activations padding the last chunk) and chained in K-chunks, images in
+    M-tiles, output channels in N-tiles.  Returns ops (whole layer, one repeat), per_pixel
+    ((P, Q) ops of each output pixel), useful add/subs and padded ones; the array takes
+    ops · fold cycles like the BMMA arrays."""
+    m, n, k = tile
+    taps = layer.k * layer.k - exclude_counts(layer.h, layer.h, layer.k, layer.k, layer.stride,
+                                              layer.pad)
+    tiles = _ceil(batch, m) * _ceil(layer.cout, n)
+    per_pixel = -(-(taps * layer.cin) // k) * tiles
+    ops = int(per_pixel.sum())
+    return {"ops": ops, "per_pixel": per_pixel,
+            "useful": int(taps.sum()) * layer.cin * batch * layer.cout,
+            "padded": ops * m * n * k}
 
 
 def network_ops(name: str, batch: int = 8, tile=(8, 8, 128)) -> dict:
