@@ -390,7 +390,7 @@ def test_cli_bad_spec_is_one_line_exit_2_nothing_written(tmp_path, capsys, monke
     (tmp_path / "afile").write_text("")
     from tcgen.cli import main                  # the same entry point, in this process
     monkeypatch.setenv("TCGEN_DASK_TIMEOUT", "2")
-    for extra, msg in ((["--cache", str(tmp_path / "afile")], "cannot write the cache"),
+    for extra, msg in ((["--cache", str(tmp_path / "afile")], "cannot use the sweep cache"),
                        (["-o", str(tmp_path / "afile")], "cannot write into"),
                        (["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"],
                         "cannot reach the Dask scheduler"),

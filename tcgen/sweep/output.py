@@ -201,7 +201,8 @@ def write_outputs(result: SweepResult, out: str | Path, command: str) -> list[Pa
                for rep in result.spec.reports]
     paths = [out / f"{name}.csv", out / f"{name}.json", out / f"{name}.md"]
     files = [(paths[0], buf.getvalue()), (paths[1], json_text(meta, strip=Path.cwd())),
-             *plots, (paths[2], md), *reports]
+             (paths[2], md), *plots, *reports]
+    out.mkdir(parents=True, exist_ok=True)
     return write_all(files)            # all of them or none (a full disk: the old ones stay)
 
 
