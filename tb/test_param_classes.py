@@ -154,11 +154,26 @@ def _fast(name: str) -> int | None:
     return i if costs[i] <= FAST_CELLS else None
 
 
+#: Configurations whose RTL disagrees with the golden model (generator bugs found here, not
+#: fixed yet): a predicate on the unit and its Params, and the reason.  strict: a fix makes
+#: the test XPASS, which fails until the entry goes.
+KNOWN_MISMATCHES = [
+    (lambda name, p: name == "wino_conv" and p.mode == "int" and p.ewmm == "dp4"
+     and max(p.data_bits, p.weight_bits) >= 31,
+     "wino_conv int at data_bits/weight_bits 31 and 32 (m=2, C=K=dps=1): 12 of 64 results "
+     "differ from the model in a few bits of one lane (17 and below, and wino_itf/ftf/otf "
+     "and direct_conv3x3 at 31/32, match); the model's int64 and Python-int paths agree, so "
+     "the RTL's >64-bit EWMM lanes (product and accumulator are 67 bits) are suspect"),
+]
+
+
 def _cases():
     for name in UNITS:
         fast = _fast(name)
-        for i in range(len(pc.covering(name).configs)):
-            marks = () if i == fast else (pytest.mark.slow,)
+        for i, p in enumerate(pc.covering(name).configs):
+            marks = [] if i == fast else [pytest.mark.slow]
+            marks += [pytest.mark.xfail(strict=True, reason=why)
+                      for known, why in KNOWN_MISMATCHES if known(name, p)]
             yield pytest.param(name, i, marks=marks, id=f"{name}-{i}")
 
 
@@ -210,8 +225,10 @@ def run_configuration(name: str, index: int) -> dict:
         s = harness.run_batch(name, p, stimulus=stim, depth=max(256, n, expected),
                               name=f"classes{index}")
     except Exception as e:
-        pc.record({"vectors": 0, **base, "corners": 0, "checked": 0, "expected": expected,
-                   "mismatches": 0, "first_mismatch": None,
+        summary = getattr(e, "summary", None) or {}          # SimulationFailed: the bench's
+        pc.record({"vectors": 0, **base, "corners": 0, "checked": summary.get("checked", 0),
+                   "expected": expected, "mismatches": summary.get("mismatches", 0),
+                   "first_mismatch": (summary.get("first_mismatches") or [None])[0],
                    "wall_s": round(time.time() - t0, 2),
                    "error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"})
         raise
