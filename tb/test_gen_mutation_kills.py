@@ -197,3 +197,18 @@ def test_pacq_wbits_given_as_an_int_builds_the_same_rtl(bits):
     literal = {4: "4", 2: "2"}[bits]           # the literal (str(bits) is another object)
     assert verilog("int_dequant", u.params(wbits=bits)) == \
         verilog("int_dequant", u.params(wbits=literal))
+
+
+@pytest.mark.parametrize("unit", ["add_dp4_array", "conv_lut_array"])
+def test_serial_arrays_register_internal_operands(unit):
+    """The bit-serial arrays take ``operands = internal`` into registers: one cycle more than
+    ``external`` (latency w_bits + 1 vs w_bits) -- the PPA and the stream timing depend on it.
+    Kills ``lut_rtl-a6bd35`` (the ADD baseline's ``operands == "internal"`` made ``>``: built
+    as external, which its RTL runs cannot see, the bench taking the unit's own latency)."""
+    spec = get_unit(unit)
+    for operands in ("internal", "external"):
+        for w_bits in (1, 3):
+            p = spec.params(act="int8", acc="int32", w_bits=w_bits, operands=operands)
+            arr = spec.interface(p)
+            assert arr.internal == (operands == "internal"), (operands, w_bits)
+            assert arr.latency == w_bits + (operands == "internal"), (operands, w_bits)
