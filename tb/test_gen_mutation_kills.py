@@ -187,16 +187,17 @@ def test_mma_sm90_ops_and_workload(kw):
     assert len(d) == 3
 
 
-@pytest.mark.parametrize("bits", [4, 2])
-def test_pacq_wbits_given_as_an_int_builds_the_same_rtl(bits):
+@pytest.mark.parametrize("unit,bits", [("int_dequant", 4), ("int_dequant", 2),
+                                       ("pacq_mul", 4)])
+def test_pacq_wbits_given_as_an_int_builds_the_same_rtl(unit, bits):
     """PacQ's ``wbits`` accepts the integers 4 and 2 from Python callers (params.py's
     ``_wbits_text``: ``str(v)``, a new string, not the interned literal): the RTL is the one
     the string gives.  Kills ``pacq_rtl-c6fcbd`` (``wbits == "4"`` made ``is "4"``: false for
-    ``str(4)``, so an int-4 dequantizer was built as another lane layout)."""
-    u = get_unit("int_dequant")
+    ``str(4)``, so an int-4 dequantizer was built as another lane layout; the multiplier's
+    lanes, now hw/fpint.py, the same: ``fpint-f16be8``)."""
+    u = get_unit(unit)
     literal = {4: "4", 2: "2"}[bits]           # the literal (str(bits) is another object)
-    assert verilog("int_dequant", u.params(wbits=bits)) == \
-        verilog("int_dequant", u.params(wbits=literal))
+    assert verilog(unit, u.params(wbits=bits)) == verilog(unit, u.params(wbits=literal))
 
 
 @pytest.mark.parametrize("unit", ["add_dp4_array", "conv_lut_array"])
