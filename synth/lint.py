@@ -50,7 +50,7 @@ def verilator_label() -> str:
 
 
 def lint(path: str | Path, top: str | None = None, *, wall: bool = False,
-         timeout: float = 600) -> Lint:
+         timeout: float = 3600) -> Lint:
     """Lint ``path`` (``top``: the top module, where the file holds several with no single
     root).  :class:`FlowInputError` when the file is missing; :class:`ToolError` when no
     Verilator is installed or it fails without a diagnostic."""
