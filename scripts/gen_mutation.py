@@ -80,6 +80,9 @@ def render(data: dict) -> str:
                  f"{tot['error']} errors, over {len(files)} files; before the tests added for "
                  f"the survivors {tot['killed'] - later}/{denom} "
                  f"({_rate((tot['killed'] - later) / denom if denom else None)}).")
+    missing = [p for p in order if p not in data["files"]]
+    if missing:
+        lines.append(f"Not sampled yet: {', '.join(f'`{p}`' for p in missing)} (`--target`).")
     lines += ["", "## Per file", "",
               "*Killed first*: by the file's tests as they were when the sample was drawn; "
               "*killed later*: survivors killed by a test added for them (or an existing "
@@ -98,7 +101,7 @@ def render(data: dict) -> str:
               "|---|---|"]
     for f in files:
         lines.append(f"| `{f['path']}` | " + "<br>".join(f"`{t}`" for t in f["tests"]) + " |")
-    lines += ["", "## Survivors and equivalent mutants", ""]
+    lines += ["", "## Equivalent mutants and survivors", ""]
     rows = [m for f in files for m in f["mutants"] if m["status"] in ("survived", "equivalent",
                                                                       "error")]
     if not rows:
