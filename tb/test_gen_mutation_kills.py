@@ -67,9 +67,8 @@ def test_fp_mul_auto_multiplier():
     def v(fmt, mult):                   # the module, less the header naming the params
         text = verilog("fp_mul", u.params(fmt=fmt, mult=mult))
         return text[text.index("module "):]
-    for fmt, auto_is, other in (("fp16", "booth4", "array"), ("fp8_e4m3", "array", "booth4")):
-        assert v(fmt, "auto") == v(fmt, auto_is), fmt
-        assert v(fmt, "auto") != v(fmt, other), fmt
+    assert v("fp16", "auto") == v("fp16", "booth4")           # (FP16 builds are the slow ones)
+    assert v("fp8_e4m3", "auto") == v("fp8_e4m3", "array") != v("fp8_e4m3", "booth4")
 
 
 def test_dp4_rounded_product_needs_an_exact_widening_for_parsed_values():
