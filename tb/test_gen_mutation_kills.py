@@ -212,3 +212,30 @@ def test_serial_arrays_register_internal_operands(unit):
             arr = spec.interface(p)
             assert arr.internal == (operands == "internal"), (operands, w_bits)
             assert arr.latency == w_bits + (operands == "internal"), (operands, w_bits)
+
+
+@pytest.mark.parametrize("wbits", ["8", "16"])
+def test_parallel_int_mul_joined_lanes(wbits):
+    """``fpint.parallel_int_mul`` at the joined lane configurations (wbits 8 and 16, added for
+    Winograd's EWMM; no unit in make test built them yet): every lane equals the golden
+    ``fpint_ref.parallel_int_mul`` on random and extreme operands (a = 11).  Kills
+    ``fpint-27afcc`` (an INT8 lane's low nibble taken from ``nib[2 / r]``)."""
+    import numpy as np
+    from amaranth import Module, Signal
+
+    from tcgen.hw import fpint_ref
+    from tcgen.hw.fpint import parallel_int_mul
+    m = Module()
+    mA, word, int2 = Signal(11, name="mA"), Signal(16, name="word"), Signal(name="int2")
+    lanes, active = parallel_int_mul(m, mA, word, wbits, int2)
+    rng = np.random.default_rng(41)
+    vecs = [(a, w) for a in (0, 1, 2047) for w in (0, 1, 0xFFFF, 0x8001)] + \
+        [(int(rng.integers(0, 2048)), int(rng.integers(0, 1 << 16))) for _ in range(60)]
+    got = _comb_eval(m, [mA, word], lanes + active, vecs)
+    want_i, _, want_act = fpint_ref.parallel_int_mul([a for a, _ in vecs],
+                                                     [w for _, w in vecs], wbits)
+    L = len(lanes)
+    assert L == fpint_ref.lanes_of(wbits)
+    for k, g in enumerate(got):
+        assert list(g[:L]) == [int(x) for x in want_i[k]], (wbits, vecs[k])
+        assert list(g[L:]) == [int(x) for x in want_act[k]], (wbits, vecs[k])
