@@ -242,6 +242,7 @@ TRIAGE: dict[str, tuple[str, str]] = {
                             "sub, shl, half, neg (units/winograd/model.py), and of those only "
                             "sub (already handled) sorts above shl"),
     "fpint-27afcc": ("killed-by", _KILL + "test_parallel_int_mul_joined_lanes"),
+    "fpint-bcf9e5": ("killed-by", _KILL + "test_parallel_int_mul_joined_lanes"),
     "numeric-17f98c": ("killed-by", "tb/test_numeric.py::test_scale_pow2_exhaustive_vs_"
                        "fractions"),
 }

@@ -219,7 +219,8 @@ def test_parallel_int_mul_joined_lanes(wbits):
     """``fpint.parallel_int_mul`` at the joined lane configurations (wbits 8 and 16, added for
     Winograd's EWMM; no unit in make test built them yet): every lane equals the golden
     ``fpint_ref.parallel_int_mul`` on random and extreme operands (a = 11).  Kills
-    ``fpint-27afcc`` (an INT8 lane's low nibble taken from ``nib[2 / r]``)."""
+    ``fpint-27afcc`` and ``fpint-bcf9e5`` (the INT8 configuration's lane-active list
+    ``[Const(1, 1)] * 2`` made ``/ 2`` and ``>> 2``: a TypeError wherever wbits=8 is built)."""
     import numpy as np
     from amaranth import Module, Signal
 
