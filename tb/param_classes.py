@@ -295,6 +295,19 @@ def _seed(unit, c: FieldClass, base: dict, cap: float, stages_max: int = 4):
     return None, why
 
 
+def _unemittable(unit, values: dict) -> str | None:
+    """Why tcgen.generate.check_size refuses the configuration (the port bound; the cells are
+    under the cap already), or None."""
+    if unit.build is None:                       # a spec without hardware (the checker's test)
+        return None
+    from tcgen.generate import check_size
+    try:
+        check_size(unit, unit.params(**values))
+    except ParamError as e:
+        return str(e)
+    return None
+
+
 def _infeasible_reason(unit, c: FieldClass, base: dict, cap: float, why: str) -> str:
     """Why no configuration under the cap holds ``c``: the smallest valid one is too big, or
     no valid one exists at all (then the first ``ParamError``)."""
@@ -433,6 +446,20 @@ def _covering(unit, cap: float | None) -> Covering:
                 p, _ = _try(unit, {**cfg, f.name: c.value}, cap)
                 if p is not None and cost(unit, p) < cost(unit, unit.params(**cfg)):
                     cfg = {**cfg, f.name: c.value}
+        # Amaranth's port limit (tcgen.generate.check_size): take back the last-placed
+        # classes until the configuration can be generated; they go to later ones
+        why = _unemittable(unit, cfg)
+        while why and len(placed) > 1:
+            c = placed.pop()
+            trial = {**cfg, c.field: base[c.field]}
+            if _try(unit, trial, cap)[0] is not None:
+                cfg = trial
+                why = _unemittable(unit, cfg)
+        if why:
+            for c in placed:
+                infeasible[c] = f"cannot be generated: {why}"
+            uncovered = [c for c in uncovered if c not in placed]
+            continue
         p = unit.params(**cfg)
         took = [c for c in uncovered if _matches(p, c)]
         configs.append(p)
