@@ -554,18 +554,18 @@ FINDINGS = [
     "product format among the choices). Not a simulation bug; listed as exclusions, and the "
     "valid boundary (k=32, window=528, acc_width=16) is a class of its own.",
     "A generator (or model) bug, not fixed here: wino_conv mode=int, ewmm=dp4, m=2, C=K=dps=1 "
-    "at data_bits = weight_bits = 31 or 32 gives 12 of 64 results that differ from the golden "
-    "model in a few bits of one lane (first: result 2, got 0x5077...884a88f85...da391..., "
+    "at data_bits = weight_bits = 31 gives 12 of 64 results (32: 63 of 64) that differ from "
+    "the golden model in a few bits of a lane (first: result 2, got 0x5077...884a88f85...da391..., "
     "expected 0x5077...884af8f85...da011...). 30 bits match (product 65 bits, output lane 63), "
     "31 do not (product 67, output lane 65); wino_itf, wino_ftf, wino_otf and direct_conv3x3 "
     "match at 31 and 32, and the model's int64 and Python-int paths agree. Marked "
     "xfail(strict) in tb/test_param_classes.py (KNOWN_MISMATCHES) and reported to the lead.",
-    "A defect of the covering set itself, not fixed yet: it checks each configuration's "
-    "estimated cells but not Amaranth's port limit, so wino_conv's C=64, K=16, dps=16 "
-    "configuration (ewmm=pacq4 since that choice was added today) is refused by check_size "
-    "at generation (135,174 input bits > 65,534): its test fails with that ParamError. The "
-    "fix: check tcgen.generate.check_size's port bound on each finished configuration and "
-    "take back its last-placed class until it passes.",
+    "A defect of the covering set itself, found and fixed in this run: it checked each "
+    "configuration's estimated cells but not Amaranth's port limit, so wino_conv's C=64, "
+    "K=16, dps=16 configuration (ewmm=pacq4, a choice added today) was refused by check_size "
+    "at generation (135,174 input bits > 65,534). Each finished configuration is now checked "
+    "with check_size and gives its last-placed classes back until it passes (wino_conv: "
+    "C=64 and K=16, dps=16 now in two configurations, both run).",
     "direct_conv3x3 at C=64, K=16, dps=16 (int, 4-bit) is estimated at 41,773 cells but took "
     "10 min and 17 GB of memory to elaborate (5.6 MB of Verilog): the size estimate misses "
     "what grows with C x K, so check_size admits it. (Its run and wino_conv's at the same "
