@@ -684,6 +684,7 @@ def bwn_stem_slice(pixels, rng_seed, h=16):
     return len(reqs)
 
 
+@pytest.mark.slow           # ~10 s; the basic block's RTL run stays in make test
 def test_layer_bwn_stem_slice():
     """A corner, an edge and an interior pixel of the stem (7×7/s4 on 16×16)."""
     assert bwn_stem_slice([(0, 0), (0, 2), (2, 1)], seed(579)) > 0

@@ -179,6 +179,7 @@ def test_pacq4_is_the_wrapped_ewmm_and_wrong():
         get_unit("wino_conv").params(mode="int", ewmm="pacq4", m=4, data_bits=5, weight_bits=4)
 
 
+@pytest.mark.slow           # the wrong variant's RTL (its model test stays in make test)
 def test_pacq4_rtl():
     """RTL = model for pacq4 (one unit, 4 filters a word: W4A8 at equal throughput with 4 DP-4s
     needs dps 1)."""
