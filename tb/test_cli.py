@@ -118,8 +118,11 @@ SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array
            # ~6-11 s of lint each at their defaults: linted smaller (the modules are the same)
            "bnn_affine": {"n": 2}, "bwn_array": {"m": 2, "n": 2}}
 # The warps (four octets each, ~12 s of lint apiece) are linted in make test-slow only; their
-# modules are the octets' (linted here) plus the warp's own wrapper.
-SLOW_LINT = ("warp_mma", "warp_smma")
+# modules are the octets' (linted here) plus the warp's own wrapper.  So are the two convolution
+# datapaths and mma_sm90 (9-13 s of Verilator 5.048 each even at their smaller sizes, 31 s in
+# all; slow since issue 41's tests, for make test's budget): their modules are the DP-4s,
+# transforms and fused blocks linted here as units of their own.
+SLOW_LINT = ("warp_mma", "warp_smma", "direct_conv3x3", "wino_conv", "mma_sm90")
 VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()
             if u.name not in SLOW_LINT] + [
     pytest.param(u, {}, marks=pytest.mark.slow) for u in (*SMALLER, *SLOW_LINT)] + [
