@@ -355,7 +355,8 @@ def test_bstationary_held_tile_and_specials():
                                           for row in c]))
 
 
-@pytest.mark.parametrize("n,sim", [(30, "icarus"), pytest.param(3000, "verilator", marks=_slow)])
+@pytest.mark.parametrize("n,sim", [pytest.param(30, "icarus", marks=_slow),   # ~10 s (budget)
+                                   pytest.param(3000, "verilator", marks=_slow)])
 def test_bstationary_random_batch(n, sim):
     """Random pruned tiles (densities 0.2, 0.6, 1), one B tile per 4 SWMMAs, with stalls, on
     the batch bench: 0 mismatches (30 on Icarus in make test; 3,000 on Verilator slow, one

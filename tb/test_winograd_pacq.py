@@ -121,13 +121,7 @@ def test_fpint_ref_wide_lanes():
 
 
 # -- RTL: wino_conv ewmm=pacq, bit for bit -----------------------------------------------------
-def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
-    from tcgen.verify.bench_config import run_stream
-    s = run_stream("wino_conv", p, {"op__payload": np.array(reqs, dtype=object)}, name=name,
-                   scenarios=(scenario,), **cfg)
-    assert s["mismatches"] == 0, s
-    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == len(reqs)
-    return s
+from test_winograd_rtl import _conv_run  # noqa: E402  (the same stream run as wino_conv's tests)
 
 
 @pytest.mark.parametrize("kw", [

@@ -105,6 +105,24 @@ def write_atomic(path: str | Path, text: str):
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
 
+def _write_into(folder: Path, write):
+    """Make ``folder`` (and its missing parents), then ``write()`` (all outputs as one,
+    tcgen.hw.files.write_all).  A failure removes the folders this made: nothing is left, not
+    even an empty folder; a full disk stays an I/O failure (exit 1), anything else refusing the
+    write is bad input (exit 2)."""
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return write()
+    except OSError as e:               # e.g. the disk filled up: no file replaced or added
+        for p in made:                 # innermost first
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        if io_failure(e):
+            raise
+        raise UsageError(f"cannot write into {folder}: {e.strerror or e}") from None
+
+
 # -- list -----------------------------------------------------------------------------------------
 def cmd_list(args) -> int:
     units = all_units()
@@ -173,17 +191,8 @@ def cmd_generate(args) -> int:
                 check_writable(out_dir / f"{u.name}.v")
         texts = {u.name: verilog(u.name, flat=args.flat, force=args.force)   # all first:
                  for u in all_units()}                                      # nothing partial
-        made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            files.write_all({out_dir / f"{name}.v": text for name, text in texts.items()})
-        except OSError as e:           # e.g. the disk filled up: no file replaced or added
-            for folder in made:        # innermost first
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
-            if io_failure(e):
-                raise
-            raise UsageError(f"cannot write into {out_dir}: {e.strerror or e}") from None
+        _write_into(out_dir, lambda: files.write_all(
+            {out_dir / f"{name}.v": text for name, text in texts.items()}))
         print(f"wrote {len(texts)} units to {out_dir}")
         return 0
     if not args.unit:
@@ -443,17 +452,7 @@ def cmd_sweep(args) -> int:
     cmd = f"tcgen sweep {args.spec} -o {args.output}" + (
         f" -j {args.jobs}" if args.jobs != 1 else "") + (
         f" --executor {args.executor}" if args.executor != "local" else "")
-    made = [p for p in (out, *out.parents) if not p.exists()]
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        paths = write_outputs(result, out, cmd)       # all of them or none
-    except OSError as e:               # e.g. the disk filled up: no output replaced or added
-        for folder in made:            # innermost first
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        if io_failure(e):
-            raise
-        raise UsageError(f"cannot write into {out}: {e.strerror or e}") from None
+    paths = _write_into(out, lambda: write_outputs(result, out, cmd))   # all or none
     for path in paths:
         print(path)
     return 1 if result.counts.get("failed") and args.strict else 0

@@ -289,26 +289,32 @@ def _popc_bytes(x) -> np.ndarray:
     return _BYTE_POPC[x].sum(-1)
 
 
-def conv_pm1_reference(x_bits, w_bits, stride: int = 1, pad: int | None = None,
-                       out: tuple[int, int] | None = None) -> np.ndarray:
-    """Float64 cross-correlation of the ±1 tensors with zero padding (PQNO)."""
-    x = to_pm1(x_bits)
-    wt = to_pm1(w_bits)
-    h, w_, n, c = x.shape
+def _correlate(x, wt, stride, pad, out, dtype) -> np.ndarray:
+    """Cross-correlation of ``x`` (H, W, N, C) with ``wt`` (R, S, C, O), zero padding ``pad``
+    (None: R // 2), in ``dtype``; ``out`` (rows, cols) None = the convolution's own size."""
+    h, w_, n, _ = x.shape
     r, s, _, o = wt.shape
     pad = r // 2 if pad is None else pad
     ph, pw = out if out is not None else (conv_out_size(h, r, stride, pad),
                                           conv_out_size(w_, s, stride, pad))
     hp = max(h + 2 * pad, (ph - 1) * stride + r)
     wp = max(w_ + 2 * pad, (pw - 1) * stride + s)
-    xp = np.zeros((hp, wp, n, c))
+    xp = np.zeros((hp, wp, *x.shape[2:]), dtype)
     xp[pad:pad + h, pad:pad + w_] = x
-    y = np.zeros((ph, pw, n, o))
+    y = np.zeros((ph, pw, n, o), dtype)
     for dy in range(r):
         for dx in range(s):
             patch = xp[dy:dy + (ph - 1) * stride + 1:stride, dx:dx + (pw - 1) * stride + 1:stride]
             y += patch @ wt[dy, dx]
     return y
+
+
+def conv_pm1_reference(x_bits, w_bits, stride: int = 1, pad: int | None = None,
+                       out: tuple[int, int] | None = None) -> np.ndarray:
+    """Float64 cross-correlation of the ±1 tensors with zero padding (PQNO)."""
+    x = to_pm1(x_bits)
+    wt = to_pm1(w_bits)
+    return _correlate(x, wt, stride, pad, out, np.float64)
 
 
 # =============================================================================================
@@ -455,21 +461,7 @@ def bwn_conv(x, w_bits, stride: int = 1, pad: int | None = None,
     first-layer kernel does."""
     x = np.asarray(x, np.int64)
     wt = 2 * np.asarray(w_bits, np.int64) - 1
-    h, w_, n, c = x.shape
-    r, s, _, o = wt.shape
-    pad = r // 2 if pad is None else pad
-    ph, pw = out if out is not None else (conv_out_size(h, r, stride, pad),
-                                          conv_out_size(w_, s, stride, pad))
-    hp = max(h + 2 * pad, (ph - 1) * stride + r)
-    wp = max(w_ + 2 * pad, (pw - 1) * stride + s)
-    xp = np.zeros((hp, wp, n, c), np.int64)
-    xp[pad:pad + h, pad:pad + w_] = x
-    y = np.zeros((ph, pw, n, o), np.int64)
-    for dy in range(r):
-        for dx in range(s):
-            patch = xp[dy:dy + (ph - 1) * stride + 1:stride, dx:dx + (pw - 1) * stride + 1:stride]
-            y += patch @ wt[dy, dx]
-    return y
+    return _correlate(x, wt, stride, pad, out, np.int64)
 
 
 # =============================================================================================
