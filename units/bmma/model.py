@@ -501,21 +501,27 @@ def bmma_array_model(p, req: dict, order: str = "msb") -> dict:
     return {"d": np.array(out, np.int64) if out else _empty_tiles(p)}
 
 
-def int8_mac_model(p, req: dict) -> dict:
-    """Transaction model of ``int8_mac_array``: D = (chain ? acc : C) + A·B, wrapping.
-
-    ``req``: a [R, M, K] signed INT8 (A row-major), b [R, N, K] (B column j contiguous, i.e.
-    B transposed), c [R, M, N], chain [R], emit [R] (op is unused).  Returns {"d": [E, M, N]}."""
+def _chained(p, req: dict, dot) -> dict:
+    """The integer arrays' transaction loop: D = (chain ? acc : C) + dot(A, B), wrapped to
+    ``acc_width``, one tile out per ``emit``."""
     acc = np.zeros((p.m, p.n), np.int64)
     out = []
     for r in range(len(req["chain"])):
         a = np.asarray(req["a"][r], np.int64)
         b = np.asarray(req["b"][r], np.int64).T
         c = np.asarray(req["c"][r], np.int64)
-        acc = wrap((acc if int(req["chain"][r]) else c) + a @ b, p.acc_width)
+        acc = wrap((acc if int(req["chain"][r]) else c) + dot(a, b), p.acc_width)
         if int(req["emit"][r]):
             out.append(acc)
     return {"d": np.array(out, np.int64) if out else _empty_tiles(p)}
+
+
+def int8_mac_model(p, req: dict) -> dict:
+    """Transaction model of ``int8_mac_array``: D = (chain ? acc : C) + A·B, wrapping.
+
+    ``req``: a [R, M, K] signed INT8 (A row-major), b [R, N, K] (B column j contiguous, i.e.
+    B transposed), c [R, M, N], chain [R], emit [R] (op is unused).  Returns {"d": [E, M, N]}."""
+    return _chained(p, req, lambda a, b: a @ b)
 
 
 def bnn_epilogue_model(p, req: dict) -> dict:
@@ -557,16 +563,7 @@ def bwn_array_model(p, req: dict) -> dict:
     ``req``: a [R, M, K] signed ``a_width``-bit inputs (row-major), b [R, N, K] weight bits
     (column j of B contiguous), c [R, M, N], chain [R], emit [R] (op is unused).  Returns
     {"d": [E, M, N]}."""
-    acc = np.zeros((p.m, p.n), np.int64)
-    out = []
-    for r in range(len(req["chain"])):
-        a = np.asarray(req["a"][r], np.int64)
-        b = np.asarray(req["b"][r], np.int64).T
-        c = np.asarray(req["c"][r], np.int64)
-        acc = wrap((acc if int(req["chain"][r]) else c) + bwn_dot(a, b), p.acc_width)
-        if int(req["emit"][r]):
-            out.append(acc)
-    return {"d": np.array(out, np.int64) if out else _empty_tiles(p)}
+    return _chained(p, req, bwn_dot)
 
 
 def bnn_affine_model(p, req: dict) -> dict:
