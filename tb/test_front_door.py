@@ -13,7 +13,7 @@ from tcgen import cli
 from tcgen.registry import all_units
 from tcgen.synth.lint import lint
 
-from test_fuzz import assert_bad_input, run_main
+from cli_checks import assert_bad_input, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 

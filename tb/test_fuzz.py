@@ -41,6 +41,8 @@ from tcgen.sweep.spec import SpecError, load as load_spec, parse as parse_spec
 from tcgen.synth.liberty import LibertyError
 from tcgen.synth.liberty import parse as parse_liberty
 
+from cli_checks import assert_bad_input, files_in, run_main
+
 ROOT = Path(__file__).resolve().parent.parent
 OSU018 = Path("/usr/share/qflow/tech/osu018/osu018_stdcells.lib")
 
@@ -61,33 +63,6 @@ def _scaled(profile: settings, n: int) -> settings:
 
 
 # -- the contract -------------------------------------------------------------------------------
-def run_main(argv: list[str]) -> tuple[int, str, str]:
-    """``tcgen.cli.main(argv)`` in this process: (status, stdout, stderr).  An exception that is
-    not bad input propagates (a bug: the test fails with its traceback)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = cli.main(argv)
-        except SystemExit as e:          # --help, --version: argparse's own exit
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
-
-
-def assert_bad_input(rc: int, err: str, *, needle: str | None = None):
-    """Exit 2, one plain line on stderr (``tcgen...``), no traceback."""
-    assert rc == 2, (rc, err)
-    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
-    line = err[:-1]
-    assert line.startswith("tcgen") and "Traceback" not in line, line
-    assert line.isprintable(), repr(line)
-    if needle is not None:
-        assert needle in line, line
-
-
-def files_in(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*")} if folder.exists() else set()
-
-
 @contextlib.contextmanager
 def workdir():
     """A fresh temporary folder as the current directory (inside a Hypothesis example: a

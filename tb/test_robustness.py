@@ -28,7 +28,7 @@ from tcgen.hw import files
 from tcgen.hw.params import ParamError, parse_seed, parse_value
 from tcgen.registry import get_unit
 
-from test_fuzz import assert_bad_input, files_in, run_main
+from cli_checks import assert_bad_input, files_in, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

@@ -121,7 +121,7 @@ def test_fpint_ref_wide_lanes():
 
 
 # -- RTL: wino_conv ewmm=pacq, bit for bit -----------------------------------------------------
-from test_winograd_rtl import _conv_run  # noqa: E402  (the same stream run as wino_conv's tests)
+from winograd_runs import conv_run as _conv_run  # noqa: E402  (wino_conv's stream run)
 
 
 @pytest.mark.parametrize("kw", [

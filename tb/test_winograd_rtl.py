@@ -31,6 +31,8 @@ from tcgen.units.winograd.family import (check_otf_contract, ewmm_tiles, keep_ma
 from tcgen.units.winograd.params import (WinoFtfParams, WinoItfParams, WinoOtfParams,
                                          lane_ranges)
 
+from winograd_runs import conv_run
+
 _slow = pytest.mark.slow
 
 
@@ -505,13 +507,7 @@ def test_params_from_strings_and_widths():
 
 
 # -- wino_conv: the tile datapath (ITF -> element-wise lanes on DP-4s -> OTF) -------------------
-def _conv_run(p, reqs, name, scenario="back_to_back", **cfg):
-    from tcgen.verify.bench_config import run_stream
-    s = run_stream("wino_conv", p, {"op__payload": np.array(reqs, dtype=object)}, name=name,
-                   scenarios=(scenario,), **cfg)
-    assert s["mismatches"] == 0, s
-    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == len(reqs)
-    return s
+_conv_run = conv_run
 
 
 @pytest.mark.parametrize("kw", [pytest.param({}, marks=pytest.mark.slow),   # ~15 s: C = 8

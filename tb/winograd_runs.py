@@ -1,0 +1,18 @@
+"""Helper of the wino_conv tests (tb/test_winograd_rtl.py, tb/test_winograd_pacq.py): one stream
+run of the tile datapath against its golden model."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["conv_run"]
+
+
+def conv_run(p, reqs, name, scenario="back_to_back", **cfg):
+    """``reqs`` through ``wino_conv`` at ``p`` in one stream scenario: no mismatch, every
+    request in and out."""
+    from tcgen.verify.bench_config import run_stream
+    s = run_stream("wino_conv", p, {"op__payload": np.array(reqs, dtype=object)}, name=name,
+                   scenarios=(scenario,), **cfg)
+    assert s["mismatches"] == 0, s
+    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == len(reqs)
+    return s
