@@ -16,7 +16,7 @@ SIMS = ("icarus", "verilator")
 
 
 @pytest.mark.parametrize("sim", [s if s == "icarus" else pytest.param(s, marks=pytest.mark.slow)
-                                 for s in SIMS])      # Verilator: test_stream_bench_on_both
+                                 for s in SIMS])      # Verilator: make test-slow
 def test_fp_add_batch_on_both(sim):
     rng = np.random.default_rng(harness.seed(401))
     a, b = concat_pairs(cross(specials("fp16")), random_fp_pairs("fp16", rng, 20_000))
@@ -25,7 +25,8 @@ def test_fp_add_batch_on_both(sim):
     assert (s["vectors"], s["checked"], s["mismatches"]) == (len(a), len(a), 0)
 
 
-@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize("sim", [s if s == "icarus" else pytest.param(s, marks=pytest.mark.slow)
+                                 for s in SIMS])      # Verilator's build: 12.5 s (make test-slow)
 def test_stream_bench_on_both(sim):
     """The cocotb stream bench (back-to-back, backpressure, reset mid-operation) on the
     BNN epilogue (two channels: the stream bench is the subject, and Verilator builds a small
