@@ -13,12 +13,12 @@ from tcgen.hw.spec import UnitSpec
 
 from . import layouts, model
 from .params import (SENSE_GE, BmmaArrayParams, BnnAffineParams, BnnEpilogueParams,
-                     BwnArrayParams, Int8MacArrayParams)
-from .rtl import BmmaArray, BnnAffine, BnnEpilogue, BwnArray, Int8MacArray
+                     BnnLayerParams, BwnArrayParams, Int8MacArrayParams)
+from .rtl import BmmaArray, BnnAffine, BnnEpilogue, BnnLayer, BwnArray, Int8MacArray
 
 __all__ = ["UNITS", "workload_requests", "array_request", "array_result", "int8_request",
            "epilogue_request", "epilogue_result", "epilogue_saved", "affine_request",
-           "affine_result", "bwn_request"]
+           "affine_result", "bwn_request", "layer_request", "layer_result", "layer_saved"]
 
 
 # -- payloads ---------------------------------------------------------------------------------
@@ -67,6 +67,54 @@ def bwn_request(p, a, b_bits, c=None, chain: bool = False, emit: bool = True) ->
               "c": np.zeros((p.m, p.n), np.int64) if c is None else np.asarray(c),
               "op": 0, "chain": int(bool(chain)), "emit": int(bool(emit))}
     return int(pack(layouts.array_request(p), _one(fields))[0])
+
+
+def layer_request(p, a_bits, b_bits, c=None, op: str = "xor", chain: bool = False,
+                  emit: bool = True, k_eff: int = 0, tau=None, sense=None, residual=None,
+                  last: bool = True) -> int:
+    """Payload of one ``bnn_layer`` request (layout :func:`.layouts.layer_request`): the
+    array's operands as :func:`array_request` (A (M, K) bits, B (K, N) bits, C, op, chain,
+    emit), then the side data of the tile an emit request closes, as :func:`epilogue_request`
+    takes them: k_eff (the tile's true K), τ and sense (n each, per output channel), the
+    residual ((M, n), or (M, n, 4) with res_pool: one row per image; None = 0) and last
+    (closes every row's pool window).  ValueError naming the field for values the ports cannot
+    carry."""
+    arr = unpack(layouts.array_request(p.array_params()),
+                 [array_request(p.array_params(), a_bits, b_bits, c, op, chain, emit)])
+    fields = {k: v[0] for k, v in arr.items()}
+    pe = p.epilogue_params()
+    tw = p.tau_width
+    fields["k_eff"] = int(_check_int_field(p, "k_eff", np.array([k_eff]), 0,
+                                           (1 << p.k_width) - 1, (1,))[0])
+    fields["tau"] = _check_int_field(p, "tau", np.zeros(p.n, np.int64) if tau is None else tau,
+                                     -(1 << (tw - 1)), (1 << (tw - 1)) - 1, (p.n,))
+    sense = _check_int_field(p, "sense", np.zeros(p.n, np.int64) if sense is None else sense,
+                             0, 3, (p.n,))
+    if p.sense:
+        fields["sense"] = sense
+    elif np.any(sense != SENSE_GE):
+        raise ValueError(f"{p.UNIT}: sense must be GE (0) for every channel when the unit is "
+                         f"built with sense=false (v ≥ τ only), got {sense.tolist()}")
+    if p.res_width:
+        shape = (p.m, p.n, 4) if p.res_pool else (p.m, p.n)
+        fields["res"] = _check_int_field(p, "residual", np.zeros(shape, np.int64)
+                                         if residual is None else residual,
+                                         *_signed_range(pe.res_width), shape)
+    elif residual is not None:
+        raise ValueError(f"{p.UNIT}: residual must be absent when res_width = 0")
+    fields["last"] = int(bool(last))
+    return int(pack(layouts.layer_request(p), _one(fields))[0])
+
+
+def layer_result(p, payload: int) -> np.ndarray:
+    """Bits (n,) of one ``bnn_layer`` output payload (one row's closed window), channel 0
+    first."""
+    return epilogue_result(p.epilogue_params(), payload)
+
+
+def layer_saved(p, payload: int) -> np.ndarray:
+    """v (n,) of one output payload of a ``save`` build, channel 0 first."""
+    return epilogue_saved(p.epilogue_params(), payload)
 
 
 def array_result(p, payload: int) -> np.ndarray:
@@ -181,18 +229,45 @@ def _array_model(golden):
     return run
 
 
-def _epilogue_model(p, req__payload):
-    fields = unpack(layouts.epilogue_request(p), np.asarray(list(req__payload), dtype=object))
+def _epilogue_out(p, fields):
+    """``bnn_epilogue_model`` on item fields, packed as the epilogue's output payloads."""
     got = model.bnn_epilogue_model(p, fields)
     bits = got["out"][:, ::-1]
     out = {"bits": bits, "v": got["v"]} if p.save else bits
     return {"out__payload": pack(layouts.epilogue_result(p), out, n=len(bits))}
 
 
+def _epilogue_model(p, req__payload):
+    return _epilogue_out(p, unpack(layouts.epilogue_request(p),
+                                   np.asarray(list(req__payload), dtype=object)))
+
+
+def _layer_model(p, req__payload):
+    """``bnn_layer``: the composition of the two models -- ``bmma_array_model`` on the array
+    fields, then ``bnn_epilogue_model`` on the D rows, each D tile's m rows in order with the
+    side data of the request that emitted it (k_eff, τ, sense and last the tile's, res row i)."""
+    fields = unpack(layouts.layer_request(p), np.asarray(list(req__payload), dtype=object))
+    d = model.bmma_array_model(p.array_params(), fields)["d"]           # [E, m, n]
+    emitted = np.flatnonzero(np.asarray(fields["emit"], np.int64))
+    pe = p.epilogue_params()
+    items = {"acc": d.reshape(-1, p.n)}
+    for name in layouts.LAYER_SIDE:
+        if name not in fields:
+            continue
+        v = np.asarray(fields[name])[emitted]
+        items[name] = v.reshape((-1,) + v.shape[2:]) if name == "res" \
+            else np.repeat(v, p.m, axis=0)
+    return _epilogue_out(pe, items)
+
+
 def _affine_model(p, req__payload):
     fields = unpack(layouts.affine_request(p), np.asarray(list(req__payload), dtype=object))
     y = model.bnn_affine_model(p, fields)["y"]
     return {"y__payload": pack(layouts.affine_result(p), y, n=len(y))}
+
+
+def rand(rng, shape):
+    return rng.integers(0, 2, shape, dtype=np.uint8)
 
 
 def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
@@ -229,6 +304,24 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
                 p, rng.integers(0, min(k_eff, (1 << (p.acc_width - 1)) - 1) + 1, p.n), k_eff,
                 rng.integers(*_signed_range(p.scale_width), p.n, endpoint=True),
                 rng.integers(*_signed_range(min(p.bias_width, 62)), p.n, endpoint=True)))
+    elif unit_name == "bnn_layer":
+        # chains of 1..3 operations onto C = 0 (emit on the last), k_eff the chain's bits so v
+        # = k_eff − 2·popc sits around 0 and thresholds flip; random τ, sense, residuals, last
+        ops = ("xor", "and") if p.ops == "xor_and" else (p.ops,)
+        t_lim = min(8, (1 << (p.tau_width - 1)) - 1)
+        rshape = (p.m, p.n, 4) if p.res_pool else (p.m, p.n)
+        while len(out) < n:
+            steps = int(rng.integers(1, 4))
+            k_eff = min(steps * p.k, (1 << p.k_width) - 1)
+            tau = rng.integers(-t_lim, t_lim + 1, p.n)
+            sense = rng.integers(0, 4, p.n) if p.sense else None
+            res = rng.integers(-16, 17, rshape) if p.res_width >= 6 else None
+            last = bool(rng.integers(2))
+            op = ops[rng.integers(len(ops))]
+            for t in range(min(steps, n - len(out))):
+                out.append(layer_request(p, rand(rng, (p.m, p.k)), rand(rng, (p.k, p.n)),
+                                         op=op, chain=t > 0, emit=t == steps - 1, k_eff=k_eff,
+                                         tau=tau, sense=sense, residual=res, last=last))
     else:
         # every value must fit its port: K_eff k_width bits, acc acc_width and tau tau_width
         # bits signed (at the narrowest widths, acc_width=8 and tau_width=2, less than the
@@ -331,4 +424,23 @@ BWN_ARRAY = UnitSpec(
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="add/sub",
     workload=_stream_workload("bwn_array", "d"), estimate=_bwn_cells)
 
-UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE, BNN_AFFINE, BWN_ARRAY)
+def _layer_cells(p) -> float:
+    """The array's and the epilogue's estimates plus the serializer's registers: the side data
+    twice (with the array's D and in the tile buffer), the D tile buffer, and its row mux."""
+    pe = p.epilogue_params()
+    res = p.m * p.n * p.res_width * (4 if p.res_pool else 1)
+    side = p.k_width + p.n * (p.tau_width + 2) + res + 1
+    return (_bmma_cells(p.array_params()) + _epilogue_cells(pe) +
+            2.0 * (2 * side + p.m * p.n * p.acc_width) + p.n * (p.acc_width + p.res_width) * p.m)
+
+
+BNN_LAYER = UnitSpec(
+    name="bnn_layer", family="bmma",
+    summary="bmma_array → tile-to-row serializer → bnn_epilogue: whole binarized layers "
+            "(K_eff, τ, residual per tile; bits and saved v out)",
+    params=BnnLayerParams, build=BnnLayer,
+    model=_layer_model,
+    ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="bit-op",
+    workload=_stream_workload("bnn_layer", "out"), estimate=_layer_cells)
+
+UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE, BNN_AFFINE, BWN_ARRAY, BNN_LAYER)

@@ -13,7 +13,7 @@ from amaranth.hdl import signed
 from amaranth.lib import data
 
 __all__ = ["WORD_BITS", "array_request", "array_result", "epilogue_request", "epilogue_result",
-           "affine_request", "affine_result"]
+           "affine_request", "affine_result", "layer_request", "layer_result", "LAYER_SIDE"]
 
 #: operand bits are carried as 32-bit words (the memory image of a K-contiguous row)
 WORD_BITS = 32
@@ -90,3 +90,32 @@ def affine_request(p) -> data.StructLayout:
 def affine_result(p) -> data.ArrayLayout:
     """Output of ``bnn_affine``: n signed ``out_width``-bit results, channel 0 at the LSBs."""
     return data.ArrayLayout(signed(p.out_width), p.n)
+
+
+#: the fields of a ``bnn_layer`` request after the array's (the epilogue's side data of a tile)
+LAYER_SIDE = ("k_eff", "tau", "sense", "res", "last")
+
+
+def layer_request(p) -> data.StructLayout:
+    """Request of ``bnn_layer``: the array's request (:func:`array_request` of
+    ``p.array_params()``: a, b, c, op, chain, emit, at the same bits) followed by the side data
+    of the D tile an ``emit`` request closes (ignored on the others), from the epilogue's item
+    (:func:`epilogue_request` of ``p.epilogue_params()``): k_eff, tau (n), sense (n; absent if
+    sense = false), res (m rows of the item's res: one per image; absent if res_width = 0) and
+    last (closes the pool window of every row).  Every row of a tile is one image at the same
+    pixel, so k_eff, τ, sense and last are the tile's; the residual is per row."""
+    arr = array_request(p.array_params())
+    item = epilogue_request(p.epilogue_params())
+    items = dict(item)
+    fields = {name: f.shape for name, f in arr}
+    for name in LAYER_SIDE:
+        if name not in items:
+            continue
+        fields[name] = data.ArrayLayout(items[name].shape, p.m) if name == "res" \
+            else items[name].shape
+    return data.StructLayout(fields)
+
+
+def layer_result(p):
+    """Output of ``bnn_layer``: the epilogue's (:func:`epilogue_result`)."""
+    return epilogue_result(p.epilogue_params())

@@ -533,10 +533,14 @@ def bnn_epilogue_model(p, req: dict) -> dict:
     ``req``: acc [R, n], res [R, n] or [R, n, 4] (optional: 0), tau [R, n], sense [R, n]
     (optional: GE), k_eff [R] (fixup only), last [R].  Returns {"out": [E, n] uint8}: the
     pooled bits of every closed window, channel 0 first; with ``save`` also {"v": [E, n]}: v of
-    the window's last item wrapped to res_width bits (the residual the next block adds)."""
-    pool = np.zeros(p.n, np.uint8)
+    the window's last item wrapped to res_width bits (the residual the next block adds).
+    ``pool_rows`` interleaved windows: item r pools into window r mod pool_rows (the rows of
+    a D tile, as ``bnn_layer`` sends them)."""
+    rows = getattr(p, "pool_rows", 1)
+    pools = np.zeros((rows, p.n), np.uint8)
     out, saved = [], []
     for r in range(len(req["last"])):
+        pool = pools[r % rows]
         acc = np.asarray(req["acc"][r], np.int64)
         res = np.asarray(req["res"][r], np.int64) if "res" in req else np.zeros(p.n, np.int64)
         if p.res_pool:
@@ -548,9 +552,9 @@ def bnn_epilogue_model(p, req: dict) -> dict:
             else acc + res
         pool |= threshold(v, tau, sense)
         if int(req["last"][r]):
-            out.append(pool)
+            out.append(pool.copy())
             saved.append(wrap(v, p.res_width) if p.res_width else v)
-            pool = np.zeros(p.n, np.uint8)
+            pool[:] = 0
     res = {"out": np.array(out, np.uint8) if out else np.zeros((0, p.n), np.uint8)}
     if p.save:
         res["v"] = np.array(saved, np.int64) if saved else np.zeros((0, p.n), np.int64)

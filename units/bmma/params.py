@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tcgen.hw.params import Params, param
 
 __all__ = ["BmmaArrayParams", "Int8MacArrayParams", "BnnEpilogueParams", "BnnAffineParams",
-           "BwnArrayParams", "OPS", "FOLDS",
+           "BwnArrayParams", "BnnLayerParams", "OPS", "FOLDS",
            "SENSE_GE", "SENSE_LT", "SENSE_ZERO", "SENSE_ONE"]
 
 OPS = ("xor_and", "xor", "and")
@@ -100,6 +100,10 @@ class BnnEpilogueParams(Params):
     save: bool = param(False, doc="also emit v (the pre-threshold value, residual included) of "
                                   "the window's last item, wrapped to res_width bits: the next "
                                   "block's residual")
+    pool_rows: int = param(1, range=(1, 64), key_default=False,
+                           doc="interleaved pool windows: item i pools into window i mod "
+                               "pool_rows (the rows of a D tile, one image each, as bnn_layer "
+                               "serializes them); 1 = consecutive items pool together")
 
     def check(self):
         if self.res_width == 1:
@@ -166,3 +170,64 @@ class BwnArrayParams(_ArrayParams):
             raise self.error("acc_width", self.acc_width,
                              f"at least {need} (one operation's sum of {self.k} ±{self.a_width}"
                              f"-bit activations must fit)")
+
+
+@dataclass(frozen=True)
+class BnnLayerParams(Params):
+    """``bnn_layer``: ``bmma_array`` → a tile-to-row serializer → ``bnn_epilogue`` in one
+    design (issue 42): whole binarized layers, streaming.  The array's fields and checks are
+    :class:`BmmaArrayParams`', the epilogue's :class:`BnnEpilogueParams`' (its n = the array's
+    n, its acc_width the array's, fixup on, pool_rows = m)."""
+    UNIT = "bnn_layer"
+    m: int = param(8, range=(1, 64), doc="rows of the D tile (images of the batch tile)")
+    n: int = param(8, range=(1, 64), doc="columns of the D tile (output channels)")
+    k: int = param(128, range=(32, 4096), doc="reduction length per array operation, in bits "
+                                              "(a multiple of 32)")
+    fold: int = param(1, choices=FOLDS, doc="cycles per array operation")
+    acc_width: int = param(32, range=(8, 32), doc="accumulator bits (two's complement, wraps)")
+    ops: str = param("xor_and", choices=OPS, doc="bit products built (as bmma_array)")
+    k_width: int = param(16, range=(1, 24), doc="bits of k_eff (the true K of a tile: "
+                                                "C·(R·S − exclude) for a convolution pixel)")
+    res_width: int = param(32, range=(0, 32), doc="bits of the signed residual and the saved "
+                                                  "v (0 = no residual)")
+    tau_width: int = param(32, range=(2, 40), doc="bits of the signed threshold τ")
+    sense: bool = param(True, doc="per-channel 2-bit sense (γ > 0, < 0, = 0); false = v ≥ τ "
+                                  "only")
+    res_pool: bool = param(False, doc="the residual is the max of a 2×2 window's 4 values "
+                                      "(downsampling blocks)")
+    save: bool = param(True, doc="also emit v (pre-threshold, residual included): the next "
+                                 "block's residual")
+
+    def check(self):
+        if self.k % 32:
+            raise self.error("k", self.k, "a multiple of 32 (whole 32-bit MSB-first words)")
+        if self.k % self.fold:
+            raise self.error("k", self.k, f"a multiple of fold ({self.fold})")
+        need = self.k.bit_length() + 1
+        if self.acc_width < need:
+            raise self.error("acc_width", self.acc_width,
+                             f"at least {need} (a signed value of ±k={self.k} must fit)")
+        if self.res_width == 1:
+            raise self.error("res_width", self.res_width, "0 (no residual) or 2..32")
+        if self.res_pool and not self.res_width:
+            raise self.error("res_pool", self.res_pool, "false when res_width = 0 (no residual "
+                                                        "to pool)")
+        if self.save and not self.res_width:
+            raise self.error("save", self.save, "false when res_width = 0 (the saved value is "
+                                                "res_width bits wide)")
+
+    @property
+    def chunk(self) -> int:
+        return self.k // self.fold
+
+    def array_params(self) -> BmmaArrayParams:
+        """The ``bmma_array`` inside."""
+        return BmmaArrayParams(m=self.m, n=self.n, k=self.k, fold=self.fold,
+                               acc_width=self.acc_width, ops=self.ops)
+
+    def epilogue_params(self) -> BnnEpilogueParams:
+        """The ``bnn_epilogue`` inside: one item per D row, m interleaved pool windows."""
+        return BnnEpilogueParams(n=self.n, acc_width=self.acc_width, k_width=self.k_width,
+                                 res_width=self.res_width, tau_width=self.tau_width,
+                                 sense=self.sense, fixup=True, res_pool=self.res_pool,
+                                 save=self.save, pool_rows=self.m)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Shape, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -30,7 +30,8 @@ from . import layouts
 
 __all__ = ["BmmaArray", "Int8MacArray", "BnnEpilogue", "BmmaChannel", "Int8MacChannel",
            "ChannelParams", "EpilogueChannel", "EpilogueChannelParams", "BnnAffine",
-           "AffineChannel", "AffineChannelParams", "BwnArray", "BwnChannel", "BwnChannelParams"]
+           "AffineChannel", "AffineChannelParams", "BwnArray", "BwnChannel", "BwnChannelParams",
+           "BnnLayer"]
 
 
 @dataclass(frozen=True)
@@ -652,13 +653,126 @@ class BnnEpilogue(wiring.Component):
         out_bits = self.out.payload.bits if p.save else self.out.payload
         with m.If(self.out.ready):
             m.d.sync += self.out.valid.eq(0)
+        if p.pool_rows > 1:                     # item i pools into window i mod pool_rows
+            row = Signal(range(p.pool_rows))
+            pools = [Signal(p.n, name=f"pool{r}") for r in range(p.pool_rows)]
+            for r in index_cases(m, row, p.pool_rows):
+                m.d.comb += pool.eq(pools[r])
+            with m.If(advance):
+                m.d.sync += row.eq(Mux(row == p.pool_rows - 1, 0, row + 1))
+            for r in range(p.pool_rows):
+                with m.If(advance & (row == r)):
+                    m.d.sync += pools[r].eq(Mux(req.last, 0, pool | packed))
         with m.If(advance):
             with m.If(req.last):
-                m.d.sync += [pool.eq(0), out_bits.eq(pool | packed), self.out.valid.eq(1)]
+                m.d.sync += [out_bits.eq(pool | packed), self.out.valid.eq(1)]
+                if p.pool_rows == 1:
+                    m.d.sync += pool.eq(0)
                 if p.save:
                     m.d.sync += self.out.payload.v.eq(Cat(*saved))
             with m.Else():
-                m.d.sync += pool.eq(pool | packed)
+                if p.pool_rows == 1:
+                    m.d.sync += pool.eq(pool | packed)
+        return m
+
+
+class BnnLayer(wiring.Component):
+    """``bnn_layer``: :class:`BmmaArray` → a tile-to-row serializer → :class:`BnnEpilogue`, one
+    design that runs whole binarized layers (issue 42).
+
+    Parameters: :class:`~tcgen.units.bmma.params.BnnLayerParams`; the two components are
+    instantiated at ``p.array_params()`` and ``p.epilogue_params()`` (their logic is theirs).
+
+    Attributes
+    ----------
+    req : In(stream.Signature(StructLayout))
+        :func:`.layouts.layer_request`: the array's request fields at the array's bits (a, b,
+        c, op, chain, emit), then the side data of the D tile an ``emit`` request closes:
+        k_eff, tau, sense, res (m rows), last.  The side data of a request with emit = 0 is
+        ignored.
+    out : Out(stream.Signature(...))
+        the epilogue's output (:func:`.layouts.layer_result`): per closed pool window of a row
+        (image), the packed bits, and with save the saved v.
+    latency : int
+        ``fold + 2``: an emitting request offered at cycle 0 is accepted at fold − 1, D is
+        valid at fold and moves into the serializer's tile buffer that cycle; row 0 goes to the
+        epilogue at fold + 1, its output at fold + 2.
+
+    Serializer: when the array's D is valid and the tile buffer is free (empty, or its last
+    row going to the epilogue this cycle) D and the side data captured with its emitting
+    request move into the buffer, which frees the array's D register at once (the array
+    waits only while D is not taken).  The buffer sends its m rows as epilogue items, row i
+    = {acc: D row i, res: res row i, k_eff, tau, sense, last}, one per cycle while the
+    epilogue is ready.  So an array operation chain of L requests per tile costs
+    max(L·fold, m) cycles per tile in steady state (:func:`.throughput.layer_top_cycles`).
+    Registers beyond the two components: the side data with the array's D, the tile buffer
+    (D and side data), its valid bit and the row counter.
+    """
+
+    def __init__(self, params):
+        p = self.params = params
+        self.req_layout = flat(layouts.layer_request(p))
+        self.latency = p.fold + 2
+        super().__init__({"req": In(stream.Signature(self.req_layout)),
+                          "out": Out(stream.Signature(flat(layouts.layer_result(p))))})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        pa, pe = p.array_params(), p.epilogue_params()
+        m.submodules.array = arr = BmmaArray(pa)
+        m.submodules.epilogue = epi = BnnEpilogue(pe)
+        req = self.req.payload
+        bits = req.as_value()
+        aw = Shape.cast(arr.req_layout).width
+        m.d.comb += [arr.req.payload.eq(bits[:aw]), arr.req.valid.eq(self.req.valid),
+                     self.req.ready.eq(arr.req.ready)]
+        side_names = [n for n in layouts.LAYER_SIDE if n in self.req_layout.members]
+        side_width = sum(Shape.cast(self.req_layout.members[n]).width for n in side_names)
+        side_lo = self.req_layout[side_names[0]].offset
+
+        # the side data of the tile the array is accumulating (captured with its emit request)
+        side_a = Signal(side_width)
+        with m.If(self.req.valid & arr.req.ready & req.emit):
+            m.d.sync += side_a.eq(bits[side_lo:side_lo + side_width])
+
+        # the tile buffer and its row counter
+        w = p.acc_width
+        buf_valid = Signal()
+        buf_d = Signal(p.m * p.n * w)
+        buf_side = Signal(side_width)
+        row = Signal(range(p.m))
+        row_last = Signal()
+        m.d.comb += row_last.eq(row == p.m - 1)
+        item_taken = Signal()
+        m.d.comb += item_taken.eq(epi.req.valid & epi.req.ready)
+        take = Signal()
+        m.d.comb += [take.eq(arr.d.valid & (~buf_valid | (item_taken & row_last))),
+                     arr.d.ready.eq(take)]
+        with m.If(take):
+            m.d.sync += [buf_d.eq(arr.d.payload), buf_side.eq(side_a), buf_valid.eq(1)]
+        with m.Elif(item_taken & row_last):
+            m.d.sync += buf_valid.eq(0)
+        with m.If(item_taken):
+            m.d.sync += row.eq(Mux(row_last, 0, row + 1))
+
+        def side(name):
+            off = self.req_layout[name].offset - side_lo
+            return buf_side[off:off + Shape.cast(self.req_layout.members[name]).width]
+
+        item = epi.req.payload
+        m.d.comb += epi.req.valid.eq(buf_valid)
+        rw = Shape.cast(self.req_layout.members["res"]).width // p.m if "res" in side_names \
+            else 0
+        for i in index_cases(m, row, p.m):
+            m.d.comb += item.acc.eq(buf_d[i * p.n * w:(i + 1) * p.n * w])
+            if rw:
+                m.d.comb += item.res.eq(side("res")[i * rw:(i + 1) * rw])
+        for name in side_names:
+            if name != "res":
+                m.d.comb += getattr(item, name).eq(side(name))
+        m.d.comb += [self.out.payload.eq(epi.out.payload), self.out.valid.eq(epi.out.valid),
+                     epi.out.ready.eq(self.out.ready)]
         return m
 
 
