@@ -559,7 +559,10 @@ FINDINGS = [
     "expected 0x5077...884af8f85...da011...). 30 bits match (product 65 bits, output lane 63), "
     "31 do not (product 67, output lane 65); wino_itf, wino_ftf, wino_otf and direct_conv3x3 "
     "match at 31 and 32, and the model's int64 and Python-int paths agree. Marked "
-    "xfail(strict) in tb/test_param_classes.py (KNOWN_MISMATCHES) and reported to the lead.",
+    "xfail(strict) in tb/test_param_classes.py (KNOWN_MISMATCHES) and reported to the lead. "
+    "Later (issue 42): the model was wrong, not the RTL -- model.ewmm / otf worked in int64 "
+    "and wrapped once the products passed 63 bits; now Python ints where the bound needs "
+    "them, and the configurations match (the xfail is gone).",
     "A defect of the covering set itself, found and fixed in this run: it checked each "
     "configuration's estimated cells but not Amaranth's port limit, so wino_conv's C=64, "
     "K=16, dps=16 configuration (ewmm=pacq4, a choice added today) was refused by check_size "

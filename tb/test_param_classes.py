@@ -159,14 +159,9 @@ def _fast(name: str) -> int | None:
 #: Configurations whose RTL disagrees with the golden model (generator bugs found here, not
 #: fixed yet): a predicate on the unit and its Params, and the reason.  strict: a fix makes
 #: the test XPASS, which fails until the entry goes.
-KNOWN_MISMATCHES = [
-    (lambda name, p: name == "wino_conv" and p.mode == "int" and p.ewmm == "dp4"
-     and max(p.data_bits, p.weight_bits) >= 31,
-     "wino_conv int at data_bits/weight_bits 31 and 32 (m=2, C=K=dps=1): 12 of 64 results "
-     "(32 bits: 63) differ from the model in a few bits of a lane.  30 bits match (product 65 bits, "
-     "output lane 63), 31 do not (product 67, output lane 65); wino_itf/ftf/otf and "
-     "direct_conv3x3 at 31/32 match, and the model's int64 and Python-int paths agree: an "
-     "output lane wider than 64 bits in the RTL (or its packing) is suspect"),
+KNOWN_MISMATCHES: list = [
+    # (wino_conv int at 31/32 bits was the model's int64 wrapping, fixed in issue 42; its
+    # regression test: tb/test_winograd_model.py::test_int_stages_exact_for_wide_operands)
 ]
 
 

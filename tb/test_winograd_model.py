@@ -560,6 +560,40 @@ def test_int_object_path_for_wide_data():
     _int_run(I, F, 4, data_bits=32, weight_bits=32)
 
 
+def _direct_tile_ints(d, g, m):
+    """One tile's exact correlation in Python ints: [K, m, m] (no Winograd)."""
+    return [[[sum(int(d[c, i + r, j + s]) * int(g[k, c, r, s]) for c in range(d.shape[0])
+                  for r in range(3) for s in range(3)) for j in range(m)] for i in range(m)]
+            for k in range(g.shape[0])]
+
+
+@pytest.mark.parametrize("m", wm.TILES)
+@pytest.mark.parametrize("bits", [30, 31, 32])
+def test_int_stages_exact_for_wide_operands(m, bits):
+    """Issue 42's wino_conv mismatch at 31/32 bits: the stage functions (itf, ewmm, otf, as
+    wino_conv's model adapter calls them) worked in int64 and wrapped once the products passed
+    63 bits; the RTL was right.  Now each stage takes Python ints when its bound needs them:
+    s²·(direct correlation) exactly, on random and extreme operands."""
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    n, C, K = m + 2, 5, 2
+    s2 = wm.int_scale(m) ** 2
+    for extremes in (False, True):
+        d = RNG.integers(lo, hi + 1, (C, n, n))
+        g = RNG.integers(lo, hi + 1, (K, C, 3, 3))
+        if extremes:
+            d, g = np.where(d < 0, lo, hi), np.where(g < 0, lo, hi)
+            d[0], g[:, 0] = lo, lo                  # the largest product, positive
+        Ih, Fh = wm.itf(d, m, "int"), wm.ftf(g, m, "int")
+        Oh = wm.ewmm(Ih.reshape(1, C, 1, n * n), Fh.reshape(K, C, n * n), "int")
+        y = wm.otf(Oh.reshape(K, n, n), m, "int")
+        assert [[[int(v) for v in r] for r in t] for t in y] == \
+            [[[v * s2 for v in r] for r in t] for t in _direct_tile_ints(d, g, m)]
+        # object (Python-int) operands are taken as they are, with the same result
+        Oo = wm.ewmm(Ih.astype(object).reshape(1, C, 1, n * n),
+                     Fh.astype(object).reshape(K, C, n * n), "int")
+        assert Oo.tolist() == Oh.tolist()
+
+
 # -- specials ------------------------------------------------------------------------------------
 def test_inf_minus_inf_is_nan_where_direct_gives_inf():
     I = np.zeros((1, 1, 6, 6))

@@ -133,7 +133,10 @@ Integer variant (``mode="int"``; :func:`int_widths`)
     products 21 bits, accumulator ≤ 21 + ⌈log2 C⌉ bits (equal at powers of two), the OTF
     passes at most 3 bits more (their interval bound is ≈ 7.1× the accumulator's, per-lane
     ranges; the note's "+4" rounds ×9 up to 16), then >>2.  INT4 / INT2 weights: FTF
-    [−72, 67] 8 bits / [−18, 13] 6 bits.
+    [−72, 67] 8 bits / [−18, 13] 6 bits.  Arithmetic: int64 while a stage's bound (its input's
+    largest magnitude times the transform's gain, or C·max|Î|·max|F̂| for the EWMM) stays
+    below 2^62, else Python ints (object arrays), so no stage function wraps (until issue 42
+    :func:`ewmm` and :func:`otf` worked in int64 and wrapped at 31/32-bit data and weights).
 
 Specials
     Everything is the IEEE thing, operation by operation.  Winograd is not direct convolution
@@ -525,19 +528,60 @@ def itf(d, m: int = 2, mode: str = "fp32") -> np.ndarray:
     in mode "int"), by the pinned network (module docstring)."""
     m = _check_m(m, "itf")
     mode = _check_mode(mode, "itf")
-    d = _tile_arg(d, m + 2, m + 2, mode, "d", "itf")
+    d = _tile_arg(d, m + 2, m + 2, mode, "d", "itf", "itf", m)
     return _itf(d, m, mode)
 
 
-def _tile_arg(x, r, s, mode, name, who):
+class _BoundOps:
+    """Per node the Σ|coefficients| of its inputs (|x| ≤ 1 in, the node's bound out)."""
+
+    def add(self, a, b):
+        return a + b
+
+    sub = add
+
+    def shl(self, a, k):
+        return a * (1 << k)
+
+    def half(self, a):
+        return a
+
+    def neg(self, a):
+        return a
+
+
+def _gain(kind: str, m: int) -> int:
+    """A bound on |node| / max|input| over every node of the 2-D transform ``kind`` (itf,
+    ftf_int, otf): the largest 1-D node bound squared."""
+    net = _NETS[(kind, m)]
+    seen = [1]
+    _run(net, [1] * (3 if kind.startswith("ftf") else m + 2), _BoundOps(), seen.append)
+    return max(seen) ** 2
+
+
+def _absmax(x) -> int:
+    return int(np.abs(np.asarray(x).astype(object)).max(initial=0)) if np.size(x) else 0
+
+
+def _exact_ints(x, bound: int):
+    """An integer array in the arithmetic that holds ``bound`` (a bound on every value the
+    stage makes from x) exactly: int64 while bound < 2^62, else Python ints (object).  Object
+    arrays stay Python ints.  (int64 wrapped silently: issue 42, wino_conv at 31/32 bits.)"""
+    if x.dtype == object:
+        return x
+    return x.astype(np.int64) if bound < (1 << 62) else x.astype(object)
+
+
+def _tile_arg(x, r, s, mode, name, who, kind=None, m=2):
     x = np.asarray(x)
     if x.ndim < 2 or x.shape[-2:] != (r, s):
         raise ValueError(f"{who}: {name} must be [..., {r}, {s}], got shape {x.shape}")
     if mode == "int":
-        if x.dtype.kind not in "ui" and x.dtype != object:
+        if x.dtype.kind not in "ui" and not (x.dtype == object and all(
+                _is_int(v) for v in x.reshape(-1))):
             raise ValueError(f"{who}: {name} must be an integer array in mode 'int', got "
                              f"dtype {x.dtype}")
-        return x if x.dtype == object else x.astype(np.int64)
+        return _exact_ints(x, _absmax(x) * _gain(kind, m))
     return _encodings(x, _FMT[mode]["data"] if name in ("d", "g") else
                       _FMT[mode]["acc"], name, who)
 
@@ -559,7 +603,7 @@ def ftf(g, m: int = 2, mode: str = "fp32", *, ftf: str | None = None) -> np.ndar
     m = _check_m(m, "ftf")
     mode = _check_mode(mode, "ftf")
     ftf_mode = _check_ftf(ftf, m, mode, "ftf")
-    g = _tile_arg(g, 3, 3, mode, "g", "ftf")
+    g = _tile_arg(g, 3, 3, mode, "g", "ftf", "ftf_int", m)
     return _ftf(g, m, mode, ftf_mode)
 
 
@@ -747,8 +791,13 @@ def ewmm(I_hat, F_hat, mode: str = "fp32") -> np.ndarray:
         raise ValueError(f"ewmm: I_hat must be [N, C, P, L] and F_hat [K, C, L] with equal C "
                          f"and L, got {Ih.shape} and {Fh.shape}")
     if mode == "int":
-        if Ih.dtype.kind not in "ui" or Fh.dtype.kind not in "ui":
-            raise ValueError("ewmm: I_hat and F_hat must be integer arrays in mode 'int'")
+        for x in (Ih, Fh):
+            if x.dtype.kind not in "ui" and not (x.dtype == object and all(
+                    _is_int(v) for v in x.reshape(-1))):
+                raise ValueError("ewmm: I_hat and F_hat must be integer arrays in mode 'int'")
+        bound = _absmax(Ih) * _absmax(Fh) * _DP * -(-Ih.shape[1] // _DP)
+        if Ih.dtype == object or Fh.dtype == object or bound >= (1 << 62):
+            return _ewmm(Ih.astype(object), Fh.astype(object), mode)
         return _ewmm(Ih.astype(np.int64), Fh.astype(np.int64), mode)
     t = _FMT[mode]["transform"]
     return _ewmm(_encodings(Ih, t, "I_hat", "ewmm"), _encodings(Fh, t, "F_hat", "ewmm"), mode)
@@ -765,7 +814,7 @@ def otf(O_hat, m: int = 2, mode: str = "fp32") -> np.ndarray:
     pinned network.  Mode "int": the s²-scaled result (before the exact division)."""
     m = _check_m(m, "otf")
     mode = _check_mode(mode, "otf")
-    Oh = _tile_arg(O_hat, m + 2, m + 2, mode, "O_hat", "otf")
+    Oh = _tile_arg(O_hat, m + 2, m + 2, mode, "O_hat", "otf", "otf", m)
     return _otf(Oh, m, mode)
 
 
