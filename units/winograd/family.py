@@ -405,3 +405,15 @@ DIRECT_CONV3X3 = UnitSpec(
 # the line buffer is declared in .linebuf; its size estimate is the family's, added here
 UNITS = (dataclasses.replace(WINO_LINEBUF, estimate=_est_wino_linebuf), WINO_ITF, WINO_FTF,
          WINO_OTF, WINO_CONV, DIRECT_CONV3X3)
+
+
+# -- wino_layer (units/winograd/layer_rtl.py): the layer top; its size estimate is the parts' ----
+from .layer_rtl import WINO_LAYER  # noqa: E402
+
+
+def _est_wino_layer(p) -> float:
+    return (_est_wino_conv(p.conv) + p.C * _est_wino_linebuf(p.linebuf) + _est_wino_ftf(p.ftf)
+            + p.K * p.C * (p.m + 2) ** 2 * reg_cells(p.conv.bits("filter")))
+
+
+UNITS = UNITS + (dataclasses.replace(WINO_LAYER, estimate=_est_wino_layer),)

@@ -7,7 +7,9 @@ stream's ready is driven by a :class:`StreamSink`, and a passive :class:`StreamM
 stream logs ``(cycle, payload)`` of each handshake.  The expected outputs are the golden model
 (``unit.golden``) called on the payloads the DUT actually accepted (from the input monitors), so
 backpressure and reset need no bookkeeping; an in-order :class:`Scoreboard` compares, reporting
-the first mismatches field by field through the payload layout.
+the first mismatches field by field through the payload layout.  Input streams may carry
+different numbers of items (``wino_layer``: K·C filters once, then the maps' beats): each must
+be accepted whole, and the reset scenario waits for half of each stream's own items.
 
 The scenarios and their knobs are :class:`bench_config.BenchConfig` (JSON in ``TCGEN_BENCH``);
 each scenario is one cocotb test starting from reset (scenarios not configured are skipped).
@@ -249,7 +251,10 @@ async def scored_run(bench: Bench, inputs: dict, phase: int, stressed: bool, **e
     run.cover(expected)
     timing = run.timing(expected)
     record(bench, sb, run, timing, **extra)
-    assert min(len(v) for v in run.accepted().values()) == n, "not every input was accepted"
+    accepted = run.accepted()          # streams may differ in length (wino_layer: w and x)
+    assert all(len(accepted[k]) == len(v) for k, v in inputs.items()), \
+        f"not every input was accepted: {({k: len(accepted[k]) for k in inputs})} of " \
+        f"{({k: len(v) for k, v in inputs.items()})}"
     assert sb.mismatches == 0, \
         f"{bench.scenario}: {sb.mismatches} of {sb.vectors} outputs differ from the model; " \
         f"first: {sb.reports[:3]}"
@@ -297,10 +302,11 @@ async def reset_mid_operation(dut):
         for _ in range(reset_at):
             await FallingEdge(dut.clk)
     else:                   # default: once half of these inputs went in (so some are in flight)
-        target = max(1, n_first // 2)
+        target = max(1, n_first // 2)          # of each stream's own (streams may differ)
+        want = {n: min(target, max(1, len(first[n]) // 2)) for n in bench.ins}
 
         async def half_in():
-            while min(len(run.mon[n].transfers) for n in bench.ins) < target:
+            while any(len(run.mon[n].transfers) < want[n] for n in bench.ins):
                 await FallingEdge(dut.clk)
 
         await with_timeout(half_in(), bench.budget_ns(target, *run.duty), "ns")

@@ -1,0 +1,274 @@
+"""The Winograd layer top ``wino_layer`` (tcgen.units.winograd.layer_rtl; issue 42 §1) on whole
+feature maps.
+
+* the golden model: the layer adapter's results are ``model.winograd_conv``'s output tiles,
+  cropped they are ``winograd_conv``'s map, and that map is the exact direct convolution in
+  mode int (``model.direct_conv_exact``) and within ``model.error_bound`` of it in FP
+  (``model.direct_conv`` and the exact value); the adapter's prefix rule (partial maps, filters
+  not yet in);
+* the cycle model (``WinoLayerParams.schedule`` / ``cycles``) against a direct count of its
+  documented parts, and against the RTL's measured cycles (back to back, the generic stream
+  bench: first beat offered .. last result taken) for one and several maps;
+* the RTL on the generic stream bench, bit for bit against the model: whole maps back to
+  back (FP32, int; F(2,3) and F(4,3) int), idle / stall backpressure and reset mid-map;
+  slow: a reduced ResNet-18 conv3_x slice (28×28, FP16) and F(4,3) int at odd sizes.
+
+Expected results come only from the model (the bench applies the UnitSpec's adapter).  Seeds
+printed; ``TCGEN_SEED`` overrides them.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tcgen.hw import numeric as num
+from tcgen.hw.layout import pack, unpack
+from tcgen.hw.params import ParamError
+from tcgen.registry import get_unit
+from tcgen.units.winograd import layouts
+from tcgen.units.winograd import model as wm
+from tcgen.units.winograd.layer_rtl import (WinoLayerParams, filter_beats, layer_beats,
+                                            layer_model, layer_tiles, layer_workload,
+                                            random_layer, w_layout, x_layout)
+from tcgen.verify import harness
+from tcgen.verify.bench_config import run_stream
+
+UNIT = "wino_layer"
+_slow = pytest.mark.slow
+
+
+def _payloads(p, x, g):
+    return {"w__payload": np.array(pack(w_layout(p), filter_beats(g)), dtype=object),
+            "x__payload": np.array(pack(x_layout(p), layer_beats(x, p.m)), dtype=object)}
+
+
+def _results(p, payloads):
+    """Result payloads -> (y [N, K, m, m], keep [N, m, m])."""
+    f = unpack(layouts.conv_res(p.conv), np.asarray(payloads, dtype=object))
+    y = np.asarray(f["y"], dtype=np.int64 if p.is_int else np.uint64)
+    keep = np.array([[(int(v) >> i) & 1 for i in range(p.m * p.m)] for v in f["keep"]],
+                    dtype=bool)
+    return y.reshape(-1, p.K, p.m, p.m), keep.reshape(-1, p.m, p.m)
+
+
+def _maps_of(p, y, keep, maps):
+    """Results of ``maps`` maps -> the cropped output maps [maps, K, H, W] (the keep masks
+    checked against the crop)."""
+    y = y.reshape(maps, p.Th, p.Tw, p.K, p.m, p.m)
+    keep = keep.reshape(maps, p.Th, p.Tw, p.m, p.m)
+    full = np.ones((p.Th * p.m, p.Tw * p.m), dtype=bool)
+    full[p.H:] = False
+    full[:, p.W:] = False
+    assert np.array_equal(wm.untile(keep, p.Th * p.m, p.Tw * p.m)[0], full)
+    return wm.untile(np.moveaxis(y, 3, 1), p.H, p.W)
+
+
+# -- params --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw, field, words", [
+    (dict(m=4, mode="fp32"), "m", "offline only"),
+    (dict(mode="fp16", data_bits=6), "data_bits", "unless mode=int"),
+    (dict(C=65), "C", "1..64"), (dict(K=0), "K", "1..16"), (dict(H=65), "H", "1..64"),
+])
+def test_params_errors(kw, field, words):
+    with pytest.raises(ParamError) as e:
+        WinoLayerParams(**kw)
+    assert field in str(e.value) and words in str(e.value)
+
+
+def _count(p, maps):
+    """The cycle model counted from its documented parts, independently of ``schedule``:
+    steps of the line buffers (linebuf.py's schedule) in cycles, each tile offered the cycle
+    after its completing step (not before the bank is loaded at K·C), its ITF C cycles, the
+    previous OTF K cycles, G·Q EWMM cycles, the result K + 1 after acceptance."""
+    m, W, H = p.m, p.W, p.H
+    Th, Tw = -(-H // m), -(-W // m)
+    tail = (W - 1) % m == 0
+    G = -(-p.K * (m + 2) ** 2 // p.dps) * -(-p.C // 4)
+    ends = []                                   # step index (in a free-running count) of tiles
+    t = 0
+    for _ in range(maps):
+        t += W                                  # priming band
+        for _b in range(Th):
+            for j in range(Tw):
+                e = W if (tail and j == Tw - 1) else min(m * (j + 1), W - 1)
+                ends.append(t + e)
+            t += W + int(tail)
+    lag, last, out = 0, None, None
+    for e in ends:
+        # the line buffers stall from the completing step of the previous tile to its take
+        cyc = e + lag
+        v = max(cyc + 1, p.K * p.C)
+        x = max(v + p.C, (last + p.K + 1) if last is not None else 0) + G - 1
+        lag += x - cyc - 1                      # the next step happens at x, not cyc + 1
+        last, out = x, x + p.K + 1
+    return out + 1
+
+
+@pytest.mark.parametrize("kw", [
+    dict(), dict(H=6, W=6, C=2, K=2, mode="fp32"), dict(H=7, W=5, C=3, K=5, dps=3, mode="int"),
+    dict(m=4, mode="int", H=9, W=13, C=5, K=2, dps=7), dict(H=1, W=1, C=1, K=1, dps=1),
+    dict(H=28, W=28, C=8, K=4, dps=8),
+])
+def test_cycle_model(kw):
+    p = WinoLayerParams(**kw)
+    for maps in (1, 3):
+        assert p.cycles(maps) == _count(p, maps)
+    s = p.schedule(2)
+    assert len(s["results"]) == 2 * p.tiles
+    assert sum(t for _, t in s["steps"]) == 2 * p.beats           # every beat taken once
+    if p.Tw >= 3:                       # a tile in the middle of a band: ``interval``
+        gaps = [b - a for a, b in zip(s["accepted"], s["accepted"][1:])]
+        assert gaps[0] == p.interval
+
+
+# -- the golden model ----------------------------------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(H=6, W=6, C=2, K=2, mode="fp32"),
+                                dict(H=5, W=7, C=3, K=2, mode="fp16"),
+                                dict(H=5, W=6, C=3, K=2, mode="fp16acc"),
+                                dict(H=6, W=5, C=2, K=3, mode="int"),
+                                dict(m=4, H=7, W=9, C=2, K=2, mode="int", data_bits=5,
+                                     weight_bits=4)])
+def test_model_is_winograd_and_direct_on_whole_maps(kw):
+    """Two maps back to back through the adapter: the results, untiled, are winograd_conv's
+    maps; int: equal to the exact direct convolution; FP: within error_bound of it (and
+    winograd_conv is not direct convolution bit for bit: at least one output differs from the
+    correctly rounded direct value, or the test's tolerance would be idle)."""
+    p = WinoLayerParams(**kw)
+    rng = np.random.default_rng(harness.seed(4201))
+    x, g = random_layer(p, rng, 2)
+    out = layer_model(p, **_payloads(p, x, g))["res__payload"]
+    assert len(out) == 2 * p.tiles
+    y, keep = _results(p, out)
+    maps = _maps_of(p, y, keep, 2)
+    bits = dict(data_bits=p.data_bits, weight_bits=p.weight_bits) if p.is_int else {}
+    wino = wm.winograd_conv(x, g, p.m, p.mode, **bits)
+    assert np.array_equal(maps, wino)
+    if p.is_int:
+        assert np.array_equal(maps, wm.direct_conv_exact(x, g))
+        return
+    f = wm.formats(p.mode)
+    got = wm.decode_output(maps, p.mode)
+    xf, gf = (np.asarray(num.to_float(v, f["data"]), dtype=np.float64) for v in (x, g))
+    exact = wm.direct_conv_exact(xf, gf)
+    err = np.abs(np.frompyfunc(lambda a, b: float(Fraction(a) - b), 2, 1)(
+        got.astype(np.float64), exact).astype(np.float64))
+    bound = wm.error_bound(x, g, p.m, p.mode)
+    assert np.all(err <= bound), float(np.max(err - bound))
+    ref = wm.direct_conv(xf, gf)
+    assert np.all(np.abs(got - ref) <= bound + np.abs(ref) * 2.0 ** -50 + 1e-300)
+    assert np.any(got != ref.astype(got.dtype))
+
+
+def test_model_prefixes():
+    """Nothing before the K·C filters; a partial map gives the tiles its beats complete
+    (linebuf.tiles_after), equal to the whole map's first tiles."""
+    p = WinoLayerParams(H=5, W=5, C=2, K=3, mode="int")
+    rng = np.random.default_rng(harness.seed(4202))
+    x, g = random_layer(p, rng, 1)
+    pl = _payloads(p, x, g)
+    whole = layer_model(p, **pl)["res__payload"]
+    assert len(layer_model(p, pl["w__payload"][:-1], pl["x__payload"])["res__payload"]) == 0
+    from tcgen.units.winograd.linebuf import tiles_after
+    for k in range(0, p.beats + 1):
+        part = layer_model(p, pl["w__payload"], pl["x__payload"][:k])["res__payload"]
+        assert len(part) == tiles_after(p.linebuf, k)
+        assert list(part) == list(whole[:len(part)])
+
+
+def test_layer_tiles_crop_is_winograd_conv():
+    p = WinoLayerParams(H=3, W=5, C=1, K=2, mode="fp32")
+    rng = np.random.default_rng(harness.seed(4203))
+    x, g = random_layer(p, rng, 1)
+    t = layer_tiles(p, x[0], g)                             # [Th, Tw, K, m, m]
+    full = wm.untile(np.moveaxis(t, 2, 0), p.H, p.W)
+    assert np.array_equal(full, wm.winograd_conv(x[0], g, p.m, p.mode))
+
+
+def test_workload_follows_the_schedule():
+    """The workload offers the filters in cycles 0 .. K·C − 1 and changes x's beat only after
+    the cycles the schedule takes one: the beats in order, each held while not taken."""
+    p = WinoLayerParams(H=5, W=4, C=2, K=2, mode="int")
+    n = p.cycles(2)
+    wl = layer_workload(p, np.random.default_rng(1), n)
+    assert list(wl["w__valid"][:p.filter_beats]) == [1] * p.filter_beats
+    assert not wl["w__valid"][p.filter_beats:].any()
+    takes = [c for c, t in p.schedule(3)["steps"] if t and c < n]
+    changes = [c for c in range(1, n) if wl["x__payload"][c] != wl["x__payload"][c - 1]]
+    assert set(changes) <= {c + 1 for c in takes}
+
+
+# -- RTL -----------------------------------------------------------------------------------------
+def _run(p, x, g, name, scenarios=("back_to_back",), sim=None, **cfg):
+    maps = len(x)
+    s = run_stream(UNIT, p, _payloads(p, x, g), name=name, scenarios=scenarios, sim=sim, **cfg)
+    assert s["mismatches"] == 0, s
+    for sc in scenarios:
+        assert s[f"{sc}_vectors"] == maps * p.tiles
+    return s
+
+
+_RTL = [
+    dict(H=6, W=6, C=2, K=2, mode="int"),
+    dict(m=4, H=5, W=7, C=2, K=1, dps=6, mode="int", data_bits=5, weight_bits=4),
+]
+
+
+@pytest.mark.parametrize("kw", _RTL, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()))
+def test_rtl_maps_back_to_back(kw):
+    """Two maps back to back: every result = the model's (so = winograd_conv = the exact
+    direct convolution, test above); the measured cycles are the cycle model's."""
+    p = WinoLayerParams(**kw)
+    rng = np.random.default_rng(harness.seed(4210))
+    x, g = random_layer(p, rng, 2)
+    s = _run(p, x, g, "b2b")
+    assert s["back_to_back_cycles"] == p.cycles(2), (s["back_to_back_cycles"], p.cycles(2))
+
+
+def test_rtl_fp32_map():
+    """FP32 F(2,3), one 6×6 map of 2 channels, 2 filters (Verilator): bit for bit against
+    winograd_conv (through the model), cycles as modelled."""
+    p = WinoLayerParams(H=6, W=6, C=2, K=2, mode="fp32")
+    rng = np.random.default_rng(harness.seed(4211))
+    x, g = random_layer(p, rng, 1)
+    s = _run(p, x, g, "fp32", sim="verilator")
+    assert s["back_to_back_cycles"] == p.cycles(1)
+
+
+def test_rtl_backpressure_and_reset():
+    """Idle input cycles, output stalls, and a reset with a map in flight (the filters
+    reloaded after it): every result as the model's, nothing after the reset."""
+    p = WinoLayerParams(H=5, W=5, C=2, K=3, dps=5, mode="int", data_bits=6, weight_bits=5)
+    rng = np.random.default_rng(harness.seed(4212))
+    x, g = random_layer(p, rng, 2)
+    s = _run(p, x, g, "stress", scenarios=("backpressure", "reset_mid_operation"),
+             idle=0.4, stall=0.5)
+    assert s["reset_leaked"] == 0
+
+
+@_slow
+def test_rtl_resnet18_conv3_slice():
+    """A reduced ResNet-18 conv3_x layer: one 28×28 map, 8 of its 128 channels, 4 of its
+    filters, FP16 F(2,3) on 8 DP-4s (Verilator): bit for bit against winograd_conv, cycles as
+    modelled."""
+    p = WinoLayerParams(H=28, W=28, C=8, K=4, dps=8, mode="fp16")
+    rng = np.random.default_rng(harness.seed(4220))
+    x, g = random_layer(p, rng, 1)
+    s = _run(p, x, g, "conv3", sim="verilator")
+    assert s["back_to_back_cycles"] == p.cycles(1)
+
+
+@_slow
+def test_rtl_f43_int_odd_maps_stressed():
+    p = WinoLayerParams(m=4, H=9, W=11, C=3, K=2, dps=9, mode="int", data_bits=5,
+                        weight_bits=4)
+    rng = np.random.default_rng(harness.seed(4221))
+    x, g = random_layer(p, rng, 2)
+    _run(p, x, g, "f43", scenarios=("back_to_back", "backpressure"), idle=0.3, stall=0.3)
+
+
+def test_registered():
+    u = get_unit(UNIT)
+    p = u.params()
+    assert u.estimate_cells(p) > 0 and u.ops_per_cycle(p) > 0
