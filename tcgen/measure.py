@@ -35,7 +35,7 @@ __all__ = ["measure"]
 def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity="vectorless",
             toggle_rate=0.1, workload_cycles=2000, seed=1, cache=True,
             simulator="auto", workload=None, hierarchical=False, design=None,
-            fraig_conflicts=None, noise=0) -> dict:
+            fraig_conflicts=None, noise=0, stimulus=None) -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
     strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
     ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md).  ``workload``: one of the unit's
@@ -47,7 +47,11 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     scripts/peers.py); ``label`` replaces the command in the result.  ``fraig_conflicts``: the
     conflict limit of ABC's SAT sweeping (None: Yosys's own ABC script; docs/ppa.md).
     ``noise``: also measure the design under that many semantically neutral perturbations
-    and add the band of its figures as ``noise`` (docs/ppa.md, "Noise")."""
+    and add the band of its figures as ``noise`` (docs/ppa.md, "Noise").
+    ``stimulus``: ``(ports, label)`` -- a fixed cycle-by-cycle stimulus ({input port: one value
+    per cycle}, e.g. a whole layer's request stream, tcgen.layers) in place of the workload's
+    random one (activity ``sim`` only; ``workload_cycles`` and ``seed`` are then unused, the
+    cycles being the stimulus's length); ``label`` names it in the result (``workload.source``)."""
     noise = check_noise(noise)
     unit = get_unit(unit_name)
     params = unit_params(unit, params)
@@ -65,16 +69,23 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         if not isinstance(workload, str):
             raise ParamError(f"ppa: workload must be a name, got {type(workload).__name__}")
         named = unit.named_workload(workload, params)
-    stimulus = unit.workload if named is None else named.stimulus
     ops = unit.ops_per_cycle if named is None or named.ops_per_cycle is None \
         else named.ops_per_cycle
     stim = None
+    fixed = stimulus
+    stimulus = unit.workload if named is None else named.stimulus
+    if fixed is not None:
+        fixed = _fixed_stimulus(fixed, activity, workload)
     if activity == "sim":
         check_simulator(lib, simulator)
-        if stimulus is None:
+        if fixed is not None:
+            stim = fixed[0]
+            workload_cycles = len(next(iter(stim.values())))
+        elif stimulus is None:
             raise ParamError(f"ppa: unit {unit.name} declares no workload; sim power needs one "
                              "(use activity vectorless)")
-        stim = stimulus(params, np.random.default_rng(seed), workload_cycles)
+        else:
+            stim = stimulus(params, np.random.default_rng(seed), workload_cycles)
     t0 = time.monotonic()
     if design is not None:
         text, label = design
@@ -102,7 +113,8 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     if activity == "vectorless":
         cmd += ["--toggle-rate", f"{toggle_rate:g}"]
     else:
-        cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
+        if fixed is None:
+            cmd += ["--cycles", str(workload_cycles), "--seed", str(seed)]
         if simulator != "auto":
             cmd += ["--simulator", simulator]
     if hierarchical:
@@ -128,7 +140,9 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         out["census"] = dict(census, bound_fa_ha=5 * n - 3 * mo, bound_gkl=4.5 * n - 2 * mo)
     if workload is not None:
         out["workload_name"] = workload
-    if activity == "sim":
+    if activity == "sim" and fixed is not None:
+        out["workload"] = dict(out.get("workload", {}), source=fixed[1])
+    elif activity == "sim":
         src = f"{unit.name}.workload" if workload is None else \
             f"{unit.name}.workloads[{workload!r}].stimulus"
         out["workload"] = dict(out.get("workload", {}), seed=seed,
@@ -137,6 +151,22 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     out["command"] = " ".join(shlex.quote(c) for c in cmd) if design is None else design[1]
     out["runtime_s"] = dict(out["runtime_s"], generate_verilog_s=round(t_gen, 3))
     return out
+
+
+def _fixed_stimulus(stimulus, activity: str, workload) -> tuple[dict, str]:
+    """A fixed stimulus ``(ports, label)`` checked: activity sim, no named workload beside it,
+    every port the same number of cycles (ParamError otherwise)."""
+    if activity != "sim":
+        raise ParamError("ppa: a fixed stimulus needs activity sim")
+    if workload is not None:
+        raise ParamError("ppa: give a named workload or a fixed stimulus, not both")
+    if not (isinstance(stimulus, tuple) and len(stimulus) == 2 and isinstance(stimulus[0], dict)
+            and stimulus[0] and isinstance(stimulus[1], str)):
+        raise ParamError("ppa: stimulus must be ({port: values per cycle}, label)")
+    lens = {len(np.asarray(v)) for v in stimulus[0].values()}
+    if len(lens) != 1:
+        raise ParamError(f"ppa: stimulus ports have different lengths {sorted(lens)}")
+    return stimulus
 
 
 def _fmt(v):

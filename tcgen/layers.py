@@ -1,0 +1,331 @@
+"""One end-to-end layer per paper (issue 42 §3; reports/layers.md, scripts/layers.py).
+
+A :class:`Layer` is a real layer's request stream on one unit -- seeded operands of the real
+shape (``size="full"``) or of a reduced one (``"reduced"``, make test) -- with what checks and
+measures it:
+
+* ``requests``: the payloads of the unit's input stream, in order (C chained through the golden
+  model where the unit takes its accumulator from the request);
+* ``expected``: the unit's golden model on the whole stream (the output payloads the RTL must
+  give, bit for bit), and ``reference``: the layer computed by the family's layer-level model
+  (GEMM-level, not per request) where one exists, which the tiles of ``expected`` must equal;
+* ``interval``: the cycles a request is offered back to back (the unit's cycle model: the RTL
+  run must show exactly this issue interval), so :meth:`Layer.trace` gives the cycle-by-cycle
+  port stimulus of that run -- each payload held ``interval`` cycles with valid high, the result
+  stream always ready, then valid low until the last result -- which drives the gate-level
+  simulation of the mapped netlist (:func:`energy`, through :func:`tcgen.measure.measure`'s
+  fixed ``stimulus``): energy per layer = the simulated power × the layer's cycles × the clock.
+
+The RTL runs themselves (the cocotb stream bench, back to back) are made above this module
+(tcgen.verify.layers.run_layer, used by tb/test_layers.py and scripts/layers.py): the
+application layer's contract lets only tcgen.cli import tcgen.verify.
+
+The five layers (:data:`LAYERS`; the baselines beside them in :data:`BASELINES`):
+
+=========  ========================================================================  =========
+name       layer                                                                     unit
+=========  ========================================================================  =========
+lut        LLaMA2-7B W2A16 GEMV tile: 64 outputs × K = 4096, one activation row      lut_array
+sparse     GEMM tile 64×64×64, A 75 % vector-wise sparse (L = 16, K = 4: 4 of 16)    octet_sparse
+           baseline: the same pruned GEMM run densely                                octet_dense
+pacq       W4A16 GEMM tile m16 n16 k128 on the DP-4 stream                           dp4_pacq
+           baseline: the same weights dequantized to FP16                            dp4_baseline
+=========  ========================================================================  =========
+
+(d) Winograd and (e) BMMA: see ``UNBUILT`` (their layer tops are being built elsewhere).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcgen.hw import numeric as num
+from tcgen.hw.params import ParamError
+
+from .measure import measure
+from .registry import get_unit
+
+__all__ = ["Layer", "LAYERS", "BASELINES", "SIZES", "layer", "energy", "energy_window",
+           "UNBUILT"]
+
+SIZES = ("reduced", "full")
+
+
+@dataclass
+class Layer:
+    name: str                  # lut, sparse, sparse_dense, pacq, pacq_baseline
+    title: str                 # what the layer is
+    shape: str                 # its shape, as the report shows it
+    unit: str
+    params: dict
+    size: str
+    seed: int
+    requests: np.ndarray       # input stream payloads (dtype object)
+    in_stream: str
+    out_stream: str
+    interval: int              # cycles each request is offered back to back
+    macs: int                  # the layer's multiply-accumulates (dense equivalent)
+    expected: np.ndarray       # the golden model's output payloads (dtype object)
+    values_per_output: int     # numbers in one output payload
+    reference: dict = field(default_factory=dict)   # layer-level model check (see module doc)
+    notes: str = ""
+
+    @property
+    def spec(self):
+        return get_unit(self.unit)
+
+    def unit_params(self):
+        return self.spec.params(**self.params)
+
+    @property
+    def values_checked(self) -> int:
+        return len(self.expected) * self.values_per_output
+
+    def min_cycles(self) -> int:
+        """Cycles the requests take to be accepted back to back."""
+        return len(self.requests) * self.interval
+
+    def trace(self, cycles: int | None = None, first: int = 0,
+              count: int | None = None) -> dict:
+        """The cycle-by-cycle port stimulus of requests ``first`` .. ``first + count`` run back
+        to back: each payload on ``<in>__payload`` for ``interval`` cycles with
+        ``<in>__valid`` high, ``<out>__ready`` always high, then the last payload held with
+        valid low up to ``cycles`` in all (default: the requests' cycles + 8)."""
+        reqs = self.requests[first:None if count is None else first + count]
+        if len(reqs) == 0:
+            raise ValueError(f"layer {self.name}: an empty window")
+        busy = len(reqs) * self.interval
+        cycles = busy + 8 if cycles is None else int(cycles)
+        if cycles < busy:
+            raise ValueError(f"layer {self.name}: {cycles} cycles < the {busy} its "
+                             f"{len(reqs)} requests take")
+        pay = np.repeat(np.asarray(reqs, dtype=object), self.interval)
+        pay = np.concatenate([pay, np.full(cycles - busy, pay[-1], dtype=object)])
+        valid = np.zeros(cycles, np.uint64)
+        valid[:busy] = 1
+        return {f"{self.in_stream}__payload": pay, f"{self.in_stream}__valid": valid,
+                f"{self.out_stream}__ready": np.ones(cycles, np.uint64)}
+
+    def check_outputs(self, observed) -> dict:
+        """The RTL's output payloads against ``expected`` (bit for bit) and, where the layer
+        has one, its layer-level reference: {outputs, values, mismatches, reference}."""
+        got = [int(x) for x in observed]
+        exp = [int(x) for x in self.expected]
+        bad = sum(g != e for g, e in zip(got, exp)) + abs(len(got) - len(exp))
+        return {"outputs": len(got), "values": len(got) * self.values_per_output,
+                "mismatches": bad, "reference": dict(self.reference)}
+
+
+# -- (a) LUT: a LLaMA2-7B-shaped W2A16 GEMV tile -----------------------------------------------
+def _lut(size: str, seed: int) -> Layer:
+    from tcgen.units.lut import model as lm
+    from tcgen.units.lut.family import array_request, array_result
+    n, k_total = (64, 4096) if size == "full" else (4, 64)
+    unit = get_unit("lut_array")
+    params = {"m": 1, "n": n}
+    p = unit.params(**params)
+    rng = np.random.default_rng(seed)
+    A = num.from_float(rng.normal(0, 1, (1, k_total)), "fp16")          # one token's x
+    Wq = rng.integers(0, 1 << p.w_bits, (n, k_total))                   # INT2 weight codes
+    G = k_total // p.k
+    reqs = []
+    for g in range(G):
+        T = lm.precompute(A[:, p.k * g:p.k * g + p.k], p.entry)
+        sign, idx = lm.encode_plane(lm.bit_planes(Wq[:, p.k * g:p.k * g + p.k], p.w_bits))
+        reqs.append(array_request(p, T, sign, idx, chain=g > 0, emit=g == G - 1))
+    reqs = np.array(reqs, dtype=object)
+    exp = unit.golden(p, req__payload=reqs)["d__payload"]
+    d = num.to_float(np.concatenate([array_result(p, x) for x in exp]).astype(np.uint64),
+                     p.acc)
+    exact = num.to_float(A, "fp16") @ lm.reinterpret(Wq, p.w_bits).T.astype(np.float64)
+    scale = np.abs(exact).max()
+    ref = {"what": "float64 x·W′ᵀ (W′ = 2q − 3, the reinterpreted INT2 weights)",
+           "max_abs_err_vs_exact": float(np.abs(d - exact).max()),
+           "max_abs_exact": float(scale)}
+    return Layer(
+        "lut", "LLaMA2-7B W2A16 GEMV tile (q_proj rows, batch 1)",
+        f"1×{k_total} · {k_total}×{n} (x FP16, W INT2), {G} K-groups chained",
+        "lut_array", params, size, seed, reqs, "req", "d", p.w_bits, n * k_total,
+        np.asarray(exp, dtype=object), p.m * p.n, ref,
+        notes="lut_array M1N%dK4 (the paper's M2N64K4 with the one activation row a GEMV has; "
+              "FP16 tables and accumulator, W_INT2), tables precomputed from the activations "
+              "(Gray-code network), D emitted once at the last K-group" % n)
+
+
+# -- (b) Sparse: a 75 %-sparse GEMM tile, sparse octet vs dense octet --------------------------
+def _sparse_operands(size: str, seed: int):
+    from tcgen.units.sparse import model as sm
+    M, N, K = (64, 64, 64) if size == "full" else (8, 16, 32)
+    rng = np.random.default_rng(seed)
+    W = rng.normal(0, 1, (M, K))
+    enc = sm.encode(W, 16, 4)                                   # 4 of every 16 kept: 75 %
+    B = num.from_float(rng.normal(0, 1, (K, N)), "fp16")
+    return (M, N, K), enc, B
+
+
+def _chain(unit, p, make, result, in_port, out_port, c0, steps):
+    """Requests of one output tile chained through the golden model: ``make(step, c)`` the
+    payload, ``result(p, payload)`` its D; returns (payloads, final D)."""
+    c, reqs = c0, []
+    for s in steps:
+        r = make(s, c)
+        reqs.append(r)
+        c = result(p, unit.golden(p, **{in_port: np.array([r], dtype=object)})[out_port][0])
+    return reqs, c
+
+
+def _sparse(size: str, seed: int, dense: bool = False) -> Layer:
+    from tcgen.units.sparse import model as sm
+    from tcgen.units.sparse.family import (dense_request, dense_result, sparse_request,
+                                           sparse_result)
+    (M, N, K), enc, B = _sparse_operands(size, seed)
+    name = "octet_dense" if dense else "octet_sparse"
+    unit = get_unit(name)
+    p = unit.params()
+    zero = num.from_float(np.zeros((M, N)), p.acc)
+    D = np.zeros((M, N), np.uint64)
+    reqs = []
+    if dense:
+        A = sm.decode(enc, bits=True)[:, :K]                   # the pruned A, FP16, dense
+        R, C = p.ROWS, p.COLS
+        for m0 in range(0, M, R):
+            for n0 in range(0, N, C):
+                r, d = _chain(unit, p, lambda v, c: dense_request(
+                    p, A[m0:m0 + R, 16 * v:16 * v + 16], B[16 * v:16 * v + 16, n0:n0 + C], c),
+                    dense_result, "op__payload", "res__payload", zero[m0:m0 + R, n0:n0 + C],
+                    range(K // 16))
+                reqs += r
+                D[m0:m0 + R, n0:n0 + C] = d
+        per = R * C
+        cyc = sm.cycle_model("dense", p.pingpong, dp_latency=p.latency)
+    else:
+        R, C = p.ROWS, 16
+        for m0 in range(0, M, R):
+            for n0 in range(0, N, C):
+                r, d = _chain(unit, p, lambda v, c: sparse_request(
+                    p, enc.values[m0:m0 + R, v, :], enc.offsets[m0:m0 + R, v, :],
+                    B[16 * v:16 * v + 16, n0:n0 + C], c),
+                    sparse_result, "op__payload", "res__payload", zero[m0:m0 + R, n0:n0 + C],
+                    range(K // 16))
+                reqs += r
+                D[m0:m0 + R, n0:n0 + C] = d
+        per = R * C
+        cyc = sm.cycle_model("sparse", p.pingpong, L=p.L, K=p.K, dp_latency=p.latency)
+    reqs = np.array(reqs, dtype=object)
+    exp = unit.golden(p, op__payload=reqs)["res__payload"]
+    whole = sm.spmm(enc, B, zero, acc=p.acc) if not dense else \
+        sm.dense_wmma(sm.decode(enc, bits=True)[:, :K], B, zero, acc=p.acc)
+    ref = {"what": ("model.spmm" if not dense else "model.dense_wmma") +
+                   " on the whole GEMM (one call, no tiling) = the final D tiles",
+           "equal": bool(np.array_equal(np.asarray(whole, np.uint64), D))}
+    title = "GEMM tile, A 75 % vector-wise sparse (L = 16, K = 4)" + \
+        (", run densely (baseline)" if dense else "")
+    return Layer(
+        "sparse_dense" if dense else "sparse", title,
+        f"{M}×{K} · {K}×{N} (FP16, FP32 accumulation), {len(reqs)} "
+        f"{'WMMA' if dense else 'SWMMA'} octet steps",
+        name, {}, size, seed, reqs, "op", "res", cyc, M * N * K,
+        np.asarray(exp, dtype=object), per, ref,
+        notes=("the dense octet on the same pruned A (zeros multiplied): " if dense else
+               "vector-wise sparse octet at the paper's L = 16, K = 4 (ping-pong B): ") +
+              f"{cyc} cycles per request (cycle model); C chained through the golden model "
+              "request by request, every partial D compared")
+
+
+# -- (c) PacQ: a W4A16 DP-4 stream, PacQ vs its baseline -----------------------------------------
+def _pacq(size: str, seed: int, baseline: bool = False) -> Layer:
+    from tcgen.units.pacq import model as pm
+    from tcgen.units.pacq.family import baseline_tile_ops, pacq_tile_ops
+    from tcgen.units.pacq.params import lanes_of
+    m, n, k = (16, 16, 128) if size == "full" else (2, 8, 8)
+    rng = np.random.default_rng(seed)
+    A = pm.activations(rng, (m, k))
+    lo, hi = pm.WEIGHT_RANGE[4]
+    Bq = rng.integers(lo, hi + 1, (k, n))
+    name = "dp4_baseline" if baseline else "dp4_pacq"
+    unit = get_unit(name)
+    p = unit.params()
+    if baseline:
+        ops = baseline_tile_ops(p, A, num.from_float(Bq.astype(np.float64), "fp16"))
+        interval, per = 1, 1
+    else:
+        ops = pacq_tile_ops(p, A, Bq, 4)
+        interval, per = (16 // 4) // p.D, p.D
+    ops = np.asarray(ops, dtype=object)
+    exp = unit.golden(p, op__payload=ops)["res__payload"]
+    return Layer(
+        "pacq_baseline" if baseline else "pacq",
+        "W4A16 GEMM tile on the DP-4 stream" + (", weights dequantized to FP16 (baseline)"
+                                                 if baseline else ""),
+        f"m{m} n{n} k{k} (A FP16, W INT4{' as FP16' if baseline else ''}, FP16 accumulation), "
+        f"{len(ops)} DP-4 operations",
+        name, {}, size, seed, ops, "op", "res", interval, m * n * k,
+        np.asarray(exp, dtype=object), per, {},
+        notes=("dp4_baseline: 4 FP16 multipliers, one operation per cycle" if baseline else
+               f"dp4_pacq at its defaults (wbits=both, D={p.D}, paper mode): an INT4 operation "
+               f"packs {lanes_of('4')} weights per word, held {interval} beats") +
+              "; c chained through the golden model, every beat compared")
+
+
+LAYERS = {"lut": _lut, "sparse": _sparse, "pacq": _pacq}
+BASELINES = {"sparse": ("sparse_dense", lambda s, seed: _sparse(s, seed, dense=True)),
+             "pacq": ("pacq_baseline", lambda s, seed: _pacq(s, seed, baseline=True))}
+
+#: the layers not built here yet, with what they wait for (reports/layers.md says so)
+UNBUILT = {
+    "winograd": "ResNet-18 conv3_x (28×28, C = K = 128, 3×3) on wino_conv vs direct_conv3x3: "
+                "waits for the wino_layer top (line buffers → wino_conv) of issue 42 §1",
+    "bmma": "a binarized ResNet-18 basic block on bmma_array + bnn_epilogue: waits for the "
+            "bnn_layer top and tb/bnn_layer_runs.py's request stream of issue 42 §2",
+}
+
+
+def layer(name: str, size: str = "reduced", seed: int = 1) -> Layer:
+    """The layer ``name`` (a key of :data:`LAYERS`, or a baseline's name) at ``size``."""
+    if size not in SIZES:
+        raise ParamError(f"layers: size must be one of {', '.join(SIZES)}, got {size!r}")
+    if name in LAYERS:
+        return LAYERS[name](size, seed)
+    for base_name, make in BASELINES.values():
+        if name == base_name:
+            return make(size, seed)
+    known = list(LAYERS) + [b for b, _ in BASELINES.values()]
+    raise ParamError(f"layers: layer must be one of {', '.join(known)}, got {name!r}")
+
+
+def energy(lay: Layer, cycles: int, liberty: str = "osu018", *, clock_ns: float = 10.0,
+           cache: bool = True, simulator: str = "auto") -> dict:
+    """Energy of the whole layer: the mapped netlist's power with the activity of its
+    gate-level simulation driven by :meth:`Layer.trace` over the layer's ``cycles`` (the RTL
+    run's count), times those cycles and the clock.  {energy_pj, energy_pj_per_mac, power_mw,
+    cycles, area_um2, ...}."""
+    return _energy(lay, lay.trace(cycles), cycles, lay.macs, liberty, clock_ns, cache,
+                   simulator, f"tcgen.layers.layer({lay.name!r}, {lay.size!r}, "
+                              f"seed={lay.seed}).trace({cycles})")
+
+
+def energy_window(lay: Layer, first: int, count: int, liberty: str = "osu018", *,
+                  clock_ns: float = 10.0, cache: bool = True, simulator: str = "auto") -> dict:
+    """Energy per MAC of a window of the layer's stream (requests ``first`` .. ``first +
+    count``, run back to back and drained): for a layer too long to simulate whole."""
+    n = len(lay.requests[first:first + count])
+    cycles = n * lay.interval + 8
+    macs = lay.macs * n / len(lay.requests)
+    return _energy(lay, lay.trace(cycles, first, count), cycles, macs, liberty, clock_ns,
+                   cache, simulator, f"tcgen.layers.layer({lay.name!r}, {lay.size!r}, "
+                                     f"seed={lay.seed}).trace({cycles}, {first}, {count})")
+
+
+def _energy(lay, stim, cycles, macs, liberty, clock_ns, cache, simulator, label) -> dict:
+    r = measure(lay.unit, lay.params, liberty=liberty, clock_ns=clock_ns, activity="sim",
+                stimulus=(stim, label), cache=cache, simulator=simulator)
+    p_mw = r["power_mw"]["total"]
+    e = p_mw * cycles * clock_ns                       # mW × ns = pJ
+    return {"liberty": r["liberty"]["name"], "clock_ns": clock_ns, "cycles": cycles,
+            "macs": macs, "power_mw": r["power_mw"], "energy_pj": e,
+            "energy_pj_per_mac": e / macs, "area_um2": r["area_um2"],
+            "cell_count": r["cell_count"], "simulator": r.get("sim", {}).get("simulator"),
+            "stimulus": label, "stimulus_sha256": r["workload"].get("sha256"),
+            "tools": r["tools"], "cached": r["cached"],
+            "runtime_s": r["runtime_s"]}
