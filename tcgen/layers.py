@@ -308,9 +308,10 @@ def energy(lay: Layer, cycles: int, liberty: str = "osu018", *, clock_ns: float 
 def energy_window(lay: Layer, first: int, count: int, liberty: str = "osu018", *,
                   clock_ns: float = 10.0, cache: bool = True, simulator: str = "auto") -> dict:
     """Energy per MAC of a window of the layer's stream (requests ``first`` .. ``first +
-    count``, run back to back and drained): for a layer too long to simulate whole."""
+    count`` back to back, the cycles they are offered: the steady state, no drain): for a
+    layer too long to simulate whole, and to show that the per-MAC figure is stable."""
     n = len(lay.requests[first:first + count])
-    cycles = n * lay.interval + 8
+    cycles = n * lay.interval
     macs = lay.macs * n / len(lay.requests)
     return _energy(lay, lay.trace(cycles, first, count), cycles, macs, liberty, clock_ns,
                    cache, simulator, f"tcgen.layers.layer({lay.name!r}, {lay.size!r}, "

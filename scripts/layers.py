@@ -1,0 +1,255 @@
+"""One end-to-end layer per paper (issue 42 §3) -> reports/layers.md (+ .json).
+
+    .venv/bin/python scripts/layers.py [--size full|reduced] [--layers lut,sparse,pacq]
+        [--libs osu018,nangate45] [--clock-ns 10] [--sim icarus|verilator]
+        [--windows N] [--out reports/layers.md]
+
+Per layer of :mod:`tcgen.layers` (and its baseline where the issue names one):
+
+1. the request stream of the real layer (seeded operands of its shape) runs back to back on the
+   unit's RTL (cocotb stream bench, :func:`tcgen.verify.layers.run_layer`): every output
+   compared bit for bit with the unit's golden model and with the layer's chained golden
+   outputs, the issue interval checked against the unit's cycle model, the cycles counted
+   (first request offered .. last result taken);
+2. its energy per layer on each liberty: the mapped netlist's gate-level simulation driven by the
+   cycle-by-cycle trace of that run (:meth:`tcgen.layers.Layer.trace`, the layer's measured
+   cycles), power × cycles × clock (:func:`tcgen.layers.energy`); ``--windows N``: also the
+   energy per MAC of N windows of the stream (its first and last quarter, ...), to show the
+   per-op figure is stable.
+
+A liberty that is not present (nangate45 lives in ../shared/liberty/) is skipped with a note.
+Bad input: one line on stderr, exit 2; a tool failure: exit 1.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="full", choices=("full", "reduced"))
+    ap.add_argument("--layers", default="lut,sparse,pacq")
+    ap.add_argument("--libs", default="osu018,nangate45")
+    ap.add_argument("--clock-ns", type=float, default=10.0)
+    ap.add_argument("--sim", default=None, choices=("icarus", "verilator"))
+    ap.add_argument("--windows", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=str(ROOT / "reports" / "layers.md"))
+    return ap.parse_args(argv)
+
+
+def _bad(msg: str):
+    print(f"layers: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _liberties(names):
+    from tcgen.synth.liberty import KNOWN, LibertyError, resolve
+    libs, notes = [], []
+    for n in names:
+        if n in KNOWN and not KNOWN[n][0].is_file():
+            notes.append(f"{n} skipped: its liberty ({KNOWN[n][0].name}) is not present "
+                         f"(../shared/liberty/ is absent on this machine)")
+            continue
+        try:
+            resolve(n)
+        except LibertyError as e:
+            _bad(str(e))
+        libs.append(n)
+    return libs, notes
+
+
+def measure_layer(lay, libs, clock_ns, sim, windows) -> dict:
+    from tcgen.layers import energy, energy_window
+    from tcgen.verify.layers import run_layer
+    t0 = time.monotonic()
+    rtl = run_layer(lay, sim=sim)
+    rtl["wall_total_s"] = round(time.monotonic() - t0, 1)
+    ok = rtl["mismatches"] == 0 and rtl["bench_mismatches"] == 0 and \
+        rtl["issue_intervals"] == [lay.interval] and rtl["accepted"] == len(lay.requests) and \
+        lay.reference.get("equal", True)
+    out = {"name": lay.name, "title": lay.title, "shape": lay.shape, "unit": lay.unit,
+           "params": lay.params, "size": lay.size, "seed": lay.seed, "notes": lay.notes,
+           "requests": len(lay.requests), "interval": lay.interval, "macs": lay.macs,
+           "rtl": rtl, "ok": bool(ok), "energy": {}, "windows": {}}
+    if not ok:
+        return out                       # a layer that does not match is not measured
+    for lib in libs:
+        out["energy"][lib] = energy(lay, rtl["cycles"], lib, clock_ns=clock_ns)
+        if windows >= 2:
+            n = len(lay.requests)
+            count = min(n, max(n // (2 * windows), -(-16 // lay.interval)))   # >= 16 cycles
+            firsts = sorted({round(i * (n - count) / (windows - 1)) for i in range(windows)})
+            out["windows"][lib] = [dict(first=f, count=count, **_small(energy_window(
+                lay, f, count, lib, clock_ns=clock_ns))) for f in firsts]
+    return out
+
+
+def _small(e):
+    return {k: e[k] for k in ("cycles", "macs", "energy_pj", "energy_pj_per_mac", "power_mw")}
+
+
+def _fmt_pj(x):
+    if x >= 1e6:
+        return f"{x / 1e6:,.3f} µJ"
+    if x >= 1e3:
+        return f"{x / 1e3:,.2f} nJ"
+    return f"{x:,.1f} pJ"
+
+
+def report(results, libs, notes, args, wall_s) -> str:
+    from tcgen.layers import UNBUILT
+    from tcgen.study import report_header, tool_versions
+    cmd = "python scripts/layers.py" + (f" --size {args.size}" if args.size != "full" else "") \
+        + (f" --layers {args.layers}" if args.layers != "lut,sparse,pacq" else "") \
+        + (f" --libs {args.libs}" if args.libs != "osu018,nangate45" else "") \
+        + (f" --sim {args.sim}" if args.sim else "") \
+        + (f" --clock-ns {args.clock_ns:g}" if args.clock_ns != 10.0 else "")
+    lib_objs = []
+    for r in results:
+        for lib in libs:
+            e = r["energy"].get(lib)
+            if e and all(lib != x.get("name") for x in lib_objs):
+                lib_objs.append({"name": lib})
+    L = ["# End-to-end layers, one per paper (issue 42 §3)", "",
+         report_header(cmd, wall_s=wall_s, liberties=libs, seed=args.seed,
+                       tools=tool_versions(packages=("numpy", "amaranth", "cocotb")),
+                       notes=notes), "",
+         "Each layer is a real layer's request stream (seeded operands of its shape) run back "
+         "to back through the unit's RTL (cocotb stream bench, "
+         f"{args.sim or 'the harness default simulator'}): every output compared bit for bit "
+         "with the unit's golden model and with the layer's chained golden outputs; the "
+         "cycles from the first request offered to the last result taken. **Energy per "
+         "layer** = the power of the mapped netlist (Yosys + OpenSTA, flat, "
+         f"{args.clock_ns:g} ns clock) with the activity of a zero-delay gate-level "
+         "simulation of that netlist driven cycle by cycle by the same request stream "
+         "(`tcgen.layers.Layer.trace`: each request held for the unit's issue interval, "
+         "valid high, results always ready, then drained), times the layer's cycles × the "
+         "clock -- the **whole** layer simulated, no extrapolation (docs/ppa.md, activity "
+         "`sim`: functional transitions only, no glitches). The windows below are stretches "
+         "of the same stream (its first and last), simulated on their own over the cycles "
+         "their requests are offered (the steady state, no drain): their energy per MAC "
+         "against the whole layer's shows how stable the per-MAC figure is, i.e. what a "
+         "window of a layer too long to simulate whole would give.", ""]
+    head = "| layer | shape | unit | cycles | outputs checked | " + " | ".join(
+        f"energy / layer {lib}" for lib in libs) + " | " + " | ".join(
+        f"pJ / MAC {lib}" for lib in libs) + " | ×baseline |"
+    L += [head, "|" + "---|" * (head.count("|") - 1)]
+    by = {r["name"]: r for r in results}
+    for r in results:
+        rtl = r["rtl"]
+        chk = f"{rtl['values']:,} values in {rtl['outputs']:,} results, " + \
+            ("0 mismatches" if r["ok"] else f"**{rtl['mismatches']} mismatches**")
+        en = [(_fmt_pj(r["energy"][lib]["energy_pj"]) if lib in r["energy"] else "–")
+              for lib in libs]
+        pm = [(f"{r['energy'][lib]['energy_pj_per_mac']:.2f}" if lib in r["energy"] else "–")
+              for lib in libs]
+        base = {"sparse": "sparse_dense", "pacq": "pacq_baseline"}.get(r["name"])
+        ratio = "–"
+        if base in by:
+            parts = []
+            for lib in libs:
+                a, b = r["energy"].get(lib), by[base]["energy"].get(lib)
+                if a and b:
+                    parts.append(f"{a['energy_pj'] / b['energy_pj']:.2f}× energy, "
+                                 f"{rtl['cycles'] / by[base]['rtl']['cycles']:.2f}× cycles "
+                                 f"({lib})")
+            ratio = "; ".join(parts) or "–"
+        L.append(f"| {r['name']}: {r['title']} | {r['shape']} | `{r['unit']}` | "
+                 f"{rtl['cycles']:,} | {chk} | " + " | ".join(en) + " | " + " | ".join(pm) +
+                 f" | {ratio} |")
+    L += ["", "## Per layer", ""]
+    for r in results:
+        rtl = r["rtl"]
+        L += [f"### {r['name']}: {r['title']}", "",
+              f"- Shape: {r['shape']}; {r['macs']:,} MACs; {r['requests']:,} requests, one "
+              f"every {r['interval']} cycle{'s' if r['interval'] > 1 else ''} "
+              f"(RTL issue intervals {rtl['issue_intervals']}, latency {rtl['latency']}).",
+              f"- Unit: `{r['unit']}` {r['params'] or '(defaults)'}; {r['notes']}.",
+              f"- RTL: {rtl['cycles']:,} cycles; {rtl['values']:,} output values in "
+              f"{rtl['outputs']:,} results against the chained golden outputs: "
+              f"{rtl['mismatches']} mismatches (stream bench against the unit's model: "
+              f"{rtl['bench_mismatches']} of {rtl['bench_vectors']:,}); "
+              f"{rtl['wall_total_s']} s of simulation."]
+        if r["rtl"]["reference"]:
+            L.append(f"- Layer-level model: {_ref_text(r['rtl']['reference'])}.")
+        for lib in libs:
+            e = r["energy"].get(lib)
+            if not e:
+                continue
+            p = e["power_mw"]
+            L.append(f"- {lib}: {e['cell_count']:,} cells, {e['area_um2']:,.0f} µm²; "
+                     f"simulated power {p['total']:.3f} mW (internal {p['internal']:.3f}, "
+                     f"switching {p['switching']:.3f}, leakage {p['leakage']:.2e}) over "
+                     f"{e['cycles']:,} cycles ({e['simulator']} engine) → "
+                     f"**{_fmt_pj(e['energy_pj'])} per layer, "
+                     f"{e['energy_pj_per_mac']:.3f} pJ per MAC**.")
+            for w in r["windows"].get(lib, []):
+                L.append(f"  - window: requests {w['first']:,} .. {w['first'] + w['count'] - 1:,}"
+                         f" ({w['cycles']:,} cycles): {w['energy_pj_per_mac']:.3f} pJ per MAC "
+                         f"({100 * (w['energy_pj_per_mac'] / e['energy_pj_per_mac'] - 1):+.1f} % "
+                         f"against the whole layer)")
+        L += ["", "Reproduce this layer alone:", "", "```sh",
+              f".venv/bin/python scripts/layers.py --size {r['size']} --layers "
+              f"{r['name'].split('_')[0]} --libs {','.join(libs)}" +
+              (f" --sim {args.sim}" if args.sim else ""), "```", ""]
+    L += ["## Not measured here yet", ""]
+    for k, why in UNBUILT.items():
+        L.append(f"- **{k}**: {why}.")
+    L += ["", "Tests: `tb/test_layers.py` (reduced sizes in make test; the full sizes and the "
+          "energies are `@pytest.mark.slow`)."]
+    return "\n".join(L) + "\n"
+
+
+def _ref_text(ref: dict) -> str:
+    if "equal" in ref:
+        return f"{ref['what']}: {'equal, bit for bit' if ref['equal'] else '**differs**'}"
+    return (f"{ref['what']}: the RTL's result is within {ref['max_abs_err_vs_exact']:.3g} "
+            f"of it (largest |value| {ref['max_abs_exact']:.3g}; FP16 accumulation)")
+
+
+def main(argv=None) -> int:
+    args = _args(argv)
+    from tcgen.hw.params import ParamError
+    from tcgen.layers import BASELINES, LAYERS, layer
+    from tcgen.study import write_report
+    from tcgen.synth.tools import ToolError
+    names = [x for x in args.layers.split(",") if x]
+    bad = [x for x in names if x not in LAYERS]
+    if bad or not names:
+        _bad(f"--layers must be a list of {', '.join(LAYERS)}, got {args.layers!r}")
+    if args.windows < 0 or args.clock_ns <= 0:
+        _bad("--windows must be >= 0 and --clock-ns > 0")
+    libs, notes = _liberties([x for x in args.libs.split(",") if x])
+    t0 = time.monotonic()
+    results = []
+    try:
+        for n in names:
+            todo = [n] + ([BASELINES[n][0]] if n in BASELINES else [])
+            for name in todo:
+                lay = layer(name, args.size, args.seed)
+                print(f"layers: {name} ({len(lay.requests):,} requests on {lay.unit})",
+                      file=sys.stderr, flush=True)
+                results.append(measure_layer(lay, libs, args.clock_ns, args.sim,
+                                             args.windows))
+    except ParamError as e:
+        _bad(str(e))
+    except ToolError as e:
+        print(f"layers: {e}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - t0
+    text = report(results, libs, notes, args, wall)
+    out = Path(args.out)
+    write_report(out, text, {"size": args.size, "libs": libs, "notes": notes,
+                             "clock_ns": args.clock_ns, "layers": results}, strip=ROOT)
+    print(f"layers: wrote {out}", file=sys.stderr)
+    return 0 if all(r["ok"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
