@@ -156,7 +156,7 @@ def _lut(size: str, seed: int) -> Layer:
 # -- (b) Sparse: a 75 %-sparse GEMM tile, sparse octet vs dense octet --------------------------
 def _sparse_operands(size: str, seed: int):
     from tcgen.units.sparse import model as sm
-    M, N, K = (64, 64, 64) if size == "full" else (8, 16, 32)
+    M, N, K = (64, 64, 64) if size == "full" else (8, 16, 16)
     rng = np.random.default_rng(seed)
     W = rng.normal(0, 1, (M, K))
     enc = sm.encode(W, 16, 4)                                   # 4 of every 16 kept: 75 %

@@ -1,0 +1,125 @@
+"""The end-to-end layers of issue 42 §3 (tcgen.layers; reports/layers.md): each layer's request
+stream through its unit's RTL, every output against the chained golden model, the issue
+interval against the unit's cycle model (which is what makes the cycle-by-cycle trace of the
+energy measurement the RTL run's), and measure()'s fixed stimulus that carries the trace into
+the gate-level simulation.  Reduced sizes in make test; the full sizes and the energies are
+slow."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcgen.hw.params import ParamError
+from tcgen.layers import energy, energy_window, layer
+from tcgen.measure import measure
+from tcgen.registry import get_unit
+from tcgen.verify.layers import run_layer
+
+ALL = ["lut", "sparse", "sparse_dense", "pacq", "pacq_baseline"]
+
+
+def _check(lay, r):
+    assert r["accepted"] == r["requests"] == len(lay.requests)
+    assert r["bench_mismatches"] == 0 and r["mismatches"] == 0, r
+    assert r["outputs"] == len(lay.expected) and r["values"] == lay.values_checked
+    assert r["issue_intervals"] == [lay.interval], r      # the trace's schedule is the RTL's
+    assert lay.min_cycles() < r["cycles"] <= lay.min_cycles() + r["latency"] + 1
+    assert lay.reference.get("equal", True), lay.reference
+
+
+#: make test runs the cheap three (~2 s each); the octets' reduced pair is slow (an octet runs
+#: ~7 cycles/s on Icarus: 6-8 s each, and make test is at its budget) -- their RTL against the
+#: model is in make test through tb/test_sparse_rtl.py, their layer models below
+REDUCED = ["lut", pytest.param("sparse", marks=pytest.mark.slow),
+           pytest.param("sparse_dense", marks=pytest.mark.slow), "pacq", "pacq_baseline"]
+
+
+@pytest.mark.parametrize("name", REDUCED)
+def test_layer_reduced(name):
+    lay = layer(name, "reduced")
+    _check(lay, run_layer(lay))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ALL)
+def test_layer_full(name):
+    lay = layer(name, "full")
+    _check(lay, run_layer(lay, sim="verilator"))
+
+
+def test_layer_references():
+    """The layer-level models: the sparse GEMM's tiles equal spmm / dense_wmma on the whole
+    matrices, the LUT GEMV is within FP16 accumulation error of the exact product, and a
+    corrupted output is counted."""
+    for name in ("sparse", "sparse_dense"):
+        assert layer(name, "reduced").reference["equal"]
+    lut = layer("lut", "reduced")
+    ref = lut.reference
+    assert 0 < ref["max_abs_err_vs_exact"] < 1e-2 * ref["max_abs_exact"]
+    bad = list(lut.expected)
+    bad[0] ^= 1
+    assert lut.check_outputs(bad)["mismatches"] == 1
+    assert lut.check_outputs(list(lut.expected))["mismatches"] == 0
+    assert lut.check_outputs(list(lut.expected)[:-1] if len(lut.expected) > 1 else [])[
+        "mismatches"] == 1
+    with pytest.raises(ParamError):
+        layer("lut", "huge")
+    with pytest.raises(ParamError):
+        layer("nope")
+
+
+def test_trace_holds_each_request_its_interval():
+    lay = layer("pacq", "reduced")
+    t = lay.trace(lay.min_cycles() + 5)
+    pay, valid = t["op__payload"], t["op__valid"]
+    assert len(pay) == len(valid) == len(t["res__ready"]) == lay.min_cycles() + 5
+    assert int(valid.sum()) == lay.min_cycles() and not valid[lay.min_cycles():].any()
+    assert [int(x) for x in pay[:lay.min_cycles():lay.interval]] == \
+        [int(x) for x in lay.requests]
+    assert all(int(pay[i]) == int(pay[i - i % lay.interval]) for i in range(lay.min_cycles()))
+    w = lay.trace(first=2, count=3)
+    assert [int(x) for x in w["op__payload"][::lay.interval][:3]] == \
+        [int(x) for x in lay.requests[2:5]]
+    with pytest.raises(ValueError):
+        lay.trace(lay.min_cycles() - 1)
+
+
+def test_measure_takes_a_fixed_stimulus():
+    """measure(..., stimulus=(ports, label)) drives the gate-level simulation with exactly those
+    vectors: the unit's own random workload given as a fixed stimulus measures what the
+    workload does, and a constant stimulus measures less switching."""
+    unit = get_unit("lzc")
+    p = unit.params(width=16)
+    n = 200
+    stim = unit.workload(p, np.random.default_rng(1), n)
+    a = measure("lzc", p, activity="sim", workload_cycles=n, seed=1)
+    b = measure("lzc", p, activity="sim", stimulus=(stim, "lzc random"), seed=7)
+    assert b["power_mw"] == a["power_mw"]
+    assert b["workload"]["source"] == "lzc random" and b["workload"]["cycles"] == n
+    flat = {k: np.full(n, v[0], dtype=np.uint64) for k, v in stim.items()}
+    c = measure("lzc", p, activity="sim", stimulus=(flat, "constant"))
+    assert c["power_mw"]["switching"] < b["power_mw"]["switching"]
+    with pytest.raises(ParamError):
+        measure("lzc", p, stimulus=(stim, "x"))                         # vectorless
+    with pytest.raises(ParamError):
+        measure("lzc", p, activity="sim", stimulus=stim)                # no label
+    with pytest.raises(ParamError):
+        measure("lzc", p, activity="sim", stimulus=({"x": np.zeros(20), "y": np.zeros(30)},
+                                                    "x"))
+
+
+@pytest.mark.slow
+def test_layer_energy_reduced():
+    """Energy per layer = simulated power × the layer's cycles × the clock; drained idle cycles
+    draw less than the busy ones, so a longer drain lowers the mean power; a window of the
+    stream is measured on its own cycles."""
+    lay = layer("pacq_baseline", "reduced")
+    r = run_layer(lay)
+    e = energy(lay, r["cycles"])
+    assert e["cycles"] == r["cycles"] and e["macs"] == lay.macs
+    assert e["energy_pj"] == pytest.approx(e["power_mw"]["total"] * r["cycles"] * 10.0)
+    idle = energy(lay, r["cycles"] + 200)
+    assert idle["power_mw"]["total"] < e["power_mw"]["total"]
+    assert idle["energy_pj"] > e["energy_pj"]
+    w = energy_window(lay, 0, 16)
+    assert w["cycles"] == 16 * lay.interval and w["macs"] == lay.macs / 2
