@@ -656,8 +656,7 @@ class BnnEpilogue(wiring.Component):
         if p.pool_rows > 1:                     # item i pools into window i mod pool_rows
             row = Signal(range(p.pool_rows))
             pools = [Signal(p.n, name=f"pool{r}") for r in range(p.pool_rows)]
-            for r in index_cases(m, row, p.pool_rows):
-                m.d.comb += pool.eq(pools[r])
+            m.d.comb += pool.eq(select(row, pools))
             with m.If(advance):
                 m.d.sync += row.eq(Mux(row == p.pool_rows - 1, 0, row + 1))
             for r in range(p.pool_rows):
@@ -674,6 +673,22 @@ class BnnEpilogue(wiring.Component):
                 if p.pool_rows == 1:
                     m.d.sync += pool.eq(pool | packed)
         return m
+
+
+def select(sel, values):
+    """``values[sel]`` as a balanced tree of 2-way multiplexers (one per bit of ``sel``), a
+    plain expression: Yosys writes it as continuous assignments, so a simulator evaluates it
+    at time 0 (a ``case`` in an ``always @*`` over registers that keep their initial values
+    through reset stays X in Icarus until one of them changes).  Indices past the end repeat
+    the last value."""
+    level = list(values)
+    for b in range(max(1, (len(level) - 1).bit_length())):
+        if len(level) == 1:
+            break
+        if len(level) % 2:
+            level.append(level[-1])
+        level = [Mux(sel[b], level[i + 1], level[i]) for i in range(0, len(level), 2)]
+    return level[0]
 
 
 class BnnLayer(wiring.Component):
@@ -764,10 +779,11 @@ class BnnLayer(wiring.Component):
         m.d.comb += epi.req.valid.eq(buf_valid)
         rw = Shape.cast(self.req_layout.members["res"]).width // p.m if "res" in side_names \
             else 0
-        for i in index_cases(m, row, p.m):
-            m.d.comb += item.acc.eq(buf_d[i * p.n * w:(i + 1) * p.n * w])
-            if rw:
-                m.d.comb += item.res.eq(side("res")[i * rw:(i + 1) * rw])
+        m.d.comb += item.acc.eq(select(row, [buf_d[i * p.n * w:(i + 1) * p.n * w]
+                                             for i in range(p.m)]))
+        if rw:
+            m.d.comb += item.res.eq(select(row, [side("res")[i * rw:(i + 1) * rw]
+                                                 for i in range(p.m)]))
         for name in side_names:
             if name != "res":
                 m.d.comb += getattr(item, name).eq(side(name))

@@ -25,7 +25,8 @@ from .model import conv_out_size, exclude_counts
 from .paper import (BMMA_CHAIN_INDEPENDENT, BMMA_CHAIN_SAME_ACC, BMMA_LATENCY_CYCLES,
                     GPU_BOOST_GHZ, GPU_SMS, NOTES_BMMA_PER_8, PAPER_2080TI)
 
-__all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8", "bwn_ops",
+__all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8", "bwn_ops", "layer_chains",
+           "layer_top_cycles",
            "layer_ops", "network_ops", "images_per_second", "gpu_peak", "gpu_chain_cycles",
            "accumulator_bits"]
 
@@ -109,6 +110,48 @@ def layer_ops(layer: Layer, batch: int = 8, tile=(8, 8, 128)) -> dict:
         ops = taps * _ceil(batch, m) * _ceil(layer.cout, n) * _ceil(layer.cin, k)
         useful = taps * batch * layer.cout * layer.cin
     return {"ops": ops, "useful": useful, "padded": ops * m * n * k, "bwn_addsub": 0}
+
+
+def layer_chains(layer: Layer, batch: int = 8, tile=(8, 8, 128)) -> list[int]:
+    """The chained array operations of each D tile of a binary layer, in the order
+    ``bnn_layer`` runs them (tb/bnn_layer_runs.py): for a convolution, output pixels row-major,
+    then image tiles, then output-channel tiles, each tile in-frame taps · ⌈C_in/K⌉ operations;
+    for a fully connected layer, image tiles, then output tiles, ⌈C_in/K⌉ each.  Their sum is
+    :func:`layer_ops`' ops."""
+    m, n, k = tile
+    tiles = _ceil(batch, m) * _ceil(layer.cout, n)
+    if layer.kind == "fc":
+        return [_ceil(layer.cin, k)] * tiles
+    taps = layer.k * layer.k - exclude_counts(layer.h, layer.h, layer.k, layer.k, layer.stride,
+                                              layer.pad)
+    return [int(t) * _ceil(layer.cin, k) for t in taps.reshape(-1) for _ in range(tiles)]
+
+
+def layer_top_cycles(chains, m: int = 8, fold: int = 1) -> int:
+    """Cycles of ``bnn_layer`` (issue 42) from the first request offered to the last output
+    taken, requests and outputs never stalled, for D tiles of ``chains[j]`` chained operations
+    each (the last emitting; every tile closes its pool windows).
+
+    The array does a chain in L·fold cycles; its D moves into the serializer's tile buffer the
+    cycle it is valid if the buffer is free (empty, or sending its last row), else the array
+    waits (its D register holds the accumulator) until it is; the buffer sends m rows to the
+    epilogue, one a cycle; the epilogue's output is registered (1 cycle).  So a tile costs
+    max(L·fold, m) cycles in steady state, and the run ops·fold + m + 2 cycles when every tile
+    has L·fold ≥ m, against the array alone's ops·fold + 1 (its latency fold, at fold = 1):
+    the top adds m + 1 cycles of drain (the buffer load, m rows; the epilogue's register
+    replaces the array's output cycle) and, per tile with L·fold < m, m − L·fold cycles of
+    serializer stall."""
+    t = 0                 # first cycle the array may work on the next chain
+    buf_free = 0          # first cycle the tile buffer may load a D
+    x = None
+    for length in chains:
+        d_valid = t + length * fold          # accepted at t + L·F − 1, D valid one cycle later
+        x = max(d_valid, buf_free)           # D moves into the buffer (the array's d.ready)
+        t = x                                # the array's D register is free that cycle
+        buf_free = x + m                     # rows at x + 1 .. x + m, the last frees it
+    if x is None:
+        return 0
+    return x + m + 2                         # last row at x + m, its output taken at x + m + 1
 
 
 def bwn_ops(layer: Layer, batch: int = 8, tile=(8, 8, 8)) -> dict:
