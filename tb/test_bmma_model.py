@@ -448,3 +448,63 @@ def test_bwn_ops_counts_in_frame_taps():
         assert got["ops"] == total and got["useful"] == useful
         # the notes' ≈ 236 M add/subs (layer_ops) count the out-of-frame taps too
         assert useful < tp.layer_ops(stem)["bwn_addsub"] == 8 * 56 * 56 * 64 * 49 * 3
+
+
+# -- issue 42: bnn_layer's golden model and cycle model ------------------------------------------
+def test_bnn_layer_model_is_the_composition_and_pools_per_row():
+    """bnn_layer's model on requests built by family.layer_request, against an independent
+    computation: D = popc(A xor B) chained per tile, v = k_eff − 2·D + residual per row,
+    thresholded, OR-pooled per row (image) over the tiles of a window (pool_rows = m), saved v
+    of the window's last tile wrapped to res_width."""
+    from tcgen.units.bmma.params import BnnLayerParams
+    rng = np.random.default_rng(616)
+    p = BnnLayerParams(m=3, n=4, k=32, res_width=12)
+    tiles, expect_bits, expect_v = [], [], []
+    pool = np.zeros((p.m, p.n), np.uint8)
+    reqs = []
+    for t in range(7):                                   # windows of 3, 2, 2 tiles
+        last = t in (2, 4, 6)
+        steps = 1 + t % 3
+        tau = rng.integers(-20, 21, p.n)
+        sense = rng.integers(0, 4, p.n)
+        res = rng.integers(-2048, 2048, (p.m, p.n))
+        d = np.zeros((p.m, p.n), np.int64)
+        for s in range(steps):
+            a, b = rng.integers(0, 2, (p.m, p.k)), rng.integers(0, 2, (p.k, p.n))
+            c = rng.integers(-99, 99, (p.m, p.n))
+            d = (c if s == 0 else d) + (a[:, None, :] ^ b.T[None]).sum(-1)
+            reqs.append(bf.layer_request(p, a, b, c,
+                                         chain=s > 0, emit=s == steps - 1, k_eff=32 * steps,
+                                         tau=tau, sense=sense, residual=res, last=last))
+        v = 32 * steps - 2 * d + res
+        ge = v >= tau
+        bit = np.select([sense == SENSE_GE, sense == SENSE_LT, sense == SENSE_ZERO],
+                        [ge, ~ge, False], True)
+        pool |= bit.astype(np.uint8)
+        if last:
+            expect_bits += list(pool.copy())
+            expect_v += list((v + 2048) % 4096 - 2048)
+            pool[:] = 0
+    out = get_unit("bnn_layer").golden(p, req__payload=np.array(reqs, dtype=object))
+    got = out["out__payload"]
+    assert len(got) == len(expect_bits) == 3 * p.m
+    assert np.array_equal(np.array([bf.layer_result(p, y) for y in got]), np.array(expect_bits))
+    assert np.array_equal(np.array([bf.layer_saved(p, y) for y in got]), np.array(expect_v))
+    with pytest.raises(ValueError, match="bnn_layer: residual must have shape"):
+        bf.layer_request(p, np.zeros((3, 32)), np.zeros((32, 4)), residual=np.zeros((4, 3)))
+    with pytest.raises(ValueError, match="bnn_layer: tau must be integers"):
+        bf.layer_request(p, np.zeros((3, 32)), np.zeros((32, 4)), tau=np.full(4, 0.5))
+
+
+def test_bnn_layer_cycle_model():
+    """throughput.layer_top_cycles: tiles of ≥ m / F operations run at the array's rate (ops·F
+    + m + 2: the array alone's ops·F + 1, + m + 1 of drain); short tiles wait for the m-row
+    serializer (m cycles a tile); layer_chains sums to layer_ops."""
+    assert tp.layer_top_cycles([9] * 10, m=8) == 90 + 8 + 2
+    assert tp.layer_top_cycles([3] * 10, m=8, fold=4) == 120 + 8 + 2
+    assert tp.layer_top_cycles([1] * 10, m=8) == 1 + 9 * 8 + 8 + 2      # serializer-bound
+    assert tp.layer_top_cycles([4, 6, 4, 6, 9, 6, 4, 6, 4], m=8) == 79  # the 3×3 block's conv
+    assert tp.layer_top_cycles([], m=8) == 0
+    for layer in (tp.Layer("conv", 64, 64, 7, 3), tp.Layer("conv", 512, 512, 7, 3),
+                  tp._fc(784, 1024)):
+        assert sum(tp.layer_chains(layer)) == tp.layer_ops(layer)["ops"]

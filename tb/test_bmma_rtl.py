@@ -21,8 +21,10 @@ from tcgen.units.bmma import family as bf
 from tcgen.units.bmma import model as bm
 from tcgen.units.bmma.family import workload_requests
 from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
-                               BnnAffineParams, BnnEpilogueParams, BwnArrayParams,
-                               Int8MacArrayParams)
+                               BnnAffineParams, BnnEpilogueParams, BnnLayerParams,
+                               BwnArrayParams, Int8MacArrayParams)
+
+from bnn_layer_runs import block_params, bn_params, run_conv, run_fc, run_resnet_block
 
 PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
 
@@ -287,11 +289,7 @@ def test_bnn_epilogue(n, res_width, sense):
 
 
 # -- layer-level slices through bmma_array + bnn_epilogue (notes §4.1) ----------------------------
-def _bn_params(rng, o):
-    gamma = rng.normal(0, 1, o)
-    gamma[0], gamma[1] = -abs(gamma[0]), 0.0                   # a flipped and a constant channel
-    return dict(mean=rng.normal(0, 20, o), var=rng.uniform(1, 300, o), eps=1e-5, gamma=gamma,
-                beta=rng.normal(0, 1, o))
+_bn_params = bn_params              # a flipped (γ < 0) and a constant (γ = 0) channel
 
 
 def conv_slice(pixels, pool_windows, rng_seed, o_tiles=1):
@@ -696,101 +694,74 @@ def test_slow_layer_bwn_stem_full():
     bwn_stem_slice([(py, px) for py in range(8) for px in range(8)], seed(611), h=32)
 
 
-# -- issue 42: a binarized ResNet-18 basic block on RTL, cycles against the throughput model ------
-def resnet_block_rtl(h, c, rng_seed):
-    """One basic block at reduced size: conv3×3 c→c, threshold; conv3×3 c→c + the identity
-    residual (the previous block's saved integer v), threshold, save.  8 images, h×h map,
-    c channels (c = 16 on a k = 32 array pads K by half, as ResNet-18's 64-channel layers do
-    on k = 128).  Both convolutions on bmma_array (RTL, issued back to back), both epilogues on
-    bnn_epilogue (RTL, save); the second conv's input is the first epilogue's RTL output.
-    Checked against float64 conv + residual + BN + sign; the array's cycles against
-    units/bmma/throughput.py.  Returns the per-conv (requests, measured cycles, model ops)."""
-    from tcgen.units.bmma import throughput as tp
-    rng = np.random.default_rng(rng_seed)
-    pa = BmmaArrayParams(m=8, n=8, k=32)
-    pe = BnnEpilogueParams(n=8, res_width=20, res_pool=True, save=True)   # the chain test's
-    o_tiles = c // 8
-    x = rand_bits(rng, (h, h, 8, c))
-    r_in = rng.integers(-60, 61, (h, h, 8, c))            # the previous block's saved v
-    w1, w2 = rand_bits(rng, (3, 3, c, c)), rand_bits(rng, (3, 3, c, c))
-    bn1, bn2 = _bn_params(rng, c), _bn_params(rng, c)
-    excl = bm.exclude_counts(h, h, 3, 3)
-    stats = []
-
-    def conv(inp, w, name):
-        reqs = []
-        for py in range(h):
-            for px in range(h):
-                for ot in range(o_tiles):
-                    taps = [(dy, dx) for dy in range(3) for dx in range(3)
-                            if 0 <= py + dy - 1 < h and 0 <= px + dx - 1 < h]
-                    for t, (dy, dx) in enumerate(taps):
-                        a = np.zeros((8, pa.k), np.uint8)
-                        a[:, :c] = inp[py + dy - 1, px + dx - 1]
-                        b = np.zeros((pa.k, 8), np.uint8)
-                        b[:c] = w[dy, dx][:, 8 * ot:8 * ot + 8]
-                        reqs.append(bf.array_request(pa, a, b, chain=t > 0,
-                                                     emit=t == len(taps) - 1))
-        s, got = simulate("bmma_array", pa, reqs, name, timing=True)
-        ops = tp.layer_ops(tp.Layer("conv", c, c, h, 3), batch=8, tile=(8, 8, pa.k))["ops"]
-        stats.append((len(reqs), s["back_to_back_cycles"], ops * pa.fold))
-        acc = np.zeros((h, h, 8, c), np.int64)
-        i = 0
-        for py in range(h):
-            for px in range(h):
-                for ot in range(o_tiles):
-                    acc[py, px, :, 8 * ot:8 * ot + 8] = bf.array_result(pa, got[i])
-                    i += 1
-        return acc
-
-    def epilogue(acc, res, bn, name):
-        tau, sense = bm.bn_threshold(**bn)
-        items = []
-        for py in range(h):
-            for px in range(h):
-                for img in range(8):
-                    for ot in range(o_tiles):
-                        sl = slice(8 * ot, 8 * ot + 8)
-                        items.append(bf.epilogue_request(pe, acc[py, px, img, sl],
-                                                         c * (9 - excl[py, px]), tau[sl],
-                                                         sense[sl], np.repeat(
-                                                             res[py, px, img, sl][:, None], 4, 1)))
-        _, out = simulate("bnn_epilogue", pe, items, name, stall=0.1)
-        bits = np.array([bf.epilogue_result(pe, y) for y in out]).reshape(h, h, 8, c)
-        v = np.array([bf.epilogue_saved(pe, y) for y in out]).reshape(h, h, 8, c)
-        return bits, v
-
-    acc1 = conv(x, w1, "block_conv1")
-    bits1, _ = epilogue(acc1, np.zeros_like(r_in), bn1, "block_epi1")
-    ref1 = bm.conv_pm1_reference(x, w1)
-    assert np.array_equal(bits1, bm.bn_sign_reference(ref1, **bn1))
-    acc2 = conv(bits1, w2, "block_conv2")
-    bits2, v2 = epilogue(acc2, r_in, bn2, "block_epi2")
-    ref2 = bm.conv_pm1_reference(bits1, w2) + r_in
-    assert np.array_equal(v2, ref2)                        # the next block's residual
-    assert np.array_equal(bits2, bm.bn_sign_reference(ref2, **bn2))
-    assert 0 < bits2.sum() < bits2.size
-    return stats
+# -- issue 42: bnn_layer, the array + serializer + epilogue top ---------------------------------
+def test_bnn_layer_stream_backpressure_reset_and_latency():
+    """bnn_layer (m3n2k32 F=2, res_pool; the default sense/save) on its random workload
+    (chains of 1..3 operations, random τ/sense/residuals, pool windows closed at random, so
+    the 3 interleaved pool windows of the epilogue are exercised): back to back (latency
+    fold + 2), under idle cycles and output stalls, and reset with operations in flight;
+    against the composed golden model (bmma_array_model, then bnn_epilogue_model)."""
+    p = BnnLayerParams(m=3, n=2, k=32, fold=2, res_pool=True, res_width=8)
+    reqs = workload_requests("bnn_layer", p, np.random.default_rng(seed(613)), 90)
+    s = run_stream("bnn_layer", p, {"req__payload": np.array(reqs, dtype=object)},
+                   name="layer_stream", idle=0.3, stall=0.4, seed=3)
+    assert s["mismatches"] == 0 and s["reset_leaked"] == 0
+    assert all(s[f"{sc}_inputs"] == len(reqs) for sc in ("back_to_back", "backpressure",
+                                                          "reset_mid_operation"))
+    assert s["back_to_back_latency"] == p.fold + 2 == get_unit("bnn_layer").interface(p).latency
+    assert s["back_to_back_vectors"] > 30
 
 
-def _check_block_cycles(stats):
-    for n_req, cycles, model_cycles in stats:
-        print(f"[bmma block] requests {n_req}, RTL cycles {cycles}, model {model_cycles}")
-        assert n_req == model_cycles
-        assert cycles == model_cycles + 1               # + latency (F = 1)
+def _check_block(run):
+    assert run.ok, [(r["name"], r["checks"]) for r in run.runs]
+    for r in run.runs:
+        print(f"[bnn_layer block] {r['name']}: requests {r['ops']} (model {r['model_ops']}), "
+              f"RTL cycles {r['cycles']}, model {r['model_cycles']} (the array alone "
+              f"{r['array_cycles']})")
+        assert r["ops"] == r["model_ops"]
+        assert r["cycles"] == r["model_cycles"]
+    return run
 
 
 def test_resnet18_basic_block_rtl_and_cycles():
-    """A 3×3, 8-channel basic block (8 images; K pads 8 → 32): bit for bit, and each conv's
-    array cycles = the throughput model's operation count (one per cycle, F = 1, chained
-    included) plus the array's latency (the first input offered to the last D taken)."""
-    _check_block_cycles(resnet_block_rtl(3, 8, seed(585)))
+    """A binarized ResNet-18 basic block at 3×3, 8 channels, 8 images (K pads 8 → 32 as
+    layer 1's 64 → 128) on bnn_layer m8n8k32: conv 1 + threshold, conv 2 on its RTL bits +
+    the identity residual + threshold + save, both on the one top; bits and saved v against
+    float64, requests = throughput.layer_ops, cycles = throughput.layer_top_cycles (49
+    requests, 79 cycles a conv: the corner tiles' 4 operations wait for the 8-row
+    serializer)."""
+    run = _check_block(run_resnet_block(3, 8, block_params(), seed(585)))
+    assert [r["cycles"] for r in run.runs] == [79, 79] and run.cycles == 158
 
 
 @pytest.mark.slow
 def test_slow_resnet18_basic_block_rtl_and_cycles():
     """The same at 8×8 and 32 channels (4 output-channel tiles, no K padding)."""
-    _check_block_cycles(resnet_block_rtl(8, 32, seed(586)))
+    _check_block(run_resnet_block(8, 32, block_params(), seed(586)))
+
+
+@pytest.mark.slow
+def test_slow_resnet18_basic_block_layer1_channels():
+    """ResNet-18 layer 1's channel count (64, K padded 64 → 128) on the default top
+    (m8n8k128), a 4×4 map: 800 requests a conv, every tile ≥ 4 operations."""
+    _check_block(run_resnet_block(4, 64, block_params(k=128), seed(614)))
+
+
+@pytest.mark.slow
+def test_slow_bnn_layer_pooled_conv():
+    """A VGG-style conv + BN + sign + 2×2 OR-pool on bnn_layer (5×5 map: ceil-mode partial
+    windows; 8 images): the 8 rows of every tile pool in their own windows (pool_rows = m)
+    across the 4 pixels of a window, against or_pool of the float64 sign."""
+    rng = np.random.default_rng(seed(615))
+    p = block_params(save=False, res_width=0)
+    x = rand_bits(rng, (5, 5, 8, 8))
+    w = rand_bits(rng, (3, 3, 8, 16))
+    bn = _bn_params(rng, 16)
+    bits, _, run = run_conv(p, x, w, bn, "layer_pool", pool=2)
+    assert all(run["checks"].values()), run["checks"]
+    sign = bm.bn_sign_reference(bm.conv_pm1_reference(x, w), **bn)
+    assert np.array_equal(bits, bm.or_pool(sign, 2))
+    assert 0 < bits.sum() < bits.size
 
 
 # -- issue 42: the MNIST MLP end to end on RTL (reduced hidden width) -----------------------------
@@ -798,13 +769,16 @@ def mnist_mlp_rtl(hidden, rng_seed, frac=12):
     """MNIST-MLP as the code runs it (notes §3.4: binarized input x ≥ 0, FC 784→H, H→H ×2,
     H→10 (Table 5's fourth hidden layer is not in the code), BN+sign folded into
     thresholds, the last layer's BN kept as an affine map) on 8 images, every layer on RTL:
-    bmma_array (m8n8k128, K padded with 0 bits, output tiles of 8), bnn_epilogue (the hidden
-    layers' thresholds, packed bits = the next layer's input), bnn_affine (the output layer,
-    scale/bias quantized to ``frac`` fractional bits).  Against float64 ±1 matmuls + BN + sign
-    and the float64 affine; the array's operations against units/bmma/throughput.py."""
+    the hidden layers on bnn_layer (m8n8k128, K padded with 0 bits, output tiles of 8; its
+    packed bits the next layer's input), the output layer on bmma_array then bnn_affine
+    (scale/bias quantized to ``frac`` fractional bits; the top has no affine).  Against
+    float64 ±1 matmuls + BN + sign and the float64 affine.  Returns per layer (requests,
+    throughput.layer_ops, RTL cycles, throughput.layer_top_cycles (hidden layers; the output
+    layer: the array alone's ops + 1))."""
     from tcgen.units.bmma import throughput as tp
     rng = np.random.default_rng(rng_seed)
-    pa, pe, pf = BmmaArrayParams(), BnnEpilogueParams(res_width=0), BnnAffineParams()
+    pa, pf = BmmaArrayParams(), BnnAffineParams()
+    pl = BnnLayerParams(res_width=0, save=False)
     sizes = [784, hidden, hidden, hidden, 10]
     n_fc = len(sizes) - 1
     x = bm.binarize(rng.normal(size=(8, 784)))
@@ -812,37 +786,30 @@ def mnist_mlp_rtl(hidden, rng_seed, frac=12):
     bns = [_bn_params(rng, sizes[i + 1]) for i in range(n_fc - 1)]
     scale_q = np.round(rng.normal(0, 1, 10) * 2**frac).astype(np.int64)
     bias_q = np.round(rng.normal(0, 4, 10) * 2**frac).astype(np.int64)
-    ops = []
-
-    def fc(inp, w, name):
-        k, n = w.shape
-        kp, n_t = -(-k // 128) * 128, -(-n // 8)
-        ip = np.zeros((8, kp), np.uint8)
-        ip[:, :k] = inp
-        wp = np.zeros((kp, n_t * 8), np.uint8)
-        wp[:k, :n] = w
-        reqs = [bf.array_request(pa, ip[:, 128 * s:128 * s + 128],
-                                 wp[128 * s:128 * s + 128, 8 * t:8 * t + 8],
-                                 chain=s > 0, emit=s == kp // 128 - 1)
-                for t in range(n_t) for s in range(kp // 128)]
-        _, got = simulate("bmma_array", pa, reqs, name)
-        ops.append((len(reqs), tp.layer_ops(tp._fc(k, n))["ops"]))
-        return np.concatenate([bf.array_result(pa, g) for g in got], axis=1)[:, :n]   # (8, n)
-
-    act, ref = x, None
+    stats = []
+    act = x
     for layer in range(n_fc - 1):
-        k, n = sizes[layer], sizes[layer + 1]
-        acc = fc(act, ws[layer], f"mlp_fc{layer}")
+        bits, run = run_fc(pl, act, ws[layer], bns[layer], f"mlp_fc{layer}")
+        assert all(run["checks"].values()), run["checks"]
         ref = bm.dot_pm1_reference(act, ws[layer])
-        assert np.array_equal(k - 2 * acc, ref)
-        tau, sense = bm.bn_threshold(**bns[layer])
-        items = [bf.epilogue_request(pe, acc[img, 8 * t:8 * t + 8], k, tau[8 * t:8 * t + 8],
-                                     sense[8 * t:8 * t + 8])
-                 for img in range(8) for t in range(n // 8)]
-        _, out = simulate("bnn_epilogue", pe, items, f"mlp_epi{layer}")
-        act = np.array([bf.epilogue_result(pe, y) for y in out]).reshape(8, n)
-        assert np.array_equal(act, bm.bn_sign_reference(ref, **bns[layer]))
-    acc = fc(act, ws[-1], "mlp_out")
+        assert np.array_equal(bits, bm.bn_sign_reference(ref, **bns[layer]))
+        stats.append((run["ops"], run["model_ops"], run["cycles"], run["model_cycles"]))
+        act = bits
+    # the output layer: bmma_array, then bnn_affine
+    k, n = ws[-1].shape
+    kp = -(-k // 128) * 128
+    ip = np.zeros((8, kp), np.uint8)
+    ip[:, :k] = act
+    wp = np.zeros((kp, 16), np.uint8)
+    wp[:k, :n] = ws[-1]
+    reqs = [bf.array_request(pa, ip[:, 128 * s:128 * s + 128], wp[128 * s:128 * s + 128,
+                                                                 8 * t:8 * t + 8],
+                             chain=s > 0, emit=s == kp // 128 - 1)
+            for t in range(2) for s in range(kp // 128)]
+    summ, got = simulate("bmma_array", pa, reqs, "mlp_out")
+    ops = tp.layer_ops(tp._fc(k, n))["ops"]
+    stats.append((len(reqs), ops, summ["back_to_back_cycles"], ops + 1))
+    acc = np.concatenate([bf.array_result(pa, g) for g in got], axis=1)[:, :n]
     sc, bi = np.zeros(16, np.int64), np.zeros(16, np.int64)
     sc[:10], bi[:10] = scale_q, bias_q
     accp = np.zeros((8, 16), np.int64)
@@ -854,21 +821,25 @@ def mnist_mlp_rtl(hidden, rng_seed, frac=12):
     real = bm.last_layer_affine(bm.dot_pm1_reference(act, ws[-1]), scale_q / 2**frac,
                                 bias_q / 2**frac)
     assert np.array_equal(y / 2**frac, real)
-    return ops
+    for i, st in enumerate(stats):
+        print(f"[mnist mlp] layer {i}: requests {st[0]} (model {st[1]}), RTL cycles {st[2]}, "
+              f"model {st[3]}")
+    return stats
 
 
 @pytest.mark.slow
 def test_slow_mnist_mlp_end_to_end_rtl():
     """Hidden width 64: 56 + 8 + 8 + 2 array operations per 8 images, equal to the throughput
-    model's count layer by layer (slow: 8 simulations, ~40 s here)."""
-    for n_req, model_ops in mnist_mlp_rtl(64, seed(587)):
-        assert n_req == model_ops
+    model's count layer by layer, and each layer's cycles to its cycle model."""
+    for n_req, model_ops, cycles, model_cycles in mnist_mlp_rtl(64, seed(587)):
+        assert n_req == model_ops and cycles == model_cycles
 
 
 @pytest.mark.slow
 def test_slow_mnist_mlp_full_end_to_end_rtl():
     """The full MNIST-MLP (784→1024→1024→1024→10): 2,960 array operations per 8 images, the
-    notes' total."""
-    ops = mnist_mlp_rtl(1024, seed(612))
-    assert [n for n, _ in ops] == [o for _, o in ops] == [896, 1024, 1024, 16]
-    assert sum(n for n, _ in ops) == 2960
+    notes' total; cycles against the cycle model layer by layer."""
+    stats = mnist_mlp_rtl(1024, seed(612))
+    assert [st[0] for st in stats] == [st[1] for st in stats] == [896, 1024, 1024, 16]
+    assert sum(st[0] for st in stats) == 2960
+    assert all(st[2] == st[3] for st in stats)
