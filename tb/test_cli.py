@@ -122,7 +122,9 @@ SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array
 # datapaths and mma_sm90 (9-13 s of Verilator 5.048 each even at their smaller sizes, 31 s in
 # all; slow since issue 41's tests, for make test's budget): their modules are the DP-4s,
 # transforms and fused blocks linted here as units of their own.
-SLOW_LINT = ("warp_mma", "warp_smma", "direct_conv3x3", "wino_conv", "mma_sm90")
+# wino_layer (issue 42) is wino_conv + wino_ftf + C wino_linebuf and a small top: slow too.
+SLOW_LINT = ("warp_mma", "warp_smma", "direct_conv3x3", "wino_conv", "mma_sm90",
+             "wino_layer")
 VARIANTS = [(u.name, SMALLER.get(u.name, {})) for u in all_units()
             if u.name not in SLOW_LINT] + [
     pytest.param(u, {}, marks=pytest.mark.slow) for u in (*SMALLER, *SLOW_LINT)] + [
