@@ -1,6 +1,6 @@
 """One end-to-end layer per paper (issue 42 §3) -> reports/layers.md (+ .json).
 
-    .venv/bin/python scripts/layers.py [--size full|reduced] [--layers lut,sparse,pacq]
+    .venv/bin/python scripts/layers.py [--size full|reduced] [--layers lut,sparse,pacq,wino]
         [--libs osu018,nangate45] [--clock-ns 10] [--sim icarus|verilator]
         [--windows N] [--out reports/layers.md]
 
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="full", choices=("full", "reduced"))
-    ap.add_argument("--layers", default="lut,sparse,pacq")
+    ap.add_argument("--layers", default="lut,sparse,pacq,wino")
     ap.add_argument("--libs", default="osu018,nangate45")
     ap.add_argument("--clock-ns", type=float, default=10.0)
     ap.add_argument("--sim", default=None, choices=("icarus", "verilator"))
@@ -76,11 +76,16 @@ def measure_layer(lay, libs, clock_ns, sim, windows) -> dict:
     out = {"name": lay.name, "title": lay.title, "shape": lay.shape, "unit": lay.unit,
            "params": lay.params, "size": lay.size, "seed": lay.seed, "notes": lay.notes,
            "requests": len(lay.requests), "interval": lay.interval, "macs": lay.macs,
+           "window": ({"first": lay.window_first, "requests": len(lay.requests),
+                       "layer_requests": lay.layer_requests} if lay.is_window else None),
+           "layer_cycles": lay.layer_cycles(rtl["cycles"]), "layer_macs": lay.layer_macs,
            "rtl": rtl, "ok": bool(ok), "energy": {}, "windows": {}}
     if not ok:
         return out                       # a layer that does not match is not measured
     for lib in libs:
-        out["energy"][lib] = energy(lay, rtl["cycles"], lib, clock_ns=clock_ns)
+        e = energy(lay, rtl["cycles"], lib, clock_ns=clock_ns)
+        e["energy_layer_pj"] = e["energy_pj_per_mac"] * lay.layer_macs   # = energy_pj if whole
+        out["energy"][lib] = e
         if windows >= 2:
             n = len(lay.requests)
             count = min(n, max(n // (2 * windows), -(-16 // lay.interval)))   # >= 16 cycles
@@ -106,7 +111,7 @@ def report(results, libs, notes, args, wall_s) -> str:
     from tcgen.layers import UNBUILT
     from tcgen.study import report_header, tool_versions
     cmd = "python scripts/layers.py" + (f" --size {args.size}" if args.size != "full" else "") \
-        + (f" --layers {args.layers}" if args.layers != "lut,sparse,pacq" else "") \
+        + (f" --layers {args.layers}" if args.layers != "lut,sparse,pacq,wino" else "") \
         + (f" --libs {args.libs}" if args.libs != "osu018,nangate45" else "") \
         + (f" --sim {args.sim}" if args.sim else "") \
         + (f" --clock-ns {args.clock_ns:g}" if args.clock_ns != 10.0 else "")
@@ -130,7 +135,9 @@ def report(results, libs, notes, args, wall_s) -> str:
          "simulation of that netlist driven cycle by cycle by the same request stream "
          "(`tcgen.layers.Layer.trace`: each request held for the unit's issue interval, "
          "valid high, results always ready, then drained), times the layer's cycles × the "
-         "clock -- the **whole** layer simulated, no extrapolation (docs/ppa.md, activity "
+         "clock -- the **whole** layer simulated where the table says so, a stated window of "
+         "its stream otherwise (the Winograd pair at full size; energy per layer = the "
+         "window's energy per MAC × the layer's MACs) (docs/ppa.md, activity "
          "`sim`: functional transitions only, no glitches). The windows below are stretches "
          "of the same stream (its first and last), simulated on their own over the cycles "
          "their requests are offered (the steady state, no drain): their energy per MAC "
@@ -145,23 +152,26 @@ def report(results, libs, notes, args, wall_s) -> str:
         rtl = r["rtl"]
         chk = f"{rtl['values']:,} values in {rtl['outputs']:,} results, " + \
             ("0 mismatches" if r["ok"] else f"**{rtl['mismatches']} mismatches**")
-        en = [(_fmt_pj(r["energy"][lib]["energy_pj"]) if lib in r["energy"] else "–")
+        en = [(_fmt_pj(r["energy"][lib]["energy_layer_pj"]) if lib in r["energy"] else "–")
               for lib in libs]
         pm = [(f"{r['energy'][lib]['energy_pj_per_mac']:.2f}" if lib in r["energy"] else "–")
               for lib in libs]
-        base = {"sparse": "sparse_dense", "pacq": "pacq_baseline"}.get(r["name"])
+        base = {"sparse": "sparse_dense", "pacq": "pacq_baseline",
+                "wino": "wino_direct"}.get(r["name"])
         ratio = "–"
         if base in by:
             parts = []
             for lib in libs:
                 a, b = r["energy"].get(lib), by[base]["energy"].get(lib)
                 if a and b:
-                    parts.append(f"{a['energy_pj'] / b['energy_pj']:.2f}× energy, "
-                                 f"{rtl['cycles'] / by[base]['rtl']['cycles']:.2f}× cycles "
+                    parts.append(f"{a['energy_layer_pj'] / b['energy_layer_pj']:.2f}× energy, "
+                                 f"{r['layer_cycles'] / by[base]['layer_cycles']:.2f}× cycles "
                                  f"({lib})")
             ratio = "; ".join(parts) or "–"
+        cyc = f"{r['layer_cycles']:,}" + (f" (window run: {rtl['cycles']:,})" if r["window"]
+                                            else "")
         L.append(f"| {r['name']}: {r['title']} | {r['shape']} | `{r['unit']}` | "
-                 f"{rtl['cycles']:,} | {chk} | " + " | ".join(en) + " | " + " | ".join(pm) +
+                 f"{cyc} | {chk} | " + " | ".join(en) + " | " + " | ".join(pm) +
                  f" | {ratio} |")
     L += ["", "## Per layer", ""]
     for r in results:
@@ -171,6 +181,12 @@ def report(results, libs, notes, args, wall_s) -> str:
               f"every {r['interval']} cycle{'s' if r['interval'] > 1 else ''} "
               f"(RTL issue intervals {rtl['issue_intervals']}, latency {rtl['latency']}).",
               f"- Unit: `{r['unit']}` {r['params'] or '(defaults)'}; {r['notes']}.",
+              *([f"- **A window of the layer**: requests {r['window']['first']:,} .. "
+                 f"{r['window']['first'] + r['window']['requests'] - 1:,} of "
+                 f"{r['window']['layer_requests']:,} ran; the layer's {r['layer_cycles']:,} "
+                 f"cycles are the window's plus the other requests at the issue interval, its "
+                 f"energy the window's energy per MAC × its {r['layer_macs']:,} MACs."]
+                if r["window"] else []),
               f"- RTL: {rtl['cycles']:,} cycles; {rtl['values']:,} output values in "
               f"{rtl['outputs']:,} results against the chained golden outputs: "
               f"{rtl['mismatches']} mismatches (stream bench against the unit's model: "
@@ -187,7 +203,7 @@ def report(results, libs, notes, args, wall_s) -> str:
                      f"simulated power {p['total']:.3f} mW (internal {p['internal']:.3f}, "
                      f"switching {p['switching']:.3f}, leakage {p['leakage']:.2e}) over "
                      f"{e['cycles']:,} cycles ({e['simulator']} engine) → "
-                     f"**{_fmt_pj(e['energy_pj'])} per layer, "
+                     f"**{_fmt_pj(e['energy_layer_pj'])} per layer, "
                      f"{e['energy_pj_per_mac']:.3f} pJ per MAC**.")
             for w in r["windows"].get(lib, []):
                 L.append(f"  - window: requests {w['first']:,} .. {w['first'] + w['count'] - 1:,}"

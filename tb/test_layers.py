@@ -15,11 +15,12 @@ from tcgen.measure import measure
 from tcgen.registry import get_unit
 from tcgen.verify.layers import run_layer
 
-ALL = ["lut", "sparse", "sparse_dense", "pacq", "pacq_baseline"]
+ALL = ["lut", "sparse", "sparse_dense", "pacq", "pacq_baseline", "wino", "wino_direct"]
 
 
 def _check(lay, r):
     assert r["accepted"] == r["requests"] == len(lay.requests)
+    assert lay.layer_cycles(r["cycles"]) >= r["cycles"] and lay.layer_macs >= lay.macs
     assert r["bench_mismatches"] == 0 and r["mismatches"] == 0, r
     assert r["outputs"] == len(lay.expected) and r["values"] == lay.values_checked
     assert r["issue_intervals"] == [lay.interval], r      # the trace's schedule is the RTL's
@@ -31,7 +32,9 @@ def _check(lay, r):
 #: ~7 cycles/s on Icarus: 6-8 s each, and make test is at its budget) -- their RTL against the
 #: model is in make test through tb/test_sparse_rtl.py, their layer models below
 REDUCED = ["lut", pytest.param("sparse", marks=pytest.mark.slow),
-           pytest.param("sparse_dense", marks=pytest.mark.slow), "pacq", "pacq_baseline"]
+           pytest.param("sparse_dense", marks=pytest.mark.slow), "pacq", "pacq_baseline",
+           pytest.param("wino", marks=pytest.mark.slow),
+           pytest.param("wino_direct", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("name", REDUCED)
@@ -53,6 +56,9 @@ def test_layer_references():
     corrupted output is counted."""
     for name in ("sparse", "sparse_dense"):
         assert layer(name, "reduced").reference["equal"]
+    for name in ("wino", "wino_direct"):     # FP16 operands, FP32 accumulation
+        ref = layer(name, "reduced").reference
+        assert 0 < ref["max_abs_err_vs_exact"] < 2e-3 * ref["max_abs_exact"]
     lut = layer("lut", "reduced")
     ref = lut.reference
     assert 0 < ref["max_abs_err_vs_exact"] < 1e-2 * ref["max_abs_exact"]

@@ -70,6 +70,28 @@ class Layer:
     values_per_output: int     # numbers in one output payload
     reference: dict = field(default_factory=dict)   # layer-level model check (see module doc)
     notes: str = ""
+    #: a layer too long to run whole: ``requests`` is a window of its stream, starting at
+    #: request ``window_first`` of ``total_requests`` (None: the whole layer)
+    total_requests: int | None = None
+    window_first: int = 0
+
+    @property
+    def is_window(self) -> bool:
+        return self.total_requests is not None and self.total_requests != len(self.requests)
+
+    @property
+    def layer_requests(self) -> int:
+        return len(self.requests) if self.total_requests is None else self.total_requests
+
+    @property
+    def layer_macs(self) -> int:
+        """The whole layer's MACs (``macs`` counts the requests in hand)."""
+        return self.macs * self.layer_requests // len(self.requests)
+
+    def layer_cycles(self, cycles: int) -> int:
+        """The whole layer's cycles from the RTL run of ``requests`` (``cycles``): the
+        requests not run, back to back at ``interval``, added."""
+        return cycles + (self.layer_requests - len(self.requests)) * self.interval
 
     @property
     def spec(self):
@@ -268,16 +290,103 @@ def _pacq(size: str, seed: int, baseline: bool = False) -> Layer:
               "; c chained through the golden model, every beat compared")
 
 
-LAYERS = {"lut": _lut, "sparse": _sparse, "pacq": _pacq}
+# -- (d) Winograd: ResNet-18 conv3_x, F(2×2, 3×3) tiles vs the direct convolution -----------------
+#: the tile datapaths, one request per (filter group, tile position, channel chunk); the layer
+#: tops (wino_layer: line buffers -> wino_conv) replace them by changing WINO_UNITS
+WINO_UNITS = ("wino_conv", "direct_conv3x3")
+WINO_PARAMS = {"m": 2, "mode": "fp16", "C": 8, "K": 4, "dps": 4}
+
+
+def _wino(size: str, seed: int, direct: bool = False) -> Layer:
+    from tcgen.units.winograd import model as wm
+    from tcgen.units.winograd.family import conv_request, conv_result, direct_request
+    from tcgen.units.winograd.params import WinoConvParams, equal_throughput_dps
+    # conv3_x: 28×28 outputs, C = K = 128; reduced: 4×4, C = 16, K = 8
+    H, Cin, Kout = (28, 128, 128) if size == "full" else (4, 16, 8)
+    wp = WinoConvParams(**WINO_PARAMS)
+    if direct:
+        dp = equal_throughput_dps(wp)
+        params = {k: v for k, v in dp.as_dict().items() if k in ("m", "mode", "C", "K", "dps")}
+    else:
+        params = dict(WINO_PARAMS)
+    name = WINO_UNITS[1] if direct else WINO_UNITS[0]
+    unit = get_unit(name)
+    p = unit.params(**params)
+    m, s = p.m, p.m + 2
+    rng = np.random.default_rng(seed)
+    x = wm.encode_input(np.abs(rng.normal(0, 1, (Cin, H + 2, H + 2))), p.mode)   # post-ReLU
+    x[:, 0, :] = x[:, -1, :] = x[:, :, 0] = x[:, :, -1] = 0                     # pad 1
+    g = wm.encode_input(rng.normal(0, np.sqrt(2 / (9 * Cin)), (Kout, Cin, 3, 3)), p.mode)
+    T = H // m
+    order = [(kg, ty, tx, cg) for kg in range(Kout // p.K) for ty in range(T)
+             for tx in range(T) for cg in range(Cin // p.C)]
+    total = len(order)
+    if size == "full":             # a window: filter group 0, the middle tile row, every chunk
+        first = order.index((0, T // 2, 0, 0))
+        order = order[first:first + T * (Cin // p.C)]
+    else:
+        first = 0
+    fh = {}
+    reqs = []
+    for kg, ty, tx, cg in order:
+        d = x[cg * p.C:(cg + 1) * p.C, m * ty:m * ty + s, m * tx:m * tx + s]
+        gk = g[kg * p.K:(kg + 1) * p.K, cg * p.C:(cg + 1) * p.C]
+        if direct:
+            reqs.append(direct_request(p, d, gk))
+        else:
+            if (kg, cg) not in fh:
+                fh[(kg, cg)] = wm.ftf(gk, m, p.mode)
+            reqs.append(conv_request(p, d, fh[(kg, cg)]))
+    reqs = np.array(reqs, dtype=object)
+    exp = unit.golden(p, op__payload=reqs)["res__payload"]
+    # the layer: partial outputs of the channel chunks summed (float64) against float64 conv
+    out_fmt = wm.formats(p.mode)["out"]
+    got = {}
+    for (kg, ty, tx, cg), r in zip(order, exp):
+        y = num.to_float(conv_result(p, r)[0], out_fmt)
+        got[(kg, ty, tx)] = got.get((kg, ty, tx), 0) + y
+    xr, gr = num.to_float(x, wm.formats(p.mode)["data"]), num.to_float(g, wm.formats(p.mode)["data"])
+    err, big = 0.0, 0.0
+    for (kg, ty, tx), y in got.items():
+        ex = wm.direct_conv(xr[:, m * ty:m * ty + s, m * tx:m * tx + s],
+                            gr[kg * p.K:(kg + 1) * p.K], pad=0)
+        err, big = max(err, float(np.abs(y - ex).max())), max(big, float(np.abs(ex).max()))
+    ref = {"what": "float64 direct convolution of the same FP16 operands (the channel chunks' "
+                   "partial outputs summed in float64)", "max_abs_err_vs_exact": err,
+           "max_abs_exact": big}
+    per_req = p.K * m * m
+    return Layer(
+        "wino_direct" if direct else "wino",
+        "ResNet-18 conv3_x, " + ("direct 3×3 (baseline, equal DP-4 throughput)" if direct
+                                 else "Winograd F(2×2, 3×3)"),
+        f"{H}×{H} outputs, C = {Cin}, K = {Kout}, 3×3 pad 1 (FP16); {total:,} tile requests "
+        f"(C {p.C} × K {p.K} each)" + (f", run: a window of {len(reqs)}" if len(reqs) < total
+                                       else ""),
+        name, params, size, seed, reqs, "op", "res", p.interval, len(reqs) * per_req * 9 * p.C,
+        np.asarray(exp, dtype=object), per_req, ref,
+        notes=(f"{name} {params}, one output tile position × {p.K} filters × {p.C} channels "
+               f"per request, {p.interval} cycles each; the {Cin // p.C} channel chunks' "
+               "partial outputs are summed outside the unit (the tile datapath has no Ô "
+               "accumulation across requests without overlap; the layer top will)") +
+              (f"; full size runs a window of the stream -- filter group 0, output tile row "
+               f"{T // 2} (of {T}), all {T} positions × {Cin // p.C} chunks: requests "
+               f"{first:,} .. {first + len(reqs) - 1:,} of {total:,} -- and the layer's "
+               f"cycles and energy are extrapolated from it" if len(reqs) < total else ""),
+        total_requests=total, window_first=first)
+
+
+LAYERS = {"lut": _lut, "sparse": _sparse, "pacq": _pacq, "wino": _wino}
 BASELINES = {"sparse": ("sparse_dense", lambda s, seed: _sparse(s, seed, dense=True)),
-             "pacq": ("pacq_baseline", lambda s, seed: _pacq(s, seed, baseline=True))}
+             "pacq": ("pacq_baseline", lambda s, seed: _pacq(s, seed, baseline=True)),
+             "wino": ("wino_direct", lambda s, seed: _wino(s, seed, direct=True))}
 
 #: the layers not built here yet, with what they wait for (reports/layers.md says so)
 UNBUILT = {
-    "winograd": "ResNet-18 conv3_x (28×28, C = K = 128, 3×3) on wino_conv vs direct_conv3x3: "
-                "waits for the wino_layer top (line buffers → wino_conv) of issue 42 §1",
-    "bmma": "a binarized ResNet-18 basic block on bmma_array + bnn_epilogue: waits for the "
-            "bnn_layer top and tb/bnn_layer_runs.py's request stream of issue 42 §2",
+    "bmma": "a binarized ResNet-18 basic block on bnn_layer (bmma_array → epilogue): its "
+            "request stream is built in tb/bnn_layer_runs.py, which tcgen.layers and "
+            "scripts/ may not import; it waits for conv_requests / the block's stream to move "
+            "into the bmma family (tcgen.units.bmma), and for the stream bench to report each "
+            "input's acceptance cycles (bnn_layer's issue interval is not constant)",
 }
 
 
