@@ -28,11 +28,13 @@ def _check(lay, r):
     assert lay.reference.get("equal", True), lay.reference
 
 
-#: make test runs the cheap three (~2 s each); the octets' reduced pair is slow (an octet runs
-#: ~7 cycles/s on Icarus: 6-8 s each, and make test is at its budget) -- their RTL against the
-#: model is in make test through tb/test_sparse_rtl.py, their layer models below
+#: make test runs the two cheap proposals (~1-2 s of CPU each); the rest is slow, make test being
+#: at its budget: an octet runs ~7 cycles/s on Icarus (6-8 s each), a conv tile datapath
+#: 640 cycles in 60-90 s -- their RTL against the model is in make test through
+#: tb/test_sparse_rtl.py, test_pacq_rtl.py and test_winograd_rtl.py, their layer models below
 REDUCED = ["lut", pytest.param("sparse", marks=pytest.mark.slow),
-           pytest.param("sparse_dense", marks=pytest.mark.slow), "pacq", "pacq_baseline",
+           pytest.param("sparse_dense", marks=pytest.mark.slow), "pacq",
+           pytest.param("pacq_baseline", marks=pytest.mark.slow),
            pytest.param("wino", marks=pytest.mark.slow),
            pytest.param("wino_direct", marks=pytest.mark.slow)]
 
