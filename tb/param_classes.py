@@ -83,6 +83,10 @@ EXCLUSIONS: dict[tuple[str, str, Any], str] = {
         "valid k, 32, is a class (min valid)",
     ("bnn_epilogue", "res_width", 1):
         "range is 0..32 but check() allows 0 (no residual) or 2..32; 0 and 2 are classes",
+    ("bnn_layer", "k", 1):
+        "as bmma_array's k (the array inside): a multiple of 32; 32 is a class (min valid)",
+    ("bnn_layer", "res_width", 1):
+        "as bnn_epilogue's res_width (the epilogue inside): 0 or 2..32; 0 and 2 are classes",
     ("fp_product", "fmt", "fp32"):
         "no choice of dst holds every fp32 x fp32 product exactly (product_is_exact: it would "
         "need a wider-than-fp32 format)",

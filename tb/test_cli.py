@@ -116,7 +116,9 @@ SMALLER = {"mac_dp4_array": {"n": 8}, "add_dp4_array": {"n": 8}, "conv_lut_array
            # 128 fused blocks of one module (~10 s to generate): its wrapper at 2 × 2
            "mma_sm90": {"m": 2, "n": 2},
            # ~6-11 s of lint each at their defaults: linted smaller (the modules are the same)
-           "bnn_affine": {"n": 2}, "bwn_array": {"m": 2, "n": 2}}
+           "bnn_affine": {"n": 2}, "bwn_array": {"m": 2, "n": 2},
+           # ~31 s of lint at its default (m8n8k128 array + epilogue): its serializer at m3n2k32
+           "bnn_layer": {"m": 3, "n": 2, "k": 32}}
 # The warps (four octets each, ~12 s of lint apiece) are linted in make test-slow only; their
 # modules are the octets' (linted here) plus the warp's own wrapper.  So are the two convolution
 # datapaths and mma_sm90 (9-13 s of Verilator 5.048 each even at their smaller sizes, 31 s in

@@ -181,8 +181,8 @@ class BnnLayerParams(Params):
     UNIT = "bnn_layer"
     m: int = param(8, range=(1, 64), doc="rows of the D tile (images of the batch tile)")
     n: int = param(8, range=(1, 64), doc="columns of the D tile (output channels)")
-    k: int = param(128, range=(32, 4096), doc="reduction length per array operation, in bits "
-                                              "(a multiple of 32)")
+    k: int = param(128, range=(1, 4096), doc="reduction length per array operation, in bits "
+                                             "(a multiple of 32)")
     fold: int = param(1, choices=FOLDS, doc="cycles per array operation")
     acc_width: int = param(32, range=(8, 32), doc="accumulator bits (two's complement, wraps)")
     ops: str = param("xor_and", choices=OPS, doc="bit products built (as bmma_array)")
