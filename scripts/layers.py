@@ -40,6 +40,9 @@ def _args(argv):
     ap.add_argument("--windows", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "reports" / "layers.md"))
+    ap.add_argument("--reuse", default="",
+                    help="JSON files of earlier runs (this script's): a layer found there at "
+                         "this size with every liberty asked is taken from it, not run again")
     return ap.parse_args(argv)
 
 
@@ -65,7 +68,7 @@ def _liberties(names):
 
 
 def measure_layer(lay, libs, clock_ns, sim, windows) -> dict:
-    from tcgen.layers import energy, energy_window
+    from tcgen.layers import energy
     from tcgen.verify.layers import run_layer
     t0 = time.monotonic()
     rtl = run_layer(lay, sim=sim)
@@ -86,12 +89,23 @@ def measure_layer(lay, libs, clock_ns, sim, windows) -> dict:
         e = energy(lay, rtl["cycles"], lib, clock_ns=clock_ns)
         e["energy_layer_pj"] = e["energy_pj_per_mac"] * lay.layer_macs   # = energy_pj if whole
         out["energy"][lib] = e
-        if windows >= 2:
-            n = len(lay.requests)
-            count = min(n, max(n // (2 * windows), -(-16 // lay.interval)))   # >= 16 cycles
-            firsts = sorted({round(i * (n - count) / (windows - 1)) for i in range(windows)})
-            out["windows"][lib] = [dict(first=f, count=count, **_small(energy_window(
-                lay, f, count, lib, clock_ns=clock_ns))) for f in firsts]
+    out["windows"] = stream_windows(lay, libs, clock_ns, windows)
+    return out
+
+
+def stream_windows(lay, libs, clock_ns, windows) -> dict:
+    """{liberty: [window]}: ``windows`` stretches of the stream, first to last, each a quarter
+    (2 windows) of it or at least 16 cycles, measured on their own (steady state)."""
+    from tcgen.layers import energy_window
+    out = {}
+    if windows < 2:
+        return out
+    n = len(lay.requests)
+    count = min(n, max(n // (2 * windows), -(-16 // lay.interval)))   # >= 16 cycles
+    firsts = sorted({round(i * (n - count) / (windows - 1)) for i in range(windows)})
+    for lib in libs:
+        out[lib] = [dict(first=f, count=count, **_small(energy_window(
+            lay, f, count, lib, clock_ns=clock_ns))) for f in firsts]
     return out
 
 
@@ -229,6 +243,28 @@ def _ref_text(ref: dict) -> str:
             f"of it (largest |value| {ref['max_abs_exact']:.3g}; FP16 accumulation)")
 
 
+def _earlier(args) -> dict:
+    """{layer name: its result} from the ``--reuse`` files (same size and seed)."""
+    import json
+    out = {}
+    for f in [x for x in args.reuse.split(",") if x]:
+        try:
+            data = json.loads(Path(f).read_text())
+        except (OSError, ValueError) as e:
+            _bad(f"--reuse {f}: {e}")
+        if data.get("size") != args.size or data.get("clock_ns") != args.clock_ns:
+            continue
+        for r in data.get("layers", []):
+            if r.get("seed") == args.seed:
+                r.setdefault("window", None)          # a whole-layer run of an earlier version
+                r.setdefault("layer_cycles", r["rtl"]["cycles"])
+                r.setdefault("layer_macs", r["macs"])
+                for e in r["energy"].values():
+                    e.setdefault("energy_layer_pj", e["energy_pj"])
+                out[r["name"]] = r
+    return out
+
+
 def main(argv=None) -> int:
     args = _args(argv)
     from tcgen.hw.params import ParamError
@@ -242,12 +278,20 @@ def main(argv=None) -> int:
     if args.windows < 0 or args.clock_ns <= 0:
         _bad("--windows must be >= 0 and --clock-ns > 0")
     libs, notes = _liberties([x for x in args.libs.split(",") if x])
+    earlier = _earlier(args)
     t0 = time.monotonic()
     results = []
     try:
         for n in names:
             todo = [n] + ([BASELINES[n][0]] if n in BASELINES else [])
             for name in todo:
+                old = earlier.get(name)
+                if old is not None and old["ok"] and all(lib in old["energy"] for lib in libs):
+                    print(f"layers: {name} from an earlier run", file=sys.stderr)
+                    old["windows"] = stream_windows(layer(name, args.size, args.seed), libs,
+                                                    args.clock_ns, args.windows)
+                    results.append(old)
+                    continue
                 lay = layer(name, args.size, args.seed)
                 print(f"layers: {name} ({len(lay.requests):,} requests on {lay.unit})",
                       file=sys.stderr, flush=True)
