@@ -238,17 +238,21 @@ WINO_OTF = UnitSpec(
 
 
 # -- wino_conv: one output tile position per request ---------------------------------------------
-def conv_request(p, d, w, rows=None, cols=None) -> int:
+def conv_request(p, d, w, rows=None, cols=None, *, load=1, first=1, last=1) -> int:
     """Payload of one tile: d [C, m+2, m+2] data-format encodings, w [K, C, m+2, m+2]
     transformed filters (transform-format encodings, e.g. :func:`model.ftf`), rows / cols the
-    valid output rows / columns (default m)."""
+    valid output rows / columns (default m); overlap: ``load``, accumulate: ``first``,
+    ``last`` (WinoConv's docstring)."""
     n = p.lanes
     dt = object if p.is_int else np.uint64
+    extra = {"load": np.array([load])} if p.overlap else {}
+    if p.accumulate:
+        extra.update(first=np.array([first]), last=np.array([last]))
     return int(pack(layouts.conv_op(p), {
         "d": np.asarray(d, dtype=dt).reshape(1, p.C, n),
         "w": np.asarray(w, dtype=dt).reshape(1, p.K, p.C, n),
         "rows": np.array([p.m if rows is None else rows]),
-        "cols": np.array([p.m if cols is None else cols])})[0])
+        "cols": np.array([p.m if cols is None else cols]), **extra})[0])
 
 
 def conv_result(p, payload: int):
@@ -272,28 +276,66 @@ def _conv_tile(p, d, w):
                              lane_bits=p.pacq["lane_bits"])
     else:
         oh = model.ewmm(ih, w, p.mode)
+    if p.ewmm == "pacq4":       # wrapped weights: the RTL's >> 2 (m = 2 only) on a non-multiple,
+        y = model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m)
+        h = 1 << (p.bits("output") - 1)                 # kept in the output's width
+        return ((y >> 2) + h) % (2 * h) - h
+    return _otf_tile(p, oh)
+
+
+def _otf_tile(p, oh):
+    """Ô [K, (m+2)²] -> the K output tiles [K, m·m] (mode int: divided exactly by s²)."""
+    s = p.m + 2
     y = model.otf(oh.reshape(p.K, s, s), p.m, p.mode).reshape(p.K, p.m * p.m)
     if p.is_int:
         s2 = model.int_scale(p.m) ** 2
-        if p.ewmm == "pacq4":   # wrapped weights: the RTL's >> 2 (m = 2 only) on a non-multiple,
-            h = 1 << (p.bits("output") - 1)             # kept in the output's width
-            return ((y >> 2) + h) % (2 * h) - h
         if np.any(y % s2):
             raise AssertionError(f"wino_conv model: an OTF result is not a multiple of {s2}")
         y = y // s2
     return y
 
 
+def _overlap_tiles(p, f, N):
+    """overlap=true (WinoConv's docstring): the filter bank latched by load requests (+0 / 0
+    after reset); accumulate: the two Ô banks, each request's EWMM continuing from the write
+    bank's Ô unless first, a result only on last (then the banks swap).  Yields (index of the
+    request that makes a result, its K output tiles)."""
+    n, s = p.lanes, p.m + 2
+    dt = np.int64 if p.is_int else np.uint64
+    wbank = np.zeros((p.K, p.C, n), dtype=dt)
+    banks, wb = [np.zeros((1, p.K, 1, n), dtype=dt) for _ in range(2)], 0
+    lo, hi, _ = p.widths["acc"] if p.is_int else (None, None, None)
+    for i in range(N):
+        if int(f["load"][i]):
+            wbank = f["w"][i].astype(dt).reshape(p.K, p.C, n)
+        first, last = ((int(f["first"][i]), int(f["last"][i])) if p.accumulate else (1, 1))
+        ih = model.itf(f["d"][i].astype(dt).reshape(p.C, s, s), p.m, p.mode)
+        oh = model.ewmm(ih.reshape(1, p.C, 1, n), wbank, p.mode,
+                        start=None if first else banks[wb])
+        if p.is_int and oh.size and (min(oh.reshape(-1)) < lo or max(oh.reshape(-1)) > hi):
+            raise ValueError(f"wino_conv model: request {i}'s accumulated Ô leaves the "
+                             f"accumulator's range [{lo}, {hi}] (C_total = {p.channels} "
+                             f"channels): more channels in a first..last group than C_total")
+        banks[wb] = oh
+        if last:
+            yield i, _otf_tile(p, oh.reshape(p.K, n))
+            wb ^= 1
+
+
 def conv_model(p, op__payload):
     """Per request: model.itf on the C tiles, model.ewmm (one tile position) with the request's
-    transformed filters, model.otf per filter, and the crop mask."""
+    transformed filters, model.otf per filter, and the crop mask.  overlap / accumulate:
+    :func:`_overlap_tiles` (the filter bank, Ô across requests)."""
     f = unpack(layouts.conv_op(p), op__payload)
     n, s = p.lanes, p.m + 2
     dt = np.int64 if p.is_int else np.uint64
     ys, keeps = [], []
-    for i in range(len(op__payload)):
-        ys.append(_conv_tile(p, f["d"][i].astype(dt).reshape(p.C, s, s),
-                             f["w"][i].astype(dt).reshape(p.K, p.C, n)))
+    tiles = _overlap_tiles(p, f, len(op__payload)) if p.overlap else (
+        (i, _conv_tile(p, f["d"][i].astype(dt).reshape(p.C, s, s),
+                       f["w"][i].astype(dt).reshape(p.K, p.C, n)))
+        for i in range(len(op__payload)))
+    for i, y in tiles:
+        ys.append(y)
         r, c = int(f["rows"][i]), int(f["cols"][i])
         keeps.append(sum(1 << (a * p.m + b) for a in range(p.m) for b in range(p.m)
                          if a < r and b < c))

@@ -24,11 +24,16 @@ def conv_op(p) -> data.StructLayout:
     odd H' / W')}."""
     n = p.lanes
     bits = p.m.bit_length()
+    # overlap (weight-stationary): + load (latch w into the filter bank); accumulate: + first,
+    # last (WinoConv's docstring).  The default layout is unchanged.
+    extra = {"load": 1} if getattr(p, "overlap", False) else {}
+    if getattr(p, "accumulate", False):
+        extra.update(first=1, last=1)
     return data.StructLayout({
         "d": data.ArrayLayout(data.ArrayLayout(_e(p, "data"), n), p.C),
         "w": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_e(p, "filter"), n), p.C),
                               p.K),
-        "rows": bits, "cols": bits})
+        "rows": bits, "cols": bits, **extra})
 
 
 def direct_op(p) -> data.StructLayout:

@@ -649,13 +649,14 @@ def _ftf_exact(g, m, fmt):
     return np.where(anynan | (plus & minus), np.uint64(F.nan), out).astype(np.uint64)
 
 
-def _ewmm(Ih, Fh, mode, record=None):
+def _ewmm(Ih, Fh, mode, record=None, start=None):
     N, C, P, L = Ih.shape
     K = Fh.shape[0]
     J = -(-C // _DP)
     if mode == "int":          # the same DP-4 order, exact; every node recorded
         rp, ra = (record("product"), record("acc")) if record else (None, None)
-        out = np.zeros((N, K, P, L), dtype=Ih.dtype)
+        out = np.zeros((N, K, P, L), dtype=Ih.dtype) if start is None else \
+            np.asarray(start).astype(Ih.dtype)
         for j in range(J):
             p = [Ih[:, None, c] * Fh[None, :, c, None]
                  for c in range(_DP * j, min(C, _DP * j + _DP))]
@@ -678,7 +679,8 @@ def _ewmm(Ih, Fh, mode, record=None):
         Fh = np.concatenate([Fh, np.zeros((K, extra, L), np.uint64)], axis=1)
     a = Ih.reshape(N, J, _DP, P, L).transpose(0, 1, 3, 4, 2)          # [N, J, P, L, 4]
     b = Fh.reshape(K, J, _DP, L).transpose(0, 1, 3, 2)                # [K, J, L, 4]
-    out = np.full((N, K, P, L), acc.sign_mask, dtype=np.uint64)       # −0
+    out = np.full((N, K, P, L), acc.sign_mask, dtype=np.uint64) if start is None else \
+        np.asarray(start, dtype=np.uint64)                             # −0, or the start
     for j in range(J):
         out = num.dot4(a[:, None, j], b[None, :, j, None], out, f["data"], f["acc"],
                        f["product"])
@@ -781,26 +783,46 @@ def ewmm_pacq(I_hat, F_hat, m: int = 2, data_bits: int = 8, weight_bits: int = 8
     return out
 
 
-def ewmm(I_hat, F_hat, mode: str = "fp32") -> np.ndarray:
+def ewmm(I_hat, F_hat, mode: str = "fp32", *, start=None) -> np.ndarray:
     """The element-wise stage as batched GEMM lanes: I_hat [N, C, P, L] (P tile positions, L
     lanes), F_hat [K, C, L] -> Ô [N, K, P, L] in the accumulation format (module docstring:
-    ascending c, DP-4 chunks, (−0, +0) padding, −0 start)."""
+    ascending c, DP-4 chunks, (−0, +0) padding, −0 start).
+
+    ``start`` (Ô [N, K, P, L], accumulation-format encodings or integers): continue the DP-4
+    chain from it instead of −0 -- Ô accumulated over requests (``wino_conv accumulate=true``):
+    ewmm(I₂, F₂, start=ewmm(I₁, F₁)) is ewmm over the channels of I₁ then I₂, exactly when I₁'s
+    C is a multiple of 4 (the chunks line up); otherwise I₁'s last chunk is padded with
+    (−0, +0) channels first -- in floating point a different association from the
+    concatenation's; in integers the same value whatever the split."""
     mode = _check_mode(mode, "ewmm")
     Ih, Fh = np.asarray(I_hat), np.asarray(F_hat)
     if Ih.ndim != 4 or Fh.ndim != 3 or Ih.shape[1] != Fh.shape[1] or Ih.shape[3] != Fh.shape[2]:
         raise ValueError(f"ewmm: I_hat must be [N, C, P, L] and F_hat [K, C, L] with equal C "
                          f"and L, got {Ih.shape} and {Fh.shape}")
+    want = (Ih.shape[0], Fh.shape[0], Ih.shape[2], Ih.shape[3])
+    if start is not None and np.shape(start) != want:
+        raise ValueError(f"ewmm: start must be Ô's shape {want}, got {np.shape(start)}")
     if mode == "int":
         for x in (Ih, Fh):
             if x.dtype.kind not in "ui" and not (x.dtype == object and all(
                     _is_int(v) for v in x.reshape(-1))):
                 raise ValueError("ewmm: I_hat and F_hat must be integer arrays in mode 'int'")
         bound = _absmax(Ih) * _absmax(Fh) * _DP * -(-Ih.shape[1] // _DP)
-        if Ih.dtype == object or Fh.dtype == object or bound >= (1 << 62):
-            return _ewmm(Ih.astype(object), Fh.astype(object), mode)
-        return _ewmm(Ih.astype(np.int64), Fh.astype(np.int64), mode)
+        if start is not None:
+            start = np.asarray(start)
+            if start.dtype.kind not in "ui" and not (start.dtype == object and all(
+                    _is_int(v) for v in start.reshape(-1))):
+                raise ValueError("ewmm: start must be an integer array in mode 'int'")
+            bound += _absmax(start)
+        if Ih.dtype == object or Fh.dtype == object or bound >= (1 << 62) or (
+                start is not None and start.dtype == object):
+            return _ewmm(Ih.astype(object), Fh.astype(object), mode, start=start)
+        return _ewmm(Ih.astype(np.int64), Fh.astype(np.int64), mode, start=start)
     t = _FMT[mode]["transform"]
-    return _ewmm(_encodings(Ih, t, "I_hat", "ewmm"), _encodings(Fh, t, "F_hat", "ewmm"), mode)
+    if start is not None:
+        start = _encodings(start, _FMT[mode]["acc"], "start", "ewmm")
+    return _ewmm(_encodings(Ih, t, "I_hat", "ewmm"), _encodings(Fh, t, "F_hat", "ewmm"), mode,
+                 start=start)
 
 
 def _otf(Oh, m, mode, record=None):

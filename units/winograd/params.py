@@ -268,9 +268,34 @@ class WinoConvParams(_ConvSchedule, Params):
                           "correction; docs/winograd.md); pacq4: PacQ's INT4 lanes, 4 filters "
                           "a word, as the paper packs weights -- s²·F̂ does not fit and wraps: "
                           "WRONG results, kept only to measure that configuration (m=2)")
+    overlap: bool = param(False, key_default=False,
+                          doc="the overlapped, weight-stationary datapath (issue 42): a "
+                              "ping-pong Î bank (the next request's ITF under the EWMM), a "
+                              "ping-pong Ô bank (the OTF under the next EWMM) and a filter "
+                              "bank latched from requests whose load flag is set; one tile per "
+                              "max(C, EWMM, K) cycles back to back (ewmm=dp4)")
+    accumulate: bool = param(False, key_default=False,
+                             doc="Ô accumulation across requests (overlap=true): requests "
+                                 "carry first / last flags; the EWMM continues from the "
+                                 "previous request's Ô unless first, the OTF runs on last")
+    C_total: int = param(0, range=(0, 1 << 16), key_default=False,
+                         doc="mode int with accumulate: the most channels accumulated into Ô "
+                             "over one first..last group (sets the Ô, OTF and output widths; "
+                             "0: C)")
 
     def check(self):
         super().check()
+        if self.overlap and self.ewmm != "dp4":
+            raise self.error("overlap", self.overlap, "false unless ewmm=dp4 (the overlapped "
+                             "datapath is built on the DP-4 lanes)")
+        if self.accumulate and not self.overlap:
+            raise self.error("accumulate", self.accumulate, "false unless overlap=true (the "
+                             "running Ô lives in the ping-pong Ô bank)")
+        if self.C_total and not (self.accumulate and self.is_int):
+            raise self.error("C_total", self.C_total, "0 (the default) unless mode=int and "
+                             "accumulate=true: it sets the integer widths of Ô")
+        if self.C_total and self.C_total < self.C:
+            raise self.error("C_total", self.C_total, f"0 or at least C = {self.C}")
         if self.ewmm == "pacq4" and self.m != 2:
             raise self.error("ewmm", self.ewmm, "dp4 or pacq with m=4 (pacq4's wrapped weights "
                              "give OTF results that are not multiples of 576, whose exact "
@@ -311,11 +336,27 @@ class WinoConvParams(_ConvSchedule, Params):
         return self.C
 
     @property
+    def channels(self) -> int:
+        """Channels accumulated into Ô (the integer widths): C, or C_total when set."""
+        return self.C_total or self.C
+
+    @property
+    def ewmm_cycles(self) -> int:
+        """Cycles of one request's EWMM: groups·chunks."""
+        return self.groups * self.chunks
+
+    @property
     def interval(self) -> int:
-        """Cycles per tile back to back: max(C, K) + groups·chunks.  The OTF (K cycles) runs
+        """Cycles per tile back to back.  overlap: max(C, groups·chunks, K) -- the ITF (C
+        cycles) fills one Î bank while the EWMM reads the other, the OTF (K cycles) reads one
+        Ô bank while the next EWMM writes the other, so the slowest of the three sets the pace
+        (with accumulate: per request; a group of r requests gives one tile per r of them).
+        Otherwise max(C, K) + groups·chunks.  The OTF (K cycles) runs
         beside the next request's ITF (C cycles); that request's EWMM waits for both, since
         the Ô bank is single (issue 42: this said C + groups·chunks, 1 cycle short at C 3, K 4,
         measured; 8 short at the report's K = 16, C = 8)."""
+        if self.overlap:
+            return max(self.C, self.ewmm_cycles, self.K)
         return max(self.C, self.K) + self.groups * self.chunks
 
     @property

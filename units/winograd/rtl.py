@@ -297,7 +297,7 @@ def exact_div_pow2_9(m: Module, x, e: int, nine: bool, width: int, name: str):
 
 
 def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, neg0_acc,
-                 result=None):
+                 result=None, start=None):
     """The one DP-4 schedule of the tile datapaths (:class:`WinoConv`'s EWMM,
     :class:`DirectConv`): ``dots`` dot products numbered 0.., ``P = len(units)`` at a time (a
     group, counter ``g``, G = ⌈dots/P⌉ groups); DP unit u of group gg owns dot product
@@ -306,7 +306,8 @@ def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, ne
     accumulator ``accr[u]``, which starts at −0 (the DP-4's ``c`` is −0 at q = 0) -- the
     model's chain.  The last chunk's result goes into ``store(dot)`` (``result(unit)``, default
     ``unit.y``: ewmm=pacq stores its offset-corrected lanes).  While ``go`` the counters advance
-    (q wraps at Q, then g at G)."""
+    (q wraps at Q, then g at G).  ``start(dot)`` (optional; WinoConv accumulate=true): the
+    value the chain starts from instead of −0."""
     from amaranth import Const, Mux
     P = len(units)
     G = -(-dots // P)
@@ -334,8 +335,24 @@ def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, ne
         for gg in range(G):                  # the last chunk's result into store(dot)
             if gg * P + u < dots:
                 with m.If(go & (g == gg) & (q == Q - 1)):
-                    m.d.sync += store(gg * P + u).eq(result(unit))
-        m.d.comb += unit.c.eq(Mux(q == 0, neg0_acc, accr[u]))
+                    dst = store(gg * P + u)
+                    if isinstance(dst, list):          # [(target, condition)]: a banked store
+                        for target, cond in dst:
+                            with m.If(cond):
+                                m.d.sync += target.eq(result(unit))
+                    else:
+                        m.d.sync += dst.eq(result(unit))
+        first = neg0_acc
+        if start is not None:               # the start of dot gg·P + u, selected by the group
+            first = Signal(len(unit.c), name=f"start{u}")
+            with m.Switch(g):
+                for gg in range(G):
+                    if gg * P + u < dots:
+                        with m.Case(gg):
+                            m.d.comb += first.eq(start(gg * P + u))
+                with m.Default():
+                    m.d.comb += first.eq(neg0_acc)
+        m.d.comb += unit.c.eq(Mux(q == 0, first, accr[u]))
         with m.If(go):
             m.d.sync += accr[u].eq(unit.y)
     with m.If(go):
@@ -365,11 +382,48 @@ class WinoConv(wiring.Component):
       with the crop mask; it waits while the previous result has not been taken, and the
       next request's ITF and EWMM run meanwhile.
 
-    Parameters: :class:`~tcgen.units.winograd.params.WinoConvParams` (m, mode, C, K, dps).
+    **Overlapped, weight-stationary** (``overlap=true``, issue 42; ewmm=dp4).  The request
+    gains one field, ``load`` (1 bit, after ``cols``): the filters are *stationary* -- a
+    request with load = 1 latches its ``w`` into the unit's filter bank (K × C × (m+2)²
+    transform-format registers) when it is accepted, and every request (that one included)
+    multiplies by the bank; with load = 0 ``w`` is not read (don't care).  This is the paper's
+    schedule: one (K, C) block of transformed filters stays while many tiles stream through.
+    The bank is 0 (+0) after reset.  Three stages run at once on consecutive requests:
+
+    * **ITF** (C cycles) into one of two Î banks while the EWMM reads the other (ping-pong);
+      the request is accepted in its last ITF cycle -- a load request only once no other tile
+      still needs the old filters (the other Î bank empty, or its EWMM in its last cycle), so
+      a load costs no cycle back to back; ``d`` is read while valid, ``w`` at the accept.
+    * **EWMM** (groups × ⌈C/4⌉ cycles) from Î bank and filter bank into one of two Ô banks;
+      it starts when its Î bank is full and its Ô bank is not waiting for the OTF.
+    * **OTF** (K cycles) from the other Ô bank into the result register (ping-pong Ô: the OTF
+      runs under the next EWMM), waiting while the previous result is not taken.
+
+    Back to back one tile per max(C, groups·⌈C/4⌉, K) cycles (``params.interval``); latency
+    C + groups·⌈C/4⌉ + K, as the first version's.
+
+    **Ô accumulation across requests** (``accumulate=true``, needs overlap).  The request
+    gains ``first`` and ``last`` (1 bit each, after ``load``).  A request whose first = 0
+    continues each lane's DP-4 chain from the Ô the previous request left in the Ô bank
+    (:func:`~tcgen.units.winograd.model.ewmm`'s ``start``) instead of −0 (int: 0); first = 1
+    starts from −0.  The OTF runs, and a result comes out, only for a request with last = 1
+    (its crop ``rows``, ``cols`` are the ones used); then the Ô banks swap.  So a tile of
+    C_total channels is r requests of C channels (channels r·C.. of the tile and of the
+    filters; load = 1 on each, since each carries its own filter chunk): first = 1 on the
+    first, last = 1 on the last, one result.  Equal to model.ewmm over all C_total channels
+    when C is a multiple of 4; otherwise each request's last chunk is padded with (−0, +0)
+    (FP: a different association; int: the same value).  first = last = 1 is a
+    single-request tile.  Mode int: ``C_total`` (params) sizes Ô, the OTF and the output
+    for up to C_total channels per group (more wraps; the model refuses it).  A request with
+    first = 0 after a last = 1 continues from the Ô bank's older contents (two groups back;
+    0 after reset) -- well defined, modelled, but not useful.
+
+    Parameters: :class:`~tcgen.units.winograd.params.WinoConvParams` (m, mode, C, K, dps,
+    overlap, accumulate, C_total).
     Attributes: op ``In(stream.Signature(layouts.conv_op))``, res ``Out(stream.Signature(
     layouts.conv_res))``; ``cycles`` = ``latency`` = C + groups·⌈C/4⌉ + K (request offered to
     result valid); back to back one tile per max(C, K) + groups·⌈C/4⌉ (``params.interval``:
-    the OTF runs beside the next tile's ITF; its EWMM waits for both).
+    the OTF runs beside the next tile's ITF; its EWMM waits for both); overlap: above.
     """
 
     def __init__(self, params):
@@ -396,7 +450,7 @@ class WinoConv(wiring.Component):
             bits = dict(data_bits=p.data_bits)
             itf = shared(m, "itf", WinoItf(WinoItfParams(m=p.m, mode="int", **bits)))
             otf = shared(m, "otf", WinoOtf(WinoOtfParams(
-                m=p.m, mode="int", **bits, weight_bits=p.weight_bits, channels=C)))
+                m=p.m, mode="int", **bits, weight_bits=p.weight_bits, channels=p.channels)))
             if p.ewmm != "dp4":          # PacQ's parallel multiplier (docs/winograd.md)
                 pw = p.pacq
                 tw = pw["act_bits"] + 1                        # Î bank: |Î| and its sign
@@ -419,6 +473,8 @@ class WinoConv(wiring.Component):
                            rounding="rne")
             dps = [shared(m, f"dp{u}", Dp4(dp)) for u in range(P)]
         yw = p.bits("output")
+        if p.overlap:
+            return self._overlapped(m, itf, otf, dps, tw, aw, yw, neg0_t, neg0_a)
 
         ihat = Signal(data.ArrayLayout(data.ArrayLayout(tw, n), C), name="ihat")
         ohat = Signal(data.ArrayLayout(data.ArrayLayout(aw, n), K), name="ohat")
@@ -503,6 +559,16 @@ class WinoConv(wiring.Component):
         # -- OTF: Ô[ko] -> the result register ---------------------------------------------
         bits = p.m.bit_length()
         m.d.comb += [otf.rows.eq(crop[:bits]), otf.cols.eq(crop[bits:])]
+        self._otf_out(m, otf, ohat, yreg, keep, ko, otf_go, otf_last, out_valid, yw,
+                      ewmm_done)
+        return m
+
+    def _otf_out(self, m, otf, ohat, yreg, keep, ko, otf_go, otf_last, out_valid, yw,
+                 ewmm_done=None):
+        """The OTF stage: Ô[ko] (``ohat``) through ``otf`` (mode int: and the exact division)
+        into the result register, the crop mask, the result stream's valid."""
+        from amaranth import Mux
+        p = self.params
         y = otf.y
         if p.is_int:            # s²·O -> O: the exact division of model.winograd_conv
             ow = p.bits("otf")
@@ -511,22 +577,136 @@ class WinoConv(wiring.Component):
                 m.d.comb += y[i].eq(exact_div_pow2_9(
                     m, otf.y.as_value()[i * ow:(i + 1) * ow], 2 if p.m == 2 else 6,
                     p.m == 4, yw, f"div{i}"))
-        for k in index_cases(m, ko, K):
+        for k in index_cases(m, ko, p.K):
             m.d.comb += otf.o_hat.eq(ohat[k])
             with m.If(otf_go):
                 m.d.sync += yreg[k].eq(y)
         with m.If(otf_go):
             m.d.sync += [ko.eq(Mux(otf_last, 0, ko + 1)), keep.eq(otf.keep)]
-        with m.If(otf_last):
-            m.d.sync += ewmm_done.eq(0)
+        if ewmm_done is not None:
+            with m.If(otf_last):
+                m.d.sync += ewmm_done.eq(0)
         with m.If(self.res.ready):
             m.d.sync += out_valid.eq(0)
         with m.If(otf_last):
             m.d.sync += out_valid.eq(1)
         m.d.comb += [self.res.valid.eq(out_valid), self.res.payload.y.eq(yreg),
                      self.res.payload.keep.eq(keep)]
-        return m
 
+    def _overlapped(self, m, itf, otf, dps, tw, aw, yw, neg0_t, neg0_a):
+        """overlap=true (issue 42): the ITF, EWMM and OTF of consecutive requests run at once
+        (class docstring, "Overlapped")."""
+        from amaranth import Mux
+        p = self.params
+        n, C, K, P, Q, G = p.lanes, p.C, p.K, p.dps, p.chunks, p.groups
+        pl = self.op.payload
+        fw = p.bits("filter")
+        bits = p.m.bit_length()
+        arr = data.ArrayLayout
+        ihat = [Signal(arr(arr(tw, n), C), name=f"ihat{b}") for b in range(2)]
+        ohat = [Signal(arr(arr(aw, n), K), name=f"ohat{b}") for b in range(2)]
+        wbank = Signal(arr(arr(arr(fw, n), C), K), name="w_bank")
+        yreg = Signal(arr(arr(yw, p.m * p.m), K), name="y_reg")
+        keep = Signal(p.m * p.m, name="keep_reg")
+        crop_i = [Signal(2 * bits, name=f"crop_i{b}") for b in range(2)]   # per Î bank
+        crop_o = [Signal(2 * bits, name=f"crop_o{b}") for b in range(2)]   # per Ô bank
+        first_i = [Signal(name=f"first_i{b}") for b in range(2)]
+        last_i = [Signal(name=f"last_i{b}") for b in range(2)]
+        ifull = [Signal(name=f"ifull{b}") for b in range(2)]   # Î bank b holds a tile
+        ofull = [Signal(name=f"ofull{b}") for b in range(2)]   # Ô bank b waits for the OTF
+        ib, eb, wb, ob = (Signal(name=x) for x in ("itf_bank", "ewmm_bank", "ohat_wbank",
+                                                    "otf_bank"))
+        accr = [Signal(len(dps[0].c), name=f"acc{u}") for u in range(P)]
+        ci = Signal(range(max(C, 2)), name="itf_ch")
+        g = Signal(range(max(G, 2)), name="group")
+        q = Signal(range(max(Q, 2)), name="chunk")
+        ko = Signal(range(max(K, 2)), name="otf_k")
+        out_valid = Signal(name="out_valid")
+        itf_go, accept, ewmm_go, ewmm_last, otf_go, otf_last, latch_ok = (
+            Signal(name=x) for x in ("itf_go", "accept", "ewmm_go", "ewmm_last", "otf_go",
+                                     "otf_last", "latch_ok"))
+        ifull_i = Mux(ib, ifull[1], ifull[0])            # the bank the ITF fills
+        ifull_o = Mux(ib, ifull[0], ifull[1])            # the other one
+        ifull_e = Mux(eb, ifull[1], ifull[0])
+        ofull_w = Mux(wb, ofull[1], ofull[0])
+        ofull_o = Mux(ob, ofull[1], ofull[0])
+        first_e = Mux(eb, first_i[1], first_i[0]) if p.accumulate else 1
+        last_e = Mux(eb, last_i[1], last_i[0]) if p.accumulate else 1
+        m.d.comb += [
+            # a load may latch the filter bank only when no other tile needs the old filters:
+            # the other Î bank empty, or its EWMM in its last cycle
+            latch_ok.eq(~pl.load | ~ifull_o | ewmm_last),
+            itf_go.eq(self.op.valid & ~ifull_i & ((ci != C - 1) | latch_ok)),
+            accept.eq(itf_go & (ci == C - 1)),
+            self.op.ready.eq(accept),
+            ewmm_go.eq(ifull_e & ~ofull_w),
+            ewmm_last.eq(ewmm_go & (g == G - 1) & (q == Q - 1)),
+            otf_go.eq(ofull_o & (~out_valid | self.res.ready)),
+            otf_last.eq(otf_go & (ko == K - 1)),
+        ]
+
+        # -- ITF: channel ci of the request's tiles -> Î bank ib ---------------------------
+        for c in index_cases(m, ci, C):
+            m.d.comb += itf.d.eq(pl.d[c])
+            for b in range(2):
+                with m.If(itf_go & (ib == b)):
+                    m.d.sync += ihat[b][c].eq(itf.y)
+        with m.If(itf_go):
+            m.d.sync += ci.eq(Mux(ci == C - 1, 0, ci + 1))
+        with m.If(accept):
+            m.d.sync += ib.eq(~ib)
+            with m.If(pl.load):
+                m.d.sync += wbank.eq(pl.w)
+        for b in range(2):
+            with m.If(accept & (ib == b)):
+                m.d.sync += [ifull[b].eq(1), crop_i[b].eq(Cat(pl.rows, pl.cols))]
+                if p.accumulate:
+                    m.d.sync += [first_i[b].eq(pl.first), last_i[b].eq(pl.last)]
+            with m.If(ewmm_last & (eb == b)):
+                m.d.sync += ifull[b].eq(0)
+
+        # -- EWMM: Î bank eb and the filter bank -> Ô bank wb -------------------------------
+        ihat_e = Signal(arr(arr(tw, n), C), name="ihat_e")
+        ohat_w = Signal(arr(arr(aw, n), K), name="ohat_w")
+        m.d.comb += [ihat_e.eq(Mux(eb, ihat[1], ihat[0])),
+                     ohat_w.eq(Mux(wb, ohat[1], ohat[0]))]
+
+        def operands(idx, qq):
+            k, j = divmod(idx, n)
+            return [(ihat_e[c][j], wbank[k][c][j]) if c < C else None
+                    for c in range(4 * qq, 4 * qq + 4)]
+
+        def store(idx):          # into Ô bank wb
+            k, j = divmod(idx, n)
+            return [(ohat[b][k][j], wb == b) for b in range(2)]
+
+        def start(idx):          # accumulate: continue from Ô unless the request is a first
+            k, j = divmod(idx, n)
+            return Mux(first_e, neg0_a, ohat_w[k][j])
+
+        _dp_schedule(m, dps, accr, p.dots, Q, g, q, ewmm_go, operands, store, neg0_t, neg0_a,
+                     start=start if p.accumulate else None)
+        with m.If(ewmm_last):
+            m.d.sync += [eb.eq(~eb)]
+            with m.If(last_e):
+                m.d.sync += wb.eq(~wb)
+        for b in range(2):
+            with m.If(ewmm_last & last_e & (wb == b)):
+                m.d.sync += [ofull[b].eq(1),
+                             crop_o[b].eq(Mux(eb, crop_i[1], crop_i[0]))]
+            with m.If(otf_last & (ob == b)):
+                m.d.sync += ofull[b].eq(0)
+
+        # -- OTF: Ô bank ob -> the result register --------------------------------------------
+        ohat_o = Signal(arr(arr(aw, n), K), name="ohat_o")
+        crop = Signal(2 * bits, name="crop_o")
+        m.d.comb += [ohat_o.eq(Mux(ob, ohat[1], ohat[0])),
+                     crop.eq(Mux(ob, crop_o[1], crop_o[0])),
+                     otf.rows.eq(crop[:bits]), otf.cols.eq(crop[bits:])]
+        self._otf_out(m, otf, ohat_o, yreg, keep, ko, otf_go, otf_last, out_valid, yw)
+        with m.If(otf_last):
+            m.d.sync += ob.eq(~ob)
+        return m
 
 class DirectConv(wiring.Component):
     """The direct-convolution baseline ``direct_conv3x3`` (issue 15 §2) on the same DP-4s as
