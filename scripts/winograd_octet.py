@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Winograd EWMM on the Volta octet against wino_conv's DP-4 form (issue 42 §1): the
+r"""The Winograd EWMM on the Volta octet against wino_conv's DP-4 form (issue 42 §1): the
 figures of docs/winograd_octet.md, printed as Markdown.
 
     .venv/bin/python scripts/winograd_octet.py [--ppa DIR] [--seed S]
@@ -10,8 +10,10 @@ per MAC, and -- when ``--ppa DIR`` holds the ``tcgen ppa --json`` results named 
 and energy per output.  The PPA runs are `tcgen ppa`'s (the one flow); this script only reads
 their JSON:
 
-    tcgen ppa octet_dense --fraig-conflicts 1000 [--activity sim --cycles 400 --seed 1] --json DIR/octet_{vl,sim}.json
-    tcgen ppa wino_conv -p m=2 -p mode=fp16 -p C=16 -p K=8 -p dps=8 --fraig-conflicts 1000 [...] --json DIR/wino8_{vl,sim}.json
+    tcgen ppa octet_dense --fraig-conflicts 1000 [--activity sim --cycles 400 --seed 1] \
+        --json DIR/octet_{vl,sim}.json
+    tcgen ppa wino_conv -p m=2 -p mode=fp16 -p C=16 -p K=8 -p dps=8 --fraig-conflicts 1000 \
+        [...] --json DIR/wino8_{vl,sim}.json
 
 Bad arguments: one line on stderr, exit 2.
 """
@@ -131,7 +133,8 @@ def ppa(d: Path) -> list[str]:
         found[key] = (vl, e)
         rows.append(f"| {label} | {vl['area_um2']:,.0f} | {vl['cell_count']:,} | "
                     f"{vl['fmax_mhz']:.1f} | {per_tile[key]:g} | {e[0]:,.0f} / {e[1]:,.0f} | "
-                    f"{e[0] * per_tile[key] / outputs:,.1f} / {e[1] * per_tile[key] / outputs:,.1f} |")
+                    f"{e[0] * per_tile[key] / outputs:,.1f} / "
+                    f"{e[1] * per_tile[key] / outputs:,.1f} |")
     if len(found) == 2:
         (ov, oe), (wv, we) = found["octet"], found["wino"]
         rows.append("")
@@ -142,8 +145,14 @@ def ppa(d: Path) -> list[str]:
     return rows
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):          # one line, exit 2
+        print(f"winograd_octet: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = _Parser(description=__doc__.split("\n")[0])
     ap.add_argument("--ppa", type=Path, help="folder of the tcgen ppa --json results")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)

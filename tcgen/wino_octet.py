@@ -32,10 +32,10 @@ Numerics (mode ``fp16``: FP16 transforms, FP16 × FP16 exact in FP32, FP32 accum
     not map: the octet multiplies FP16.
 
 Cycles (:func:`cycles`)
-    ``requests × T`` for Q/8 … tile positions, T = 40 cycles per WMMA (34 with ping-pong,
+    (m+2)²·⌈K/8⌉·⌈C/16⌉ WMMAs per 8 tile positions, each 40 cycles (34 with ping-pong
     request to result; back to back 40 / 32: with ping-pong the next WMMA's first fill hides
-    under the last compute, tb/test_sparse_rtl.py) -- against ``wino_conv``'s
-    ``max(C, K) + ⌈K·(m+2)²/dps⌉·⌈C/4⌉`` per tile, ITF included.
+    under the last compute, tb/test_sparse_rtl.py) -- against ``wino_conv``'s interval
+    ``max(C, K) + ⌈K·(m+2)²/dps⌉·⌈C/4⌉`` per tile, its ITF included (:func:`wino_conv_cycles`).
 """
 from __future__ import annotations
 
