@@ -218,11 +218,14 @@ def _rtl_ewmm(I, F, name, pingpong=False, scenario="back_to_back", **cfg):
 def test_rtl_layer_ewmm():
     """octet_dense (RTL) runs a small F(2,3) FP16 layer's EWMM (C = 17: two k-tiles chained
     through C; K = 3, 2 × 2 tiles: 32 WMMAs): every result bit for bit the octet's model, 40
-    cycles each back to back, and the Ô assembled from the RTL's results is model.ewmm's."""
+    cycles each back to back (the layer's EWMM in the cycle model's 1,280 cycles), and the Ô
+    assembled from the RTL's results is model.ewmm's."""
     rng = np.random.default_rng(seed(4207))
     I, F = _layer(rng, 1, 17, 3, 3, 4)
     Oh, tr, s = _rtl_ewmm(I, F, "wino_octet_layer")
     assert s["back_to_back_latency"] == 40 and s["back_to_back_issue_intervals"] == [40]
+    # first request offered .. last result taken: the cycle model's 32·40, +1 (both ends)
+    assert s["back_to_back_cycles"] == wo.cycles(17, 3, positions=4)["cycles"] + 1 == 1281
     assert np.array_equal(Oh, wm.ewmm(tr["itf"].reshape(1, 17, -1, 16),
                                       tr["ftf"].reshape(3, 17, 16), "fp16"))
 
