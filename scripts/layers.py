@@ -40,6 +40,13 @@ def _args(argv):
     ap.add_argument("--windows", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "reports" / "layers.md"))
+    ap.add_argument("--parts", default=str(ROOT / "build" / "layers" / "parts"),
+                    help="folder of each layer's result as it is measured (reused with --reuse)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="ignore the results in --parts (by default a layer measured there at "
+                         "this size is not run again)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="run and measure nothing: the report of what --reuse holds")
     ap.add_argument("--reuse", default="",
                     help="JSON files of earlier runs (this script's): a layer found there at "
                          "this size with every liberty asked is taken from it, not run again")
@@ -67,8 +74,8 @@ def _liberties(names):
     return libs, notes
 
 
-def measure_layer(lay, libs, clock_ns, sim, windows) -> dict:
-    from tcgen.layers import energy
+def rtl_part(lay, sim) -> dict:
+    """The layer through its unit's RTL: the result dict (no energies yet)."""
     from tcgen.verify.layers import run_layer
     t0 = time.monotonic()
     rtl = run_layer(lay, sim=sim)
@@ -76,21 +83,22 @@ def measure_layer(lay, libs, clock_ns, sim, windows) -> dict:
     ok = rtl["mismatches"] == 0 and rtl["bench_mismatches"] == 0 and \
         rtl["issue_intervals"] == [lay.interval] and rtl["accepted"] == len(lay.requests) and \
         lay.reference.get("equal", True)
-    out = {"name": lay.name, "title": lay.title, "shape": lay.shape, "unit": lay.unit,
-           "params": lay.params, "size": lay.size, "seed": lay.seed, "notes": lay.notes,
-           "requests": len(lay.requests), "interval": lay.interval, "macs": lay.macs,
-           "window": ({"first": lay.window_first, "requests": len(lay.requests),
-                       "layer_requests": lay.layer_requests} if lay.is_window else None),
-           "layer_cycles": lay.layer_cycles(rtl["cycles"]), "layer_macs": lay.layer_macs,
-           "rtl": rtl, "ok": bool(ok), "energy": {}, "windows": {}}
-    if not ok:
-        return out                       # a layer that does not match is not measured
-    for lib in libs:
-        e = energy(lay, rtl["cycles"], lib, clock_ns=clock_ns)
-        e["energy_layer_pj"] = e["energy_pj_per_mac"] * lay.layer_macs   # = energy_pj if whole
-        out["energy"][lib] = e
-    out["windows"] = stream_windows(lay, libs, clock_ns, windows)
-    return out
+    return {"name": lay.name, "title": lay.title, "shape": lay.shape, "unit": lay.unit,
+            "params": lay.params, "size": lay.size, "seed": lay.seed, "notes": lay.notes,
+            "requests": len(lay.requests), "interval": lay.interval, "macs": lay.macs,
+            "window": ({"first": lay.window_first, "requests": len(lay.requests),
+                        "layer_requests": lay.layer_requests} if lay.is_window else None),
+            "layer_cycles": lay.layer_cycles(rtl["cycles"]), "layer_macs": lay.layer_macs,
+            "rtl": rtl, "ok": bool(ok), "energy": {}, "windows": {}, "windows_steady": True}
+
+
+def energy_part(lay, out: dict, lib: str, clock_ns, windows):
+    """The layer's energy on ``lib`` (whole run, and its windows) into ``out``."""
+    from tcgen.layers import energy
+    e = energy(lay, out["rtl"]["cycles"], lib, clock_ns=clock_ns)
+    e["energy_layer_pj"] = e["energy_pj_per_mac"] * lay.layer_macs   # = energy_pj if whole
+    out["energy"][lib] = e
+    out["windows"].update(stream_windows(lay, [lib], clock_ns, windows))
 
 
 def stream_windows(lay, libs, clock_ns, windows) -> dict:
@@ -187,6 +195,12 @@ def report(results, libs, notes, args, wall_s) -> str:
         L.append(f"| {r['name']}: {r['title']} | {r['shape']} | `{r['unit']}` | "
                  f"{cyc} | {chk} | " + " | ".join(en) + " | " + " | ".join(pm) +
                  f" | {ratio} |")
+    missing = [f"{r['name']} on {lib}" for r in results for lib in libs
+               if r["ok"] and lib not in r["energy"]]
+    if missing:
+        L += ["", "–: not measured by this report's deadline (" + ", ".join(missing) +
+              "); the command above measures them (results already made are reused from "
+              "build/layers/parts/)."]
     L += ["", "## Per layer", ""]
     for r in results:
         rtl = r["rtl"]
@@ -247,7 +261,10 @@ def _earlier(args) -> dict:
     """{layer name: its result} from the ``--reuse`` files (same size and seed)."""
     import json
     out = {}
-    for f in [x for x in args.reuse.split(",") if x]:
+    files = [x for x in args.reuse.split(",") if x]
+    if not args.fresh:
+        files += [str(f) for f in sorted(Path(args.parts).glob(f"{args.size}-*.json"))]
+    for f in files:
         try:
             data = json.loads(Path(f).read_text())
         except (OSError, ValueError) as e:
@@ -261,7 +278,12 @@ def _earlier(args) -> dict:
                 r.setdefault("layer_macs", r["macs"])
                 for e in r["energy"].values():
                     e.setdefault("energy_layer_pj", e["energy_pj"])
-                out[r["name"]] = r
+                if "windows_steady" not in r:         # windows of an earlier version (drained)
+                    r["windows"] = {}
+                r["windows_steady"] = True
+                prev = out.get(r["name"])
+                if prev is None or len(r["energy"]) >= len(prev["energy"]):
+                    out[r["name"]] = r
     return out
 
 
@@ -269,7 +291,7 @@ def main(argv=None) -> int:
     args = _args(argv)
     from tcgen.hw.params import ParamError
     from tcgen.layers import BASELINES, LAYERS, layer
-    from tcgen.study import write_report
+    from tcgen.study import write_json, write_report
     from tcgen.synth.tools import ToolError
     names = [x for x in args.layers.split(",") if x]
     bad = [x for x in names if x not in LAYERS]
@@ -279,29 +301,51 @@ def main(argv=None) -> int:
         _bad("--windows must be >= 0 and --clock-ns > 0")
     libs, notes = _liberties([x for x in args.libs.split(",") if x])
     earlier = _earlier(args)
+    parts = Path(args.parts)
     t0 = time.monotonic()
-    results = []
+    todo = [x for n in names for x in [n] + ([BASELINES[n][0]] if n in BASELINES else [])]
+    results: dict = {}
+    lays: dict = {}
+
+    def lay_of(name):
+        if name not in lays:
+            lays[name] = layer(name, args.size, args.seed)
+        return lays[name]
+
+    def save(r):
+        if not args.no_run:
+            write_json(parts / f"{args.size}-{r['name']}.json",
+                           {"size": args.size, "clock_ns": args.clock_ns, "layers": [r]},
+                           strip=ROOT)
     try:
-        for n in names:
-            todo = [n] + ([BASELINES[n][0]] if n in BASELINES else [])
-            for name in todo:
-                old = earlier.get(name)
-                if old is not None and old["ok"] and all(lib in old["energy"] for lib in libs):
-                    print(f"layers: {name} from an earlier run", file=sys.stderr)
-                    old["windows"] = stream_windows(layer(name, args.size, args.seed), libs,
-                                                    args.clock_ns, args.windows)
-                    results.append(old)
-                    continue
-                lay = layer(name, args.size, args.seed)
-                print(f"layers: {name} ({len(lay.requests):,} requests on {lay.unit})",
+        for name in todo:                     # the RTL runs first, then one liberty at a time
+            r = earlier.get(name)
+            if r is None and not args.no_run:
+                lay = lay_of(name)
+                print(f"layers: {name} ({len(lay.requests):,} requests on {lay.unit}) RTL",
                       file=sys.stderr, flush=True)
-                results.append(measure_layer(lay, libs, args.clock_ns, args.sim,
-                                             args.windows))
+                r = rtl_part(lay, args.sim)
+                save(r)
+            if r is not None:
+                results[name] = r
+        for lib in libs:
+            for name, r in results.items():
+                if not r["ok"] or args.no_run:
+                    continue
+                if lib not in r["energy"]:
+                    print(f"layers: {name} energy on {lib}", file=sys.stderr, flush=True)
+                    energy_part(lay_of(name), r, lib, args.clock_ns, args.windows)
+                    save(r)
+                elif lib not in r.get("windows", {}) and args.windows >= 2:
+                    r.setdefault("windows", {}).update(stream_windows(
+                        lay_of(name), [lib], args.clock_ns, args.windows))
+                    save(r)
     except ParamError as e:
         _bad(str(e))
     except ToolError as e:
         print(f"layers: {e}", file=sys.stderr)
         return 1
+    results = [results[n] for n in todo if n in results]
     wall = time.monotonic() - t0
     text = report(results, libs, notes, args, wall)
     out = Path(args.out)
