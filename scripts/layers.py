@@ -346,7 +346,7 @@ def main(argv=None) -> int:
         print(f"layers: {e}", file=sys.stderr)
         return 1
     results = [results[n] for n in todo if n in results]
-    wall = time.monotonic() - t0
+    wall = None if args.no_run else time.monotonic() - t0
     text = report(results, libs, notes, args, wall)
     out = Path(args.out)
     write_report(out, text, {"size": args.size, "libs": libs, "notes": notes,
