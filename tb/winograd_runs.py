@@ -7,12 +7,14 @@ import numpy as np
 __all__ = ["conv_run"]
 
 
-def conv_run(p, reqs, name, scenario="back_to_back", **cfg):
+def conv_run(p, reqs, name, scenario="back_to_back", results=None, **cfg):
     """``reqs`` through ``wino_conv`` at ``p`` in one stream scenario: no mismatch, every
-    request in and out."""
+    request in and ``results`` results out (default one per request; accumulate=true: one per
+    request with last = 1)."""
     from tcgen.verify.bench_config import run_stream
     s = run_stream("wino_conv", p, {"op__payload": np.array(reqs, dtype=object)}, name=name,
                    scenarios=(scenario,), **cfg)
     assert s["mismatches"] == 0, s
-    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == len(reqs)
+    want = len(reqs) if results is None else results
+    assert s[f"{scenario}_inputs"] == len(reqs) and s["vectors"] == want, s
     return s

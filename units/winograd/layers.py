@@ -18,11 +18,14 @@ The datapath cycle model
     ``direct_conv3x3`` ⌈K_b·m²/dps⌉·⌈9C_b/4⌉.  Layer cycles = N·T² positions
     (T = ⌈HW/m⌉, the last tile row / column computed in full and cropped: Conv5's 7×7 is
     computed as 8×8 by every m here) × Σ over the (C, K) blocks of their intervals.
-    Assumptions [A]: the partial results of consecutive C blocks accumulate (into Ô before
-    the OTF, or summed after it) at no DP-4 cycle; requests run back to back with operands
-    ready (fill and drain, a few tens of cycles per layer, are not counted); ``overlap=True``
-    hides the ITF under the previous request's EWMM (interval max(C_b, EWMM): a ping-pong Î
-    bank, not built yet).  ``direct_ideal`` is the bound of any direct schedule on ``dps``
+    ``overlap=True`` is ``wino_conv``'s overlapped datapath as built (issue 42:
+    ``overlap=true``, a ping-pong Î and Ô bank, weight-stationary filters): the ITF under the
+    previous request's EWMM and the OTF under the next one, interval max(C_b, EWMM, K_b) --
+    the RTL's measured figure (tb/test_winograd_overlap.py); its consecutive C blocks
+    accumulate in Ô (``accumulate=true``) at no extra cycle.  Assumptions [A]: as built
+    without overlap, the partial results of consecutive C blocks accumulate (summed after the
+    OTF) at no DP-4 cycle (that unit has no accumulation); requests run back to back with
+    operands ready (fill and drain, a few tens of cycles per layer, are not counted).  ``direct_ideal`` is the bound of any direct schedule on ``dps``
     DP-4s: 9·N·K·C·HW² MACs / (4·dps), every lane busy, no tile waste (on Conv2–Conv4 the
     ``direct_conv3x3`` schedule meets it exactly at the default blocks).
 
@@ -46,6 +49,8 @@ The paper's analytic forms (§3.3, §4.3, §8.1)
     equals T_nonfused = 2NCHWK·9/(4·F) + NCHW·6.5·4 B/BW, i.e. K* = 26·F/(3.5·BW).
 """
 from __future__ import annotations
+
+import dataclasses
 
 from . import model, paper
 from .params import DirectConvParams, WinoConvParams
@@ -122,10 +127,12 @@ def _blocks(total: int, blk: int) -> list[tuple[int, int]]:
 
 
 def _request(p, overlap: bool) -> tuple[int, int]:
-    """(interval, DP-4 busy cycles) of one request."""
+    """(interval, DP-4 busy cycles) of one request; ``overlap``: wino_conv's overlapped
+    datapath as built (``overlap=true``, C blocks accumulated in Ô: ``accumulate=true``),
+    whose interval is max(C, EWMM, K)."""
     ewmm = p.groups * p.chunks
     if isinstance(p, WinoConvParams) and overlap:
-        return max(p.C, ewmm), ewmm
+        return dataclasses.replace(p, overlap=True, accumulate=True).interval, ewmm
     return p.interval, ewmm
 
 

@@ -10,6 +10,7 @@ analytic forms -- intensity, the §8.1 break-even -- and the model-side figures 
 the GPU-only claims (:func:`layer_figures`)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -243,7 +244,8 @@ def layer_figures(dps: int = layers.DPS, C_blk: int = layers.BLOCK[0],
         "fused_speed": per_layer,
         "breakeven": {"v100": layers.breakeven_k(v["flops"], v["bw"]),
                       **{f"ours_{b}B": layers.breakeven_k(flop, b) for b in (4, 8, 16)}},
-        "mainloop": {"as_built": ewmm / p.interval, "hidden": ewmm / max(p.C, ewmm)},
+        "mainloop": {"as_built": ewmm / p.interval,       # hidden: overlap=true as built
+                     "hidden": ewmm / dataclasses.replace(p, overlap=True).interval},
         "bk": {"itf_pressure": pr,
                "compute_bound_gain": (1 + pr[32]) / (1 + pr[64]),
                "memory_bound_gain": layers.gemm_intensity(64, 32) / layers.gemm_intensity(32, 32),

@@ -343,15 +343,10 @@ def _dp_schedule(m, units, accr, dots, Q, g, q, go, operands, store, neg0_in, ne
                     else:
                         m.d.sync += dst.eq(result(unit))
         first = neg0_acc
-        if start is not None:               # the start of dot gg·P + u, selected by the group
-            first = Signal(len(unit.c), name=f"start{u}")
-            with m.Switch(g):
-                for gg in range(G):
-                    if gg * P + u < dots:
-                        with m.Case(gg):
-                            m.d.comb += first.eq(start(gg * P + u))
-                with m.Default():
-                    m.d.comb += first.eq(neg0_acc)
+        if start is not None:    # the start of dot gg·P + u, selected by the group: a Mux chain
+            for gg in range(G):  # (not a Switch: Icarus left that comb block X until g moved)
+                if gg * P + u < dots:
+                    first = Mux(g == gg, start(gg * P + u), first)
         m.d.comb += unit.c.eq(Mux(q == 0, first, accr[u]))
         with m.If(go):
             m.d.sync += accr[u].eq(unit.y)
