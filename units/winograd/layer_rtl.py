@@ -89,7 +89,8 @@ class WinoLayerParams(_Wino, Params):
     mode: str = param("fp16", choices=model.MODES,
                       doc="the model's number mode (model.formats); int: exact, signed "
                           "data_bits / weight_bits")
-    C: int = param(4, range=(1, 64), doc="input channels (one line buffer each; wino_conv's C)")
+    C: int = param(4, range=(1, 256), doc="input channels (one line buffer each); at most 64 "
+                                          "unless overlap with Cb (requests of Cb channels)")
     K: int = param(4, range=(1, 16), doc="filters = output maps (wino_conv's K)")
     dps: int = param(4, range=(1, 16), doc="DP-4 units of the element-wise stage")
     H: int = param(8, range=(1, 64), doc="map height (rows); pad 1, so H' = H")
@@ -97,9 +98,31 @@ class WinoLayerParams(_Wino, Params):
                                          "of W values)")
     data_bits: int = param(8, range=_BITS, doc="signed input width (mode int)")
     weight_bits: int = param(8, range=_BITS, doc="signed raw weight width (mode int)")
+    overlap: bool = param(False, key_default=False,
+                          doc="wino_conv overlap=true: the overlapped, weight-stationary tile "
+                              "datapath (ping-pong Î and Ô banks; its filter bank loaded by "
+                              "the first request)")
+    Cb: int = param(0, range=(0, 64), key_default=False,
+                    doc="channels per wino_conv request (overlap only; 0: C): a tile is "
+                        "C/Cb requests whose Ô accumulates (wino_conv accumulate=true), each "
+                        "loading its Cb channels' filters; C a multiple of Cb, and of 4 in "
+                        "FP modes when C/Cb > 1 (the DP-4 chain then equals one over C)")
 
     def check(self):
         self.check_int_fields(("data_bits", "weight_bits"))
+        if self.Cb and not self.overlap:
+            raise self.error("Cb", self.Cb, "0 unless overlap=true (Ô accumulates across "
+                             "requests only in the overlapped datapath)")
+        if self.Cb and self.C % self.Cb:
+            raise self.error("Cb", self.Cb, f"a divisor of C = {self.C} (every request "
+                             f"carries Cb channels)")
+        if not self.Cb and self.C > 64:
+            raise self.error("C", self.C, "1..64 unless overlap=true with Cb (wino_conv takes "
+                             "at most 64 channels per request)")
+        if self.requests > 1 and not self.is_int and self.Cb % 4:
+            raise self.error("Cb", self.Cb, "a multiple of 4 in FP modes when C/Cb > 1 (a "
+                             "partial DP-4 chunk per request would change the rounding order "
+                             "of the accumulation over C)")
         if self.m == 4 and not self.is_int:
             raise self.error("m", self.m, "2 unless mode=int (the F(4,3) FP filter transform "
                              "is offline only, as wino_ftf's; the layer transforms its filters "
@@ -108,6 +131,16 @@ class WinoLayerParams(_Wino, Params):
     @property
     def channels(self) -> int:
         return self.C
+
+    @property
+    def chunk(self) -> int:
+        """Channels per ``wino_conv`` request: Cb, or C."""
+        return self.Cb or self.C
+
+    @property
+    def requests(self) -> int:
+        """``wino_conv`` requests per tile, C / chunk (> 1: Ô accumulates across them)."""
+        return self.C // self.chunk
 
     @cached_property
     def linebuf(self) -> WinoLinebufParams:
@@ -119,7 +152,12 @@ class WinoLayerParams(_Wino, Params):
     def conv(self) -> WinoConvParams:
         """The tile datapath."""
         ib = dict(data_bits=self.data_bits, weight_bits=self.weight_bits) if self.is_int else {}
-        return WinoConvParams(m=self.m, mode=self.mode, C=self.C, K=self.K, dps=self.dps, **ib)
+        acc = self.requests > 1
+        if acc and self.is_int:
+            ib["C_total"] = self.C
+        ov = dict(overlap=True, accumulate=acc) if self.overlap else {}
+        return WinoConvParams(m=self.m, mode=self.mode, C=self.chunk, K=self.K, dps=self.dps,
+                              **ov, **ib)
 
     @cached_property
     def ftf(self) -> WinoFtfParams:
@@ -157,8 +195,15 @@ class WinoLayerParams(_Wino, Params):
 
     @property
     def interval(self) -> int:
-        """Cycles per tile in the middle of a band, back to back: max(C + m, K + 1) + G·Q − 1."""
-        return max(self.C + self.m, self.K + 1) + self.ewmm - 1
+        """Cycles per tile in the middle of a band, back to back (the schedule's steady
+        state): max(C + m, K + 1) + G·Q − 1; overlap, r = C/Cb requests of Cb channels per
+        tile: max((r − 1)·max(Cb, G·Q) + max(Cb + m − 1, G·Q), K) -- r = 1: max(C + m − 1,
+        G·Q, K); r > 1: each request's filter load waits for the previous EWMM's last cycle,
+        so its ITF hides only under the EWMM before."""
+        if not self.overlap:
+            return max(self.C + self.m, self.K + 1) + self.ewmm - 1
+        r, c, g = self.requests, self.chunk, self.ewmm
+        return max((r - 1) * max(c, g) + max(c + self.m - 1, g), self.K)
 
     def _steps(self):
         """One map's line-buffer steps (linebuf.py's schedule): (takes an input beat,
@@ -177,21 +222,45 @@ class WinoLayerParams(_Wino, Params):
     def schedule(self, maps: int = 1) -> dict:
         """The back-to-back schedule of ``maps`` maps (module docstring), cycle 0 the first
         offered beat: ``steps`` [(cycle, takes an x beat)] of the line buffers, ``offered``
-        (V_t), ``accepted`` (X_t) and ``results`` (valid and taken) per tile."""
-        C, K, G = self.C, self.K, self.ewmm
+        (V_t), ``accepted`` (X_t: the tile's last request accepted) and ``results`` (valid and
+        taken) per tile.  overlap: ``wino_conv``'s overlapped rules (its docstring) -- request
+        u's ITF starts once it is offered and its Î bank (u's, alternating) is free (the EWMM
+        of u − 2 ended), runs C cycles, and u is accepted in its last ITF cycle (a filter load,
+        when r > 1, not before the EWMM of u − 1 is in its last cycle); its EWMM starts after
+        that of u − 1 and once the tile's Ô bank is free (the OTF of tile t − 2 ended); a
+        tile's OTF (K cycles) starts after its last request's EWMM and the previous OTF."""
+        C, K, G, r = self.chunk, self.K, self.ewmm, self.requests
         cyc, last = 0, None
         steps, offered, accepted, results = [], [], [], []
+        neg = -(1 << 40)
+        eend = [neg, neg]                # EWMM ends of requests u − 2, u − 1
+        oend = [neg, neg]                # OTF ends of tiles t − 2, t − 1
         for takes, completes in self._steps() * maps:
             steps.append((cyc, takes))
             if not completes:
                 cyc += 1
                 continue
             v = max(cyc + 1, self.filter_beats)
-            x = max(v + C, last + K + 1 if last is not None else 0) + G - 1
             offered.append(v)
+            if not self.overlap:
+                x = max(v + C, last + K + 1 if last is not None else 0) + G - 1
+                accepted.append(x)
+                results.append(x + K + 1)
+                cyc = last = x
+                continue
+            for j in range(r):
+                start = max(v, eend[0] + 1)
+                x = start + C - 1
+                if r > 1:                                       # every request loads
+                    x = max(x, eend[1])
+                b = max(x + 1, eend[1] + 1, oend[0] + 1)
+                eend = [eend[1], b + G - 1]
+                v = x + 1                                       # the next request (same tile)
+            o = max(eend[1] + 1, oend[1] + 1)
+            oend = [oend[1], o + K - 1]
             accepted.append(x)
-            results.append(x + K + 1)
-            cyc = last = x
+            results.append(o + K)
+            cyc = x
         return {"steps": steps, "offered": offered, "accepted": accepted, "results": results}
 
     def cycles(self, maps: int = 1) -> int:
@@ -366,7 +435,10 @@ class WinoLayer(wiring.Component):
         ftf = shared(m, "ftf", WinoFtf(p.ftf))
 
         # -- filters: K·C beats through the FTF into the weight-stationary bank ---------------
-        bank = Signal(layouts.conv_op(p.conv).members["w"], name="bank")
+        arr = data.ArrayLayout
+        n = (mm + 2) ** 2
+        bank = Signal(arr(arr(arr(p.conv.bits("filter") if not p.is_int else
+                                  signed(p.conv.bits("filter")), n), C), K), name="bank")
         fi = Signal(range(max(K * C, 2)), name="filter_beat")
         loaded = Signal(name="loaded")
         load = Signal(name="load")
@@ -383,13 +455,36 @@ class WinoLayer(wiring.Component):
 
         # -- C line buffers in lockstep (one control: line buffer 0's) ------------------------
         lbs = [shared(m, f"lb{c}", WinoLinebuf(p.linebuf)) for c in range(C)]
-        take = Signal(name="take")                   # wino_conv accepts the current tile
+        r, cb = p.requests, p.chunk
+        take = Signal(name="take")                   # wino_conv accepts a request
         m.d.comb += [self.x.ready.eq(lbs[0].col.ready),
                      take.eq(conv.op.valid & conv.op.ready)]
+        done, tile_ready = take, conv.op.ready       # ... the tile's last one (r = 1: each)
+        if r > 1:
+            j = Signal(range(r), name="chunk")       # the request's channel chunk
+            done, tile_ready = take & (j == r - 1), conv.op.ready & (j == r - 1)
         for c, lb in enumerate(lbs):
             m.d.comb += [lb.col.valid.eq(self.x.valid), lb.col.payload.eq(self.x.payload[c]),
-                         lb.d.ready.eq(conv.op.ready),
-                         conv.op.payload.d[c].eq(lb.d.payload)]
+                         lb.d.ready.eq(tile_ready)]
+        if r == 1:
+            m.d.comb += [conv.op.payload.d[c].eq(lbs[c].d.payload) for c in range(C)]
+            m.d.comb += conv.op.payload.w.eq(bank)
+        else:                                        # chunk j: channels j·Cb .. j·Cb + Cb − 1
+            for jj in index_cases(m, j, r):
+                m.d.comb += [conv.op.payload.d[c].eq(lbs[jj * cb + c].d.payload)
+                             for c in range(cb)]
+                m.d.comb += [conv.op.payload.w[k][c].eq(bank[k][jj * cb + c])
+                             for k in range(K) for c in range(cb)]
+            with m.If(take):
+                m.d.sync += j.eq(Mux(j == r - 1, 0, j + 1))
+        if p.overlap:                                # wino_conv's filter bank: loaded by the
+            sent = Signal(name="filters_sent")       # first request (r > 1: by every request,
+            with m.If(take):                         # each carrying its chunk's filters)
+                m.d.sync += sent.eq(1)
+            m.d.comb += conv.op.payload.load.eq(1 if r > 1 else ~sent)
+            if r > 1:
+                m.d.comb += [conv.op.payload.first.eq(j == 0),
+                             conv.op.payload.last.eq(j == r - 1)]
 
         # -- the request: the tiles, the bank, the tile position's crop -----------------------
         ti = Signal(range(max(p.Th, 2)), name="tile_row")
@@ -400,10 +495,9 @@ class WinoLayer(wiring.Component):
             rows.eq(Mux(ti == p.Th - 1, p.H - mm * (p.Th - 1), mm)),
             cols.eq(Mux(tj == p.Tw - 1, p.W - mm * (p.Tw - 1), mm)),
             conv.op.valid.eq(lbs[0].d.valid & loaded),
-            conv.op.payload.w.eq(bank),
             conv.op.payload.rows.eq(rows), conv.op.payload.cols.eq(cols),
         ]
-        with m.If(take):
+        with m.If(done):
             with m.If(tj == p.Tw - 1):
                 m.d.sync += [tj.eq(0), ti.eq(Mux(ti == p.Th - 1, 0, ti + 1))]
             with m.Else():
