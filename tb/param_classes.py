@@ -71,6 +71,10 @@ UNIT_CAPS: dict[str, tuple[int, str]] = {
     "octet_sparse_bs": (200_000, "K=32 needs L=32 (K <= L): 199,653 cells"),
     "warp_smma": (530_000, "L and K barely change its size: ~420k cells at L=4, K=1, ~520k "
                            "with split=true"),
+    "wino_layer": (520_000, "C=256 (and Cb=32 / 64, which must divide C: among C's classes "
+                            "only 256) is 256 line buffers, ~430k-500k estimated cells at W=1, "
+                            "K=1, 2-bit data, where each line buffer is a 2-value register and a "
+                            "4x4 window (the estimate's per-buffer constant dominates)"),
 }
 
 #: Classes that no simulable configuration contains: (unit, field, value) -> why, and what
