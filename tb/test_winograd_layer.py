@@ -330,3 +330,16 @@ def test_registered():
     u = get_unit(UNIT)
     p = u.params()
     assert u.estimate_cells(p) > 0 and u.ops_per_cycle(p) > 0
+
+
+@_slow
+@pytest.mark.parametrize("kw", [dict(H=6, W=6, C=2, K=2, mode="int"),
+                                dict(H=5, W=7, C=3, K=2, mode="int", overlap=True),
+                                dict(H=5, W=6, C=12, K=2, mode="fp16", overlap=True, Cb=4)],
+                         ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()))
+def test_verilog_is_lint_clean(kw):
+    """The layer's Verilog is lint-clean (Verilator), the first datapath, overlap, and a chunk
+    counter over 3 values (index_cases' Default)."""
+    from tcgen.synth.lint import lint
+    res = lint(harness.verilog_file(UNIT, WinoLayerParams(**kw)))
+    assert res.clean, (res.errors + res.warnings)[:20]
