@@ -73,7 +73,8 @@ def _windows(h, pool):
 
 def conv_requests(p, inp, w, tau, sense, residual=None, pool: int = 1):
     """The request stream of one 3×3 stride-1 binarized convolution (pad 1) on ``bnn_layer``:
-    per output pixel (window by window with ``pool``), per output-channel tile of n, the
+    per output pixel, per output-channel tile of n (with ``pool``: per window, per tile, the
+    window's pixels, so that the tiles of one window and channel tile are consecutive), the
     in-frame taps' ⌈C/K⌉ chunks chained (A = the m images' C bits at the tap, zero-padded to
     K; B = the filter's tap), the last emitting with the tile's side data: k_eff = C·taps,
     τ and sense of its n channels, the residual (m images × n channels; res_pool: 4 each),
@@ -87,11 +88,11 @@ def conv_requests(p, inp, w, tau, sense, residual=None, pool: int = 1):
     chunks = -(-c // p.k)
     reqs, chains = [], []
     for window in _windows(h, pool):
-        for wi, (py, px) in enumerate(window):
-            taps = [(dy, dx) for dy in range(3) for dx in range(3)
-                    if 0 <= py + dy - 1 < h and 0 <= px + dx - 1 < h]
-            for ot in range(o // p.n):
-                sl = slice(ot * p.n, (ot + 1) * p.n)
+        for ot in range(o // p.n):                  # a window's pixels consecutive per tile:
+            sl = slice(ot * p.n, (ot + 1) * p.n)     # each row pools one image's n channels
+            for wi, (py, px) in enumerate(window):
+                taps = [(dy, dx) for dy in range(3) for dx in range(3)
+                        if 0 <= py + dy - 1 < h and 0 <= px + dx - 1 < h]
                 res = None if residual is None else residual[py, px][:, sl]
                 steps = [(t, s) for t in taps for s in range(chunks)]
                 chains.append(len(steps))
