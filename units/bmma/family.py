@@ -1,7 +1,8 @@
 """The BMMA family's units: ``UNITS``, the target of the ``bmma`` entry point of the group
-``tcgen.families`` (no side effect on import), the random workloads of the three units, and the
+``tcgen.families`` (no side effect on import), the random workloads of the units, and the
 payload builders of their streams (:func:`array_request`, :func:`int8_request`,
-:func:`epilogue_request`, :func:`array_result`, :func:`epilogue_result`), packed and unpacked
+:func:`epilogue_request`, :func:`layer_request`, :func:`array_result`, :func:`epilogue_result`,
+:func:`layer_result`), packed and unpacked
 through the layouts of :mod:`.layouts` (the golden models in :mod:`.model` speak field arrays).
 """
 from __future__ import annotations
