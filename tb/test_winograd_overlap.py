@@ -186,7 +186,8 @@ def test_overlap_backpressure(kw):
 
 
 @pytest.mark.parametrize("kw,r", [
-    ({"mode": "int", "C": 4, "K": 2, "dps": 4}, 3),
+    pytest.param({"mode": "int", "C": 4, "K": 2, "dps": 4}, 3,         # make test: the
+                 marks=pytest.mark.slow),     # backpressure test below runs this build
     pytest.param({"mode": "int", "C": 5, "K": 1, "dps": 4, "data_bits": 6, "weight_bits": 5},
                  2, marks=pytest.mark.slow),
     pytest.param({"mode": "fp32", "C": 4, "K": 2, "dps": 4}, 3, marks=pytest.mark.slow),
