@@ -42,6 +42,8 @@ def _args(argv):
     ap.add_argument("--out", default=str(ROOT / "reports" / "layers.md"))
     ap.add_argument("--parts", default=str(ROOT / "build" / "layers" / "parts"),
                     help="folder of each layer's result as it is measured (reused with --reuse)")
+    ap.add_argument("--no-baselines", action="store_true",
+                    help="the layers named, without their baselines")
     ap.add_argument("--fresh", action="store_true",
                     help="ignore the results in --parts (by default a layer measured there at "
                          "this size is not run again)")
@@ -303,7 +305,8 @@ def main(argv=None) -> int:
     earlier = _earlier(args)
     parts = Path(args.parts)
     t0 = time.monotonic()
-    todo = [x for n in names for x in [n] + ([BASELINES[n][0]] if n in BASELINES else [])]
+    todo = [x for n in names for x in [n] + ([BASELINES[n][0]] if n in BASELINES and
+                                               not args.no_baselines else [])]
     results: dict = {}
     lays: dict = {}
 
