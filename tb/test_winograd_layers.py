@@ -330,6 +330,19 @@ def test_ledger_quotes_the_model():
             assert form.format(value) in text, (cid, form.format(value))
 
 
+def test_fused_time_overlapped():
+    """§8.1's 2.25× (winograd-fused-time-f23) on the built datapaths, transforms in: with the
+    ITF under the EWMM (overlap=true) F(2,3) is 2.25× direct_conv3x3 on every layer at 8 DP-4s
+    -- per (position, C 64 / K 16 block): direct ⌈16·4/8⌉·⌈9·64/4⌉ = 8·144 cycles, F(2,3)
+    max(64, ⌈16·16/8⌉·16, 16) = 512 (Conv5's 8×8-for-7×7 waste is the same for both); the
+    first datapath 2.00× (max(64, 16) + 512 = 576)."""
+    ft = report.layer_figures()["fused_time"]
+    assert ft["overlap"]["min"] == pytest.approx(8 * 144 / 512) == 2.25
+    assert ft["first"]["min"] == pytest.approx(8 * 144 / 576) == 2.0
+    assert set(ft["overlap"]) == {"Conv2", "Conv3", "Conv4", "Conv5", "min"}
+    assert all(v == pytest.approx(2.25) for v in ft["overlap"].values())
+
+
 def test_m_tradeoff():
     t = layers.m_tradeoff()
     assert t["direct"]["muls_per_output"] == 9.0

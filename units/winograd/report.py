@@ -202,6 +202,8 @@ def layer_figures(dps: int = layers.DPS, C_blk: int = layers.BLOCK[0],
     (layers.fused_vs_nonfused), ``fused_speed`` per N and ``fused_speed_max``; ``fused_speed``
     per layer (N = 32) as built and ITF hidden, and the paper's own formula; ``breakeven``
     K* on our datapath (8·dps FLOP/cycle) for memory ports of 4, 8, 16 B/cycle (FP32);
+    ``fused_time``: direct_conv3x3's layer cycles over wino_conv F(2,3)'s (``overlap``: the
+    overlapped datapath, ``first``: the first one), per layer and ``min``;
     ``mainloop``: the DP-4s' busy share of the F(2,3) EWMM over one request (as built and
     hidden); ``bk``: the blocking proxies -- ITF pressure at bk 32 / 64 and the compute-bound
     (1 + 2/32)/(1 + 2/64) and memory-bound (intensity) gains of bk = 64, and our datapath's
@@ -244,6 +246,14 @@ def layer_figures(dps: int = layers.DPS, C_blk: int = layers.BLOCK[0],
         "fused_speed": per_layer,
         "breakeven": {"v100": layers.breakeven_k(v["flops"], v["bw"]),
                       **{f"ours_{b}B": layers.breakeven_k(flop, b) for b in (4, 8, 16)}},
+        # §8.1's fused F(2,3) time with the transforms in (claim winograd-fused-time-f23):
+        # direct_conv3x3's layer cycles over wino_conv F(2,3)'s at equal DP-4 count, the
+        # overlapped datapath (overlap=true, RTL-checked interval) and the first one (N = 32;
+        # N cancels), per layer and the smallest
+        "fused_time": {
+            kind: {**{ly: t["by"][ly][32]["speedup"]["f23"] for ly in t["by"]},
+                   "min": min(t["by"][ly][32]["speedup"]["f23"] for ly in t["by"])}
+            for kind, t in (("overlap", tab_o), ("first", tab))},
         "mainloop": {"as_built": ewmm / p.interval,       # hidden: overlap=true as built
                      "hidden": ewmm / dataclasses.replace(p, overlap=True).interval},
         "bk": {"itf_pressure": pr,
