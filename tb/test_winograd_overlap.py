@@ -227,3 +227,18 @@ def test_accumulate_backpressure_int_extremes():
     reqs += _split_requests(p, d, wm.ftf(np.full((2, 12, 3, 3), -128), 2, "int")
                             .reshape(2, 12, 16), 3)
     conv_run(p, reqs, "acc_bp", scenario="backpressure", results=4, idle=0.3, stall=0.6)
+
+
+@pytest.mark.slow
+def test_accumulate_reset_mid_operation():
+    """Reset with tiles half accumulated and both banks busy (idle / stall patterns): nothing
+    leaks out, and the same requests again from reset are bit for bit."""
+    rng = np.random.default_rng(harness.seed(4207))
+    p = P(mode="int", C=4, K=2, dps=4, overlap=True, accumulate=True, C_total=12)
+    reqs = []
+    for _ in range(4):
+        d, Fh = _tile_data(p, rng, 12)
+        reqs += _split_requests(p, d, Fh, 3)
+    s = conv_run(p, reqs, "acc_reset", scenario="reset_mid_operation", results=4, idle=0.2,
+                 stall=0.4)
+    assert not s["reset_leaked"]
