@@ -296,9 +296,10 @@ def main(argv=None) -> int:
     from tcgen.study import write_json, write_report
     from tcgen.synth.tools import ToolError
     names = [x for x in args.layers.split(",") if x]
-    bad = [x for x in names if x not in LAYERS]
+    known = list(LAYERS) + [b for b, _ in BASELINES.values()]
+    bad = [x for x in names if x not in known]
     if bad or not names:
-        _bad(f"--layers must be a list of {', '.join(LAYERS)}, got {args.layers!r}")
+        _bad(f"--layers must be a list of {', '.join(known)}, got {args.layers!r}")
     if args.windows < 0 or args.clock_ns <= 0:
         _bad("--windows must be >= 0 and --clock-ns > 0")
     libs, notes = _liberties([x for x in args.libs.split(",") if x])
