@@ -20,7 +20,8 @@ from tcgen.units.bmma import throughput as tp
 from tcgen.units.bmma.params import BnnLayerParams
 
 __all__ = ["BlockRun", "bn_params", "block_params", "layer_stream", "conv_requests",
-           "decode_conv", "run_conv", "run_resnet_block", "fc_requests", "run_fc"]
+           "decode_conv", "run_conv", "run_resnet_block", "fc_requests", "run_fc",
+           "cycle_drive", "schedule_gaps"]
 
 
 class BlockRun(NamedTuple):
@@ -29,7 +30,9 @@ class BlockRun(NamedTuple):
     offered .. last output taken, summed) and ``runs``: per convolution a dict {name, params
     (BnnLayerParams), stimulus ({"req__payload": object array of request payloads}: exactly
     what the harness drove, in order, valid every cycle), scenario, cycles, model_cycles
-    (throughput.layer_top_cycles), ops (requests = throughput.layer_ops), checks ({name:
+    (throughput.layer_top_cycles), array_cycles (the array alone), ops (requests), model_ops
+    (throughput.layer_ops), issue_intervals (the bench's) and model_intervals (the schedule's),
+    drive (back_to_back: :func:`cycle_drive`, the inputs cycle by cycle), checks ({name:
     bool})}."""
     ok: bool
     cycles: int
@@ -123,6 +126,35 @@ def decode_conv(p, out, h, o, pool: int = 1):
     return bits, v.transpose(0, 1, 3, 2, 4).reshape(n_win, n_win, p.m, o)
 
 
+def cycle_drive(p, reqs, chains) -> dict:
+    """The inputs of ``bnn_layer`` cycle by cycle in a back-to-back run of ``reqs`` (tiles of
+    ``chains`` operations): {"req__payload", "req__valid", "out__ready": one value a cycle},
+    cycle 0 = the first request offered, until the last output is taken.  A request is
+    offered (valid high, payload held) from the cycle after the previous one was accepted to
+    the cycle it is (throughput.layer_top_schedule; its gaps are checked against the bench's
+    issue intervals and its length against the bench's cycles); after the last, valid is low
+    and the payload holds.  For gate-level activity of the exact run (the ppa flow's
+    ``workload``: {input port: n values})."""
+    accepts, cycles = tp.layer_top_schedule(chains, p.m, p.fold)
+    payload, valid = [], []
+    r = 0
+    for c in range(cycles):
+        while r < len(reqs) and accepts[r] < c:
+            r += 1
+        payload.append(int(reqs[min(r, len(reqs) - 1)]))
+        valid.append(int(r < len(reqs)))
+    return {"req__payload": np.array(payload, dtype=object),
+            "req__valid": np.array(valid, dtype=np.uint64),
+            "out__ready": np.ones(cycles, dtype=np.uint64)}
+
+
+def schedule_gaps(p, chains) -> list[int]:
+    """Sorted unique gaps between accepted requests in the back-to-back schedule (the stream
+    bench's ``issue_intervals``)."""
+    accepts, _ = tp.layer_top_schedule(chains, p.m, p.fold)
+    return sorted({b - a for a, b in zip(accepts, accepts[1:])})
+
+
 def run_conv(p, inp, w, bn, name, residual=None, pool: int = 1, scenario="back_to_back",
              sim=None, **cfg):
     """One convolution on RTL: returns (bits, v, run dict as in :class:`BlockRun`)."""
@@ -137,6 +169,9 @@ def run_conv(p, inp, w, bn, name, residual=None, pool: int = 1, scenario="back_t
            "cycles": s[f"{scenario}_cycles"], "ops": len(reqs), "model_ops": ops,
            "model_cycles": tp.layer_top_cycles(chains, p.m, p.fold),
            "array_cycles": ops * p.fold + 1,
+           "issue_intervals": s[f"{scenario}_issue_intervals"],
+           "model_intervals": schedule_gaps(p, chains),
+           "drive": cycle_drive(p, reqs, chains) if scenario == "back_to_back" else None,
            "checks": {"scoreboard": s["mismatches"] == 0 and s[f"{scenario}_inputs"] == len(reqs),
                       "ops": len(reqs) == ops}}
     return bits, v, run
@@ -213,6 +248,9 @@ def run_fc(p, inp, w, bn, name, scenario="back_to_back", sim=None, **cfg):
            "cycles": s[f"{scenario}_cycles"], "ops": len(reqs), "model_ops": ops,
            "model_cycles": tp.layer_top_cycles(chains, p.m, p.fold),
            "array_cycles": ops * p.fold + 1,
+           "issue_intervals": s[f"{scenario}_issue_intervals"],
+           "model_intervals": schedule_gaps(p, chains),
+           "drive": cycle_drive(p, reqs, chains) if scenario == "back_to_back" else None,
            "checks": {"scoreboard": s["mismatches"] == 0 and s[f"{scenario}_inputs"] == len(reqs),
                       "ops": len(reqs) == ops}}
     return bits, run

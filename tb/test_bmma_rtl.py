@@ -720,6 +720,10 @@ def _check_block(run):
               f"{r['array_cycles']})")
         assert r["ops"] == r["model_ops"]
         assert r["cycles"] == r["model_cycles"]
+        assert r["issue_intervals"] == r["model_intervals"]
+        drive = r["drive"]
+        assert len(drive["req__valid"]) == r["cycles"]
+        assert int(drive["req__valid"].sum()) >= r["ops"]
     return run
 
 

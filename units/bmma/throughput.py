@@ -26,7 +26,7 @@ from .paper import (BMMA_CHAIN_INDEPENDENT, BMMA_CHAIN_SAME_ACC, BMMA_LATENCY_CY
                     GPU_BOOST_GHZ, GPU_SMS, NOTES_BMMA_PER_8, PAPER_2080TI)
 
 __all__ = ["Layer", "NETWORKS", "PAPER_2080TI", "NOTES_BMMA_PER_8", "bwn_ops", "layer_chains",
-           "layer_top_cycles",
+           "layer_top_cycles", "layer_top_schedule",
            "layer_ops", "network_ops", "images_per_second", "gpu_peak", "gpu_chain_cycles",
            "accumulator_bits"]
 
@@ -127,6 +127,27 @@ def layer_chains(layer: Layer, batch: int = 8, tile=(8, 8, 128)) -> list[int]:
     return [int(t) * _ceil(layer.cin, k) for t in taps.reshape(-1) for _ in range(tiles)]
 
 
+def layer_top_schedule(chains, m: int = 8, fold: int = 1) -> tuple[list[int], int]:
+    """The cycle each request of ``bnn_layer`` is accepted at, and the cycles of the run (first
+    request offered at cycle 0 .. last output taken, as :func:`layer_top_cycles`), requests
+    always offered and outputs always taken.  Within a chain there is no stall (request i of a
+    chain starting at t is accepted at t + (i + 1)·fold − 1); a chain starts when the array's
+    D register is free (see :func:`layer_top_cycles`)."""
+    t = 0                 # first cycle the array may work on the next chain
+    buf_free = 0          # first cycle the tile buffer may load a D
+    x = None
+    accepts = []
+    for length in chains:
+        accepts += [t + (i + 1) * fold - 1 for i in range(length)]
+        d_valid = t + length * fold          # accepted at t + L·F − 1, D valid one cycle later
+        x = max(d_valid, buf_free)           # D moves into the buffer (the array's d.ready)
+        t = x                                # the array's D register is free that cycle
+        buf_free = x + m                     # rows at x + 1 .. x + m, the last frees it
+    if x is None:
+        return [], 0
+    return accepts, x + m + 2                # last row at x + m, its output taken at x + m + 1
+
+
 def layer_top_cycles(chains, m: int = 8, fold: int = 1) -> int:
     """Cycles of ``bnn_layer`` (issue 42) from the first request offered to the last output
     taken, requests and outputs never stalled, for D tiles of ``chains[j]`` chained operations
@@ -141,17 +162,7 @@ def layer_top_cycles(chains, m: int = 8, fold: int = 1) -> int:
     the top adds m + 1 cycles of drain (the buffer load, m rows; the epilogue's register
     replaces the array's output cycle) and, per tile with L·fold < m, m − L·fold cycles of
     serializer stall."""
-    t = 0                 # first cycle the array may work on the next chain
-    buf_free = 0          # first cycle the tile buffer may load a D
-    x = None
-    for length in chains:
-        d_valid = t + length * fold          # accepted at t + L·F − 1, D valid one cycle later
-        x = max(d_valid, buf_free)           # D moves into the buffer (the array's d.ready)
-        t = x                                # the array's D register is free that cycle
-        buf_free = x + m                     # rows at x + 1 .. x + m, the last frees it
-    if x is None:
-        return 0
-    return x + m + 2                         # last row at x + m, its output taken at x + m + 1
+    return layer_top_schedule(chains, m, fold)[1]
 
 
 def bwn_ops(layer: Layer, batch: int = 8, tile=(8, 8, 8)) -> dict:
