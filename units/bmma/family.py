@@ -426,13 +426,16 @@ BWN_ARRAY = UnitSpec(
     workload=_stream_workload("bwn_array", "d"), estimate=_bwn_cells)
 
 def _layer_cells(p) -> float:
-    """The array's and the epilogue's estimates plus the serializer's registers: the side data
-    twice (with the array's D and in the tile buffer), the D tile buffer, and its row mux."""
+    """The array's and the epilogue's estimates plus the serializer: ~4.5 cells per register
+    bit (flip-flop and load select: the side data twice, with the array's D and in the tile
+    buffer, and the D tile buffer) and ~0.5 per input bit of the two row selects (fitted to
+    osu018, m8n8k128: 31,442 serializer cells at s32 residuals, 22,536 at s17)."""
     pe = p.epilogue_params()
     res = p.m * p.n * p.res_width * (4 if p.res_pool else 1)
     side = p.k_width + p.n * (p.tau_width + 2) + res + 1
-    return (_bmma_cells(p.array_params()) + _epilogue_cells(pe) +
-            2.0 * (2 * side + p.m * p.n * p.acc_width) + p.n * (p.acc_width + p.res_width) * p.m)
+    regs = 2 * side + p.m * p.n * p.acc_width
+    return (_bmma_cells(p.array_params()) + _epilogue_cells(pe) + 4.5 * regs +
+            0.5 * p.m * p.n * (p.acc_width + p.res_width * (4 if p.res_pool else 1)))
 
 
 BNN_LAYER = UnitSpec(
