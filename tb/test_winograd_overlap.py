@@ -45,7 +45,16 @@ def test_params_and_interval():
     assert P(mode="int", overlap=True, accumulate=True).bits("acc") == 24
 
 
+def test_wsource_stream_params():
+    p = P(overlap=True, wsource="stream")
+    assert p.key() != P(overlap=True).key() and p.interval == P(overlap=True).interval
+    # no w and no load in the request; the filters are their own stream
+    assert layouts.conv_op(p).size == layouts.conv_op(P()).size - layouts.conv_w(p).size
+    assert layouts.conv_w(p).size == 4 * 8 * 16 * 32
+
+
 @pytest.mark.parametrize("kw,field", [
+    ({"wsource": "stream"}, "wsource"),
     ({"overlap": True, "mode": "int", "ewmm": "pacq", "weight_bits": 4}, "overlap"),
     ({"accumulate": True}, "accumulate"),
     ({"C_total": 64}, "C_total"),
@@ -242,3 +251,37 @@ def test_accumulate_reset_mid_operation():
     s = conv_run(p, reqs, "acc_reset", scenario="reset_mid_operation", results=4, idle=0.2,
                  stall=0.4)
     assert not s["reset_leaked"]
+
+
+def _stream_requests(p, rng, tiles, r=1):
+    """(op payloads, w payloads) of ``tiles`` tiles of r requests each (wsource=stream)."""
+    ops, ws = [], []
+    for _ in range(tiles):
+        d, Fh = _tile_data(p, rng, r * p.C)
+        for i in range(r):
+            ops.append(fam.conv_request(p, d[i * p.C:(i + 1) * p.C], None, first=int(i == 0),
+                                        last=int(i == r - 1)))
+            ws.append(fam.conv_filters(p, Fh[:, i * p.C:(i + 1) * p.C]))
+    return ops, ws
+
+
+@pytest.mark.parametrize("kw,r", [
+    ({"mode": "int", "C": 4, "K": 2, "dps": 4}, 1),
+    pytest.param({"mode": "int", "C": 4, "K": 2, "dps": 4, "accumulate": True,
+                  "C_total": 12}, 3, marks=pytest.mark.slow),
+    pytest.param({"mode": "fp16", "C": 5, "K": 3, "dps": 3}, 1, marks=pytest.mark.slow),
+])
+def test_wsource_stream(kw, r):
+    """wsource=stream: the filters on their own stream, one set per request, read while its
+    EWMM runs: bit for bit back to back at params.interval, and under idle / stall cycles on
+    all three streams."""
+    rng = np.random.default_rng(harness.seed(4208))
+    p = P(overlap=True, wsource="stream", **kw)
+    ops, ws = _stream_requests(p, rng, 4, r)
+    s = conv_run(p, ops, f"ws_{p.key()}", results=4, w=ws)
+    # requests are taken after their ITF (C), then every EWMM; the whole run is the
+    # first request's C + EWMM + K and one interval per further request (+1: inclusive)
+    assert set(s["back_to_back_issue_intervals"]) <= {p.C, p.interval}
+    assert s["back_to_back_cycles"] == p.cycles + (len(ops) - 1) * p.interval + 1
+    conv_run(p, ops, f"ws_bp_{p.key()}", scenario="backpressure", results=4, w=ws, idle=0.4,
+             stall=0.5)

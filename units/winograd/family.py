@@ -25,7 +25,7 @@ from .linebuf import WINO_LINEBUF
 from .rtl import DirectConv, WinoConv, WinoFtf, WinoItf, WinoOtf
 
 __all__ = ["UNITS", "port_layout", "keep_mask", "random_tiles", "random_filters",
-           "ewmm_tiles", "check_otf_contract", "conv_request", "conv_result",
+           "ewmm_tiles", "check_otf_contract", "conv_request", "conv_filters", "conv_result",
            "random_conv_requests", "conv_model", "random_conv_data", "direct_request",
            "direct_model", "random_direct_requests"]
 
@@ -247,14 +247,24 @@ def conv_request(p, d, w, rows=None, cols=None, *, load=1, first=1, last=1) -> i
     ``last`` (WinoConv's docstring)."""
     n = p.lanes
     dt = object if p.is_int else np.uint64
-    extra = {"load": np.array([load])} if p.overlap else {}
+    own_w = p.wsource == "bank"
+    extra = {"load": np.array([load])} if p.overlap and own_w else {}
     if p.accumulate:
         extra.update(first=np.array([first]), last=np.array([last]))
+    if own_w:
+        extra["w"] = np.asarray(w, dtype=dt).reshape(1, p.K, p.C, n)
     return int(pack(layouts.conv_op(p), {
         "d": np.asarray(d, dtype=dt).reshape(1, p.C, n),
-        "w": np.asarray(w, dtype=dt).reshape(1, p.K, p.C, n),
         "rows": np.array([p.m if rows is None else rows]),
         "cols": np.array([p.m if cols is None else cols]), **extra})[0])
+
+
+def conv_filters(p, w) -> int:
+    """Payload of one filter set, w [K, C, m+2, m+2] (``wsource=stream``'s ``w`` stream: one
+    per request, in request order)."""
+    dt = object if p.is_int else np.uint64
+    return int(pack(layouts.conv_w(p), {
+        "w": np.asarray(w, dtype=dt).reshape(1, p.K, p.C, p.lanes)})[0])
 
 
 def conv_result(p, payload: int):
@@ -297,7 +307,7 @@ def _otf_tile(p, oh):
     return y
 
 
-def _overlap_tiles(p, f, N):
+def _overlap_tiles(p, f, N, fw=None):
     """overlap=true (WinoConv's docstring): the filter bank latched by load requests (+0 / 0
     after reset); accumulate: the two Ô banks, each request's EWMM continuing from the write
     bank's Ô unless first, a result only on last (then the banks swap).  Yields (index of the
@@ -308,7 +318,9 @@ def _overlap_tiles(p, f, N):
     banks, wb = [np.zeros((1, p.K, 1, n), dtype=dt) for _ in range(2)], 0
     lo, hi, _ = p.widths["acc"] if p.is_int else (None, None, None)
     for i in range(N):
-        if int(f["load"][i]):
+        if fw is not None:                      # wsource=stream: request i's own filter set
+            wbank = fw["w"][i].astype(dt).reshape(p.K, p.C, n)
+        elif int(f["load"][i]):
             wbank = f["w"][i].astype(dt).reshape(p.K, p.C, n)
         first, last = ((int(f["first"][i]), int(f["last"][i])) if p.accumulate else (1, 1))
         ih = model.itf(f["d"][i].astype(dt).reshape(p.C, s, s), p.m, p.mode)
@@ -324,15 +336,20 @@ def _overlap_tiles(p, f, N):
             wb ^= 1
 
 
-def conv_model(p, op__payload):
+def conv_model(p, op__payload, w__payload=None):
     """Per request: model.itf on the C tiles, model.ewmm (one tile position) with the request's
     transformed filters, model.otf per filter, and the crop mask.  overlap / accumulate:
-    :func:`_overlap_tiles` (the filter bank, Ô across requests)."""
+    :func:`_overlap_tiles` (the filter bank, Ô across requests); wsource=stream: request i
+    with filter set i of ``w__payload`` (as many requests as both streams delivered)."""
     f = unpack(layouts.conv_op(p), op__payload)
     n, s = p.lanes, p.m + 2
     dt = np.int64 if p.is_int else np.uint64
     ys, keeps = [], []
-    tiles = _overlap_tiles(p, f, len(op__payload)) if p.overlap else (
+    fw, N = None, len(op__payload)
+    if p.wsource == "stream":
+        fw = unpack(layouts.conv_w(p), w__payload)
+        N = min(N, len(w__payload))
+    tiles = _overlap_tiles(p, f, N, fw) if p.overlap else (
         (i, _conv_tile(p, f["d"][i].astype(dt).reshape(p.C, s, s),
                        f["w"][i].astype(dt).reshape(p.K, p.C, n)))
         for i in range(len(op__payload)))
@@ -380,6 +397,21 @@ def random_conv_requests(p, rng, count: int, *, specials: bool = False,
     return out
 
 
+def _conv_workload(p, rng, n):
+    """wino_conv's workload: :func:`random_conv_requests` back to back; wsource=stream: each
+    request's filter set on the w stream."""
+    if p.wsource != "stream":
+        return _requests_workload(random_conv_requests)(p, rng, n)
+    reqs, filt = [], []
+    for _ in range(n):
+        d, g, rows, cols = random_conv_data(p, rng)
+        reqs.append(conv_request(p, d, None, rows, cols))
+        filt.append(conv_filters(p, model.ftf(g, p.m, p.mode)))
+    return {"op__payload": np.array(reqs, dtype=object), "op__valid": np.ones(n, np.uint64),
+            "w__payload": np.array(filt, dtype=object), "w__valid": np.ones(n, np.uint64),
+            "res__ready": np.ones(n, dtype=np.uint64)}
+
+
 def _requests_workload(make):
     """A tile datapath's workload (sim power): ``n`` requests of ``make(p, rng, n)`` offered
     back to back, every result taken."""
@@ -398,7 +430,7 @@ WINO_CONV = UnitSpec(
             "output tile position per request, streams",
     params=WinoConvParams, build=WinoConv, model=conv_model,
     ops_per_cycle=lambda p: p.K * p.m * p.m * 9 * p.C / p.interval,
-    ops_unit="MAC (direct-equivalent)", workload=_requests_workload(random_conv_requests))
+    ops_unit="MAC (direct-equivalent)", workload=lambda p, rng, n: _conv_workload(p, rng, n))
 
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from amaranth import signed
 from amaranth.lib import data
 
-__all__ = ["conv_op", "direct_op", "conv_res"]
+__all__ = ["conv_op", "conv_w", "direct_op", "conv_res"]
 
 
 def _e(p, stage: str):
@@ -25,15 +25,23 @@ def conv_op(p) -> data.StructLayout:
     n = p.lanes
     bits = p.m.bit_length()
     # overlap (weight-stationary): + load (latch w into the filter bank); accumulate: + first,
-    # last (WinoConv's docstring).  The default layout is unchanged.
-    extra = {"load": 1} if getattr(p, "overlap", False) else {}
+    # last; wsource=stream: no w, no load (the filters come on their own stream, conv_w)
+    # (WinoConv's docstring).  The default layout is unchanged.
+    own_w = getattr(p, "wsource", "bank") != "stream"
+    extra = {"load": 1} if getattr(p, "overlap", False) and own_w else {}
     if getattr(p, "accumulate", False):
         extra.update(first=1, last=1)
+    w = {"w": conv_w(p).members["w"]} if own_w else {}
     return data.StructLayout({
-        "d": data.ArrayLayout(data.ArrayLayout(_e(p, "data"), n), p.C),
-        "w": data.ArrayLayout(data.ArrayLayout(data.ArrayLayout(_e(p, "filter"), n), p.C),
-                              p.K),
+        "d": data.ArrayLayout(data.ArrayLayout(_e(p, "data"), n), p.C), **w,
         "rows": bits, "cols": bits, **extra})
+
+
+def conv_w(p) -> data.StructLayout:
+    """{w: K×C transformed filters of (m+2)² values}: conv_op's ``w``, and the filter stream of
+    ``wino_conv overlap=true wsource=stream`` (one item per request)."""
+    return data.StructLayout({"w": data.ArrayLayout(data.ArrayLayout(
+        data.ArrayLayout(_e(p, "filter"), p.lanes), p.C), p.K)})
 
 
 def direct_op(p) -> data.StructLayout:

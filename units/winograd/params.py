@@ -278,6 +278,12 @@ class WinoConvParams(_ConvSchedule, Params):
                              doc="Ô accumulation across requests (overlap=true): requests "
                                  "carry first / last flags; the EWMM continues from the "
                                  "previous request's Ô unless first, the OTF runs on last")
+    wsource: str = param("bank", choices=("bank", "stream"), key_default=False,
+                         doc="overlap=true: where the EWMM's filters come from -- bank (a "
+                             "filter bank in the unit, latched by requests with load=1) or "
+                             "stream (a second input stream w, one filter set per request, "
+                             "read while its EWMM runs: the resident filters stay in the "
+                             "source, as the first datapath's request keeps them)")
     C_total: int = param(0, range=(0, 1 << 16), key_default=False,
                          doc="mode int with accumulate: the most channels accumulated into Ô "
                              "over one first..last group (sets the Ô, OTF and output widths; "
@@ -288,6 +294,8 @@ class WinoConvParams(_ConvSchedule, Params):
         if self.overlap and self.ewmm != "dp4":
             raise self.error("overlap", self.overlap, "false unless ewmm=dp4 (the overlapped "
                              "datapath is built on the DP-4 lanes)")
+        if self.wsource != "bank" and not self.overlap:
+            raise self.error("wsource", self.wsource, "bank (the default) unless overlap=true")
         if self.accumulate and not self.overlap:
             raise self.error("accumulate", self.accumulate, "false unless overlap=true (the "
                              "running Ô lives in the ping-pong Ô bank)")

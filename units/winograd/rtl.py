@@ -397,6 +397,12 @@ class WinoConv(wiring.Component):
     Back to back one tile per max(C, groups·⌈C/4⌉, K) cycles (``params.interval``); latency
     C + groups·⌈C/4⌉ + K, as the first version's.
 
+    ``wsource=stream`` (overlap only): no filter bank and no ``load``/``w`` in the request; a
+    second input stream ``w`` (``layouts.conv_w``: one K×C filter set per request, in request
+    order) is read while that request's EWMM runs and taken in its last EWMM cycle -- the
+    first datapath's economics (the resident filters stay in the source, which re-offers them
+    per tile), with the overlapped schedule.  The EWMM waits for ``w.valid``.
+
     **Ô accumulation across requests** (``accumulate=true``, needs overlap).  The request
     gains ``first`` and ``last`` (1 bit each, after ``load``).  A request whose first = 0
     continues each lane's DP-4 chain from the Ô the previous request left in the Ô bank
@@ -414,7 +420,7 @@ class WinoConv(wiring.Component):
     0 after reset) -- well defined, modelled, but not useful.
 
     Parameters: :class:`~tcgen.units.winograd.params.WinoConvParams` (m, mode, C, K, dps,
-    overlap, accumulate, C_total).
+    overlap, accumulate, C_total, wsource).
     Attributes: op ``In(stream.Signature(layouts.conv_op))``, res ``Out(stream.Signature(
     layouts.conv_res))``; ``cycles`` = ``latency`` = C + groups·⌈C/4⌉ + K (request offered to
     result valid); back to back one tile per max(C, K) + groups·⌈C/4⌉ (``params.interval``:
@@ -426,8 +432,10 @@ class WinoConv(wiring.Component):
         from . import layouts
         self.params = params
         self.cycles = self.latency = params.cycles
-        super().__init__({"op": In(stream.Signature(layouts.conv_op(params))),
-                          "res": Out(stream.Signature(layouts.conv_res(params)))})
+        ports = {"op": In(stream.Signature(layouts.conv_op(params)))}
+        if params.wsource == "stream":
+            ports["w"] = In(stream.Signature(layouts.conv_w(params)))
+        super().__init__({**ports, "res": Out(stream.Signature(layouts.conv_res(params)))})
 
     def elaborate(self, platform):
         from amaranth import Const, Mux
@@ -600,7 +608,10 @@ class WinoConv(wiring.Component):
         arr = data.ArrayLayout
         ihat = [Signal(arr(arr(tw, n), C), name=f"ihat{b}") for b in range(2)]
         ohat = [Signal(arr(arr(aw, n), K), name=f"ohat{b}") for b in range(2)]
-        wbank = Signal(arr(arr(arr(fw, n), C), K), name="w_bank")
+        own_w = p.wsource == "bank"
+        # the filters: the unit's bank, or the w stream read while its EWMM runs
+        wbank = Signal(arr(arr(arr(fw, n), C), K), name="w_bank") if own_w else \
+            self.w.payload.w
         yreg = Signal(arr(arr(yw, p.m * p.m), K), name="y_reg")
         keep = Signal(p.m * p.m, name="keep_reg")
         crop_i = [Signal(2 * bits, name=f"crop_i{b}") for b in range(2)]   # per Î bank
@@ -630,11 +641,11 @@ class WinoConv(wiring.Component):
         m.d.comb += [
             # a load may latch the filter bank only when no other tile needs the old filters:
             # the other Î bank empty, or its EWMM in its last cycle
-            latch_ok.eq(~pl.load | ~ifull_o | ewmm_last),
+            latch_ok.eq((~pl.load | ~ifull_o | ewmm_last) if own_w else 1),
             itf_go.eq(self.op.valid & ~ifull_i & ((ci != C - 1) | latch_ok)),
             accept.eq(itf_go & (ci == C - 1)),
             self.op.ready.eq(accept),
-            ewmm_go.eq(ifull_e & ~ofull_w),
+            ewmm_go.eq(ifull_e & ~ofull_w & (1 if own_w else self.w.valid)),
             ewmm_last.eq(ewmm_go & (g == G - 1) & (q == Q - 1)),
             otf_go.eq(ofull_o & (~out_valid | self.res.ready)),
             otf_last.eq(otf_go & (ko == K - 1)),
@@ -650,8 +661,11 @@ class WinoConv(wiring.Component):
             m.d.sync += ci.eq(Mux(ci == C - 1, 0, ci + 1))
         with m.If(accept):
             m.d.sync += ib.eq(~ib)
-            with m.If(pl.load):
-                m.d.sync += wbank.eq(pl.w)
+            if own_w:
+                with m.If(pl.load):
+                    m.d.sync += wbank.eq(pl.w)
+        if not own_w:              # one filter set per request, taken in its last EWMM cycle
+            m.d.comb += self.w.ready.eq(ewmm_last)
         for b in range(2):
             with m.If(accept & (ib == b)):
                 m.d.sync += [ifull[b].eq(1), crop_i[b].eq(Cat(pl.rows, pl.cols))]
