@@ -92,7 +92,8 @@ def _est_wino_conv(p) -> float:
     # integer mode: the transformed operands and the lanes widen with m (s²-scaled filters)
     wide = (3.0 if p.m == 4 else 2.0) if p.mode == "int" else 1.0
     # overlap: a second Î bank, a second Ô bank and the filter bank (registers + bank muxes)
-    banks = (p.C + p.K + p.K * p.C) * t * t * reg_cells(32) if p.overlap else 0.0
+    banks = (p.C + p.K + (p.K * p.C if p.wsource == "bank" else 0)) * t * t * reg_cells(32) \
+        if p.overlap else 0.0
     return 1.17 * (wide * p.dps * _dp4_cells(p.mode, p.data_bits + 2, p.weight_bits + 6)
                    + _itf_cells(p.m, p.mode, p.data_bits)
                    + p.K * _otf_cells(p.m, p.mode, p.data_bits, p.weight_bits, p.C) / 4
