@@ -266,7 +266,8 @@ def _stream_requests(p, rng, tiles, r=1):
 
 
 @pytest.mark.parametrize("kw,r", [
-    ({"mode": "int", "C": 4, "K": 2, "dps": 4}, 1),
+    pytest.param({"mode": "int", "C": 4, "K": 2, "dps": 4}, 1,       # make test's budget
+                 marks=pytest.mark.slow),
     pytest.param({"mode": "int", "C": 4, "K": 2, "dps": 4, "accumulate": True,
                   "C_total": 12}, 3, marks=pytest.mark.slow),
     pytest.param({"mode": "fp16", "C": 5, "K": 3, "dps": 3}, 1, marks=pytest.mark.slow),
