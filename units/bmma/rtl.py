@@ -756,9 +756,9 @@ class BnnLayer(wiring.Component):
         buf_valid = Signal()
         buf_d = Signal(p.m * p.n * w)
         buf_side = Signal(side_width)
-        row = Signal(range(p.m))
+        row = Signal(range(p.m), name="row") if p.m > 1 else None    # m = 1: no counter
         row_last = Signal()
-        m.d.comb += row_last.eq(row == p.m - 1)
+        m.d.comb += row_last.eq(row == p.m - 1 if row is not None else 1)
         item_taken = Signal()
         m.d.comb += item_taken.eq(epi.req.valid & epi.req.ready)
         take = Signal()
@@ -768,8 +768,9 @@ class BnnLayer(wiring.Component):
             m.d.sync += [buf_d.eq(arr.d.payload), buf_side.eq(side_a), buf_valid.eq(1)]
         with m.Elif(item_taken & row_last):
             m.d.sync += buf_valid.eq(0)
-        with m.If(item_taken):
-            m.d.sync += row.eq(Mux(row_last, 0, row + 1))
+        if row is not None:
+            with m.If(item_taken):
+                m.d.sync += row.eq(Mux(row_last, 0, row + 1))
 
         def side(name):
             off = self.req_layout[name].offset - side_lo
