@@ -284,8 +284,13 @@ def _earlier(args) -> dict:
                     r["windows"] = {}
                 r["windows_steady"] = True
                 prev = out.get(r["name"])
-                if prev is None or len(r["energy"]) >= len(prev["energy"]):
+                if prev is None:
                     out[r["name"]] = r
+                else:                                 # the union of the liberties measured
+                    for lib, e in r["energy"].items():
+                        prev["energy"].setdefault(lib, e)
+                    for lib, w in r.get("windows", {}).items():
+                        prev["windows"].setdefault(lib, w)
     return out
 
 
