@@ -280,8 +280,11 @@ def test_paper_tables_means():
 def test_winograd_claims_resolved():
     claims = [c for c in judge(load(ROOT / "claims"), ROOT / "reports")
               if c.family == "winograd"]
-    assert len(claims) == 28
-    assert not [c.id for c in claims if c.verdict == "pending"]
+    assert len(claims) == 29
+    # pre-registered in issue 42 (a65c2e4), waiting for its judgement by the ledger's owner;
+    # its value is report.layer_figures()["fused_time"]["overlap"]["min"] (2.25)
+    assert [c.id for c in claims if c.verdict == "pending"] in ([], ["winograd-fused-time-f23"])
+    claims = [c for c in claims if c.verdict != "pending"]
     # the cycle proxy judges every sibling (issue 39): Conv2 and Conv3 fail, with their cause
     failing = {"winograd-conv2-nonfused", "winograd-conv3-nonfused"}
     for c in claims:
