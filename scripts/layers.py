@@ -166,7 +166,11 @@ def report(results, libs, notes, args, wall_s) -> str:
          "of the same stream (its first and last), simulated on their own over the cycles "
          "their requests are offered (the steady state, no drain): their energy per MAC "
          "against the whole layer's shows how stable the per-MAC figure is, i.e. what a "
-         "window of a layer too long to simulate whole would give.", ""]
+         "window of a layer too long to simulate whole would give. MACs are the layer's "
+         "dense-equivalent multiply-accumulates (the sparse GEMM's pruned zeros counted, the "
+         "Winograd layer's as the direct convolution's), so a layer and its baseline divide "
+         "by the same number; the last column is the layer's energy and cycles over its "
+         "baseline's.", ""]
     head = "| layer | shape | unit | cycles | outputs checked | " + " | ".join(
         f"energy / layer {lib}" for lib in libs) + " | " + " | ".join(
         f"pJ / MAC {lib}" for lib in libs) + " | ×baseline |"
@@ -174,7 +178,8 @@ def report(results, libs, notes, args, wall_s) -> str:
     by = {r["name"]: r for r in results}
     for r in results:
         rtl = r["rtl"]
-        chk = f"{rtl['values']:,} values in {rtl['outputs']:,} results, " + \
+        chk = f"{rtl['values']:,} values in {rtl['outputs']:,} result" + \
+            ("s" if rtl["outputs"] != 1 else "") + ", " + \
             ("0 mismatches" if r["ok"] else f"**{rtl['mismatches']} mismatches**")
         en = [(_fmt_pj(r["energy"][lib]["energy_layer_pj"]) if lib in r["energy"] else "–")
               for lib in libs]
