@@ -124,6 +124,8 @@ def _small(e):
 
 
 def _fmt_pj(x):
+    if x >= 1e9:
+        return f"{x / 1e9:,.3f} mJ"
     if x >= 1e6:
         return f"{x / 1e6:,.3f} µJ"
     if x >= 1e3:
