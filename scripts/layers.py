@@ -225,7 +225,8 @@ def report(results, libs, notes, args, wall_s) -> str:
                  f"energy the window's energy per MAC × its {r['layer_macs']:,} MACs."]
                 if r["window"] else []),
               f"- RTL: {rtl['cycles']:,} cycles; {rtl['values']:,} output values in "
-              f"{rtl['outputs']:,} results against the chained golden outputs: "
+              f"{rtl['outputs']:,} result{'s' if rtl['outputs'] != 1 else ''} against the "
+              f"chained golden outputs: "
               f"{rtl['mismatches']} mismatches (stream bench against the unit's model: "
               f"{rtl['bench_mismatches']} of {rtl['bench_vectors']:,}); "
               f"{rtl['wall_total_s']} s of simulation."]
@@ -263,7 +264,7 @@ def _ref_text(ref: dict) -> str:
     if "equal" in ref:
         return f"{ref['what']}: {'equal, bit for bit' if ref['equal'] else '**differs**'}"
     return (f"{ref['what']}: the RTL's result is within {ref['max_abs_err_vs_exact']:.3g} "
-            f"of it (largest |value| {ref['max_abs_exact']:.3g}; FP16 accumulation)")
+            f"of it (largest |value| {ref['max_abs_exact']:.3g})")
 
 
 def _earlier(args) -> dict:

@@ -162,7 +162,8 @@ def _lut(size: str, seed: int) -> Layer:
                      p.acc)
     exact = num.to_float(A, "fp16") @ lm.reinterpret(Wq, p.w_bits).T.astype(np.float64)
     scale = np.abs(exact).max()
-    ref = {"what": "float64 x·W′ᵀ (W′ = 2q − 3, the reinterpreted INT2 weights)",
+    ref = {"what": "float64 x·W′ᵀ (W′ = 2q − 3, the reinterpreted INT2 weights; the unit "
+                   "accumulates in FP16)",
            "max_abs_err_vs_exact": float(np.abs(d - exact).max()),
            "max_abs_exact": float(scale)}
     return Layer(
