@@ -76,6 +76,11 @@ GEN_SLOW = [
     # cannot close on state a stalled output holds (80 s here): recorded as unproven
     ("bnn_layer", dict(m=2, n=1, k=32, fold=2, acc_width=8, k_width=4, res_width=2,
                        tau_width=4), 8, "unproven"),
+    # wino_layer: C line buffers, the FTF and its filter bank around a wino_conv; no difference
+    # found, but k-induction does not close in 8 steps (a 2×2 map's filter load and line
+    # buffers hold state a stalled output keeps, as bnn_layer's): recorded as unproven
+    ("wino_layer", dict(mode="int", C=1, K=1, dps=1, H=2, W=2, data_bits=3, weight_bits=3), 8,
+     "unproven"),
 ]
 
 
@@ -345,10 +350,18 @@ def test_stream_payload_stable_slow(request, unit, params, depth, one, bound):
     assert r.status == "passed", r.describe()
 
 
+#: stream units the protocol properties cannot take: they are written for one input and one
+#: output stream.  wino_layer has two input streams (the filters, then the map's beats); its
+#: stream behaviour is checked in simulation only (tb/test_winograd_layer.py: back to back,
+#: backpressure, reset mid-map, input streams of different lengths)
+PROTO_UNSUPPORTED = {"wino_layer"}
+
+
 def test_protocol_cases_cover_every_stream_unit():
     covered = {c[0] for c in PROTO_QUICK + PROTO_SLOW}
-    assert covered == {u.name for u in all_units()
-                       if shape_of(u.interface(u.params())).streams}
+    assert covered | PROTO_UNSUPPORTED == {u.name for u in all_units()
+                                           if shape_of(u.interface(u.params())).streams}
+    assert not covered & PROTO_UNSUPPORTED
 
 
 def test_completion_bound_below_latency_is_caught(request):

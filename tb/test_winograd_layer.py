@@ -268,6 +268,7 @@ def test_rtl_int_accumulate_maps():
     assert s["back_to_back_cycles"] == p.cycles(2), (s["back_to_back_cycles"], p.cycles(2))
 
 
+@_slow            # make test's budget (7.5 s): FP32 maps run in make test-slow
 def test_rtl_fp32_map():
     """FP32 F(2,3), one 4×5 map of 2 channels (the last tile column cropped), 2 filters: bit
     for bit against winograd_conv (through the model), cycles as modelled."""

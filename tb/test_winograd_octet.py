@@ -215,6 +215,7 @@ def _rtl_ewmm(I, F, name, pingpong=False, scenario="back_to_back", **cfg):
     return Oh, tr, s
 
 
+@_slow            # make test's budget (~10 s; the octet's RTL is make test's in tb/test_sparse_rtl.py)
 def test_rtl_layer_ewmm():
     """octet_dense (RTL) runs a small F(2,3) FP16 layer's EWMM (C = 17: two k-tiles chained
     through C; K = 3, 2 × 2 tiles: 32 WMMAs): every result bit for bit the octet's model, 40
