@@ -319,7 +319,13 @@ def test_stream_control(request, unit, params, depth, one, bound):
     assert r.status == "passed", r.describe()
 
 
-@pytest.mark.parametrize("unit,params,depth,one,bound", PROTO_QUICK, ids=_ids(PROTO_QUICK))
+#: dp4_pacq's payload induction (8.4 s) is make test-slow's since issue 42 (make test's budget);
+#: its control properties stay in make test
+PAYLOAD_QUICK = [pytest.param(*c, marks=pytest.mark.slow) if c[0] == "dp4_pacq" else c
+                 for c in PROTO_QUICK]
+
+
+@pytest.mark.parametrize("unit,params,depth,one,bound", PAYLOAD_QUICK, ids=_ids(PROTO_QUICK))
 def test_stream_payload_stable(request, unit, params, depth, one, bound):
     """The payload's stability under a stall, by k-induction (a proof for every cycle)."""
     r = _proto(request, unit, params, depth, one, bound, payload=True)

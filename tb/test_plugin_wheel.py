@@ -77,6 +77,7 @@ def _scratch_venv(where: Path) -> Path:
     return py
 
 
+@pytest.mark.slow     # 11 s: make test's budget (issue 42); the wheel's contents stay in make test
 def test_plugin_from_the_wheel(wheel, tmp_path):
     py = _scratch_venv(tmp_path)
     plugin = tmp_path / "plugin"                          # built outside the checkout
