@@ -111,7 +111,7 @@ def test_off_by_default_extensions_keep_module_names():
 # their defaults in make test-slow (test_cli_generate_all still generates every default).
 SMALLER = {"mac_dp4_array": {"n": 4}, "add_dp4_array": {"n": 4}, "conv_lut_array": {"n": 4},
            # ~7 s of lint at its default (L 16, K 4): the same modules at L 8, K 2
-           "octet_sparse": {"L": 8, "K": 2},
+           "octet_sparse": {"L": 8, "K": 2}, "octet_sparse_bs": {"L": 8, "K": 2},
            # ~10 s of lint each at C = 8, K = 4: linted at C = 3, K = 2 (the configurations of
            # the specials tests, so generated once)
            "wino_conv": {"C": 3, "K": 2}, "direct_conv3x3": {"C": 3, "K": 2, "dps": 8},

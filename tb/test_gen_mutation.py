@@ -64,6 +64,7 @@ def test_copy_imports_itself(copy):
     assert Path(out).resolve() == (tree / "hw" / "intarith.py").resolve()
 
 
+@pytest.mark.slow     # 6.5 s: make test's budget (issue 42)
 def test_known_mutant_killed_and_original_passes(copy, tmp_path):
     tree, python = copy
     target = gm.GenTarget("hw/intarith.py", "generator", (LZC_TEST,), 1)

@@ -383,7 +383,8 @@ def _split_intervals(cycles, kseq):
 
 
 @pytest.mark.parametrize("unit,kw", [
-    ("octet_sparse", {}), ("octet_sparse_bs", {}),
+    ("octet_sparse", {}),
+    pytest.param("octet_sparse_bs", {}, marks=_slow),        # 6.3 s: make test's budget (issue 42)
     pytest.param("octet_sparse", {"pingpong": False}, marks=_slow),
     pytest.param("octet_sparse", {"L": 8, "zero_slot": "multiply"}, marks=_slow),
     pytest.param("octet_sparse_bs", {"L": 4, "zero_slot": "multiply"}, marks=_slow)])
