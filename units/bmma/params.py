@@ -20,6 +20,17 @@ FOLDS = (1, 2, 4, 8)
 SENSE_GE, SENSE_LT, SENSE_ZERO, SENSE_ONE = 0, 1, 2, 3
 
 
+def _check_residual(p) -> None:
+    """The residual options of bnn_epilogue and bnn_layer (one rule for both)."""
+    if p.res_width == 1:
+        raise p.error("res_width", p.res_width, "0 (no residual) or 2..32")
+    if p.res_pool and not p.res_width:
+        raise p.error("res_pool", p.res_pool, "false when res_width = 0 (no residual to pool)")
+    if p.save and not p.res_width:
+        raise p.error("save", p.save, "false when res_width = 0 (the saved value is "
+                                      "res_width bits wide)")
+
+
 @dataclass(frozen=True)
 class _ArrayParams(Params):
     m: int = param(8, range=(1, 64), doc="rows of A and D (images of the batch tile)")
@@ -106,14 +117,7 @@ class BnnEpilogueParams(Params):
                                "serializes them); 1 = consecutive items pool together")
 
     def check(self):
-        if self.res_width == 1:
-            raise self.error("res_width", self.res_width, "0 (no residual) or 2..32")
-        if self.res_pool and not self.res_width:
-            raise self.error("res_pool", self.res_pool, "false when res_width = 0 (no residual "
-                                                        "to pool)")
-        if self.save and not self.res_width:
-            raise self.error("save", self.save, "false when res_width = 0 (the saved value is "
-                                                "res_width bits wide)")
+        _check_residual(self)
 
     @property
     def v_width(self) -> int:
@@ -207,14 +211,7 @@ class BnnLayerParams(Params):
         if self.acc_width < need:
             raise self.error("acc_width", self.acc_width,
                              f"at least {need} (a signed value of ±k={self.k} must fit)")
-        if self.res_width == 1:
-            raise self.error("res_width", self.res_width, "0 (no residual) or 2..32")
-        if self.res_pool and not self.res_width:
-            raise self.error("res_pool", self.res_pool, "false when res_width = 0 (no residual "
-                                                        "to pool)")
-        if self.save and not self.res_width:
-            raise self.error("save", self.save, "false when res_width = 0 (the saved value is "
-                                                "res_width bits wide)")
+        _check_residual(self)
 
     @property
     def chunk(self) -> int:
