@@ -25,7 +25,10 @@ Streams
 Datapath
     The C line buffers' tiles and the bank are one ``wino_conv`` request (``layouts.conv_op``:
     its payload is read while valid, as the register file / line buffer it was built for);
-    the request is offered once the bank is loaded.  The line buffers' window is their output
+    the request is offered once the bank is loaded.  overlap: ``wino_conv overlap=true
+    wsource=stream`` -- the request carries the tiles only, and the bank drives wino_conv's
+    filter stream ``w`` (valid once loaded; with Cb, the chunk of the request in the EWMM,
+    advanced as each is taken), so the transformed filters are held once, in this bank.  The line buffers' window is their output
     register, so they stop while the request is in ``wino_conv`` and step again from the
     cycle it is accepted (the last EWMM cycle).  The line buffers prime (band 0) while the
     filters load.
@@ -155,7 +158,7 @@ class WinoLayerParams(_Wino, Params):
         acc = self.requests > 1
         if acc and self.is_int:
             ib["C_total"] = self.C
-        ov = dict(overlap=True, accumulate=acc) if self.overlap else {}
+        ov = dict(overlap=True, accumulate=acc, wsource="stream") if self.overlap else {}
         return WinoConvParams(m=self.m, mode=self.mode, C=self.chunk, K=self.K, dps=self.dps,
                               **ov, **ib)
 
@@ -197,13 +200,14 @@ class WinoLayerParams(_Wino, Params):
     def interval(self) -> int:
         """Cycles per tile in the middle of a band, back to back (the schedule's steady
         state): max(C + m, K + 1) + G·Q − 1; overlap, r = C/Cb requests of Cb channels per
-        tile: max((r − 1)·max(Cb, G·Q) + max(Cb + m − 1, G·Q), K) -- r = 1: max(C + m − 1,
-        G·Q, K); r > 1: each request's filter load waits for the previous EWMM's last cycle,
-        so its ITF hides only under the EWMM before."""
+        tile, g = G·Q: max(r·Cb + m − 1, r·g, K, (r − 2)·g + 2·Cb + m − 1 when r > 2) -- the
+        ITF chain (its m − 1 line-buffer steps once per tile), the EWMM chain, the OTF, and
+        the path that leaves the EWMM chain for the ITF two requests on (its Î bank freed)
+        across the tile's line-buffer steps; r = 1: max(C + m − 1, g, K)."""
         if not self.overlap:
             return max(self.C + self.m, self.K + 1) + self.ewmm - 1
-        r, c, g = self.requests, self.chunk, self.ewmm
-        return max((r - 1) * max(c, g) + max(c + self.m - 1, g), self.K)
+        r, c, g, m = self.requests, self.chunk, self.ewmm, self.m
+        return max(r * c + m - 1, r * g, self.K, (r - 2) * g + 2 * c + m - 1 if r > 2 else 0)
 
     def _steps(self):
         """One map's line-buffer steps (linebuf.py's schedule): (takes an input beat,
@@ -223,10 +227,10 @@ class WinoLayerParams(_Wino, Params):
         """The back-to-back schedule of ``maps`` maps (module docstring), cycle 0 the first
         offered beat: ``steps`` [(cycle, takes an x beat)] of the line buffers, ``offered``
         (V_t), ``accepted`` (X_t: the tile's last request accepted) and ``results`` (valid and
-        taken) per tile.  overlap: ``wino_conv``'s overlapped rules (its docstring) -- request
-        u's ITF starts once it is offered and its Î bank (u's, alternating) is free (the EWMM
-        of u − 2 ended), runs C cycles, and u is accepted in its last ITF cycle (a filter load,
-        when r > 1, not before the EWMM of u − 1 is in its last cycle); its EWMM starts after
+        taken) per tile.  overlap: ``wino_conv``'s overlapped rules (its docstring; wsource=
+        stream, the filters always valid once loaded) -- request u's ITF starts once it is
+        offered and its Î bank (u's, alternating) is free (the EWMM of u − 2 ended), runs C
+        cycles, and u is accepted in its last ITF cycle; its EWMM starts after
         that of u − 1 and once the tile's Ô bank is free (the OTF of tile t − 2 ended); a
         tile's OTF (K cycles) starts after its last request's EWMM and the previous OTF."""
         C, K, G, r = self.chunk, self.K, self.ewmm, self.requests
@@ -249,10 +253,7 @@ class WinoLayerParams(_Wino, Params):
                 cyc = last = x
                 continue
             for j in range(r):
-                start = max(v, eend[0] + 1)
-                x = start + C - 1
-                if r > 1:                                       # every request loads
-                    x = max(x, eend[1])
+                x = max(v, eend[0] + 1) + C - 1
                 b = max(x + 1, eend[1] + 1, oend[0] + 1)
                 eend = [eend[1], b + G - 1]
                 v = x + 1                                       # the next request (same tile)
@@ -468,23 +469,27 @@ class WinoLayer(wiring.Component):
                          lb.d.ready.eq(tile_ready)]
         if r == 1:
             m.d.comb += [conv.op.payload.d[c].eq(lbs[c].d.payload) for c in range(C)]
-            m.d.comb += conv.op.payload.w.eq(bank)
         else:                                        # chunk j: channels j·Cb .. j·Cb + Cb − 1
             for jj in index_cases(m, j, r):
                 m.d.comb += [conv.op.payload.d[c].eq(lbs[jj * cb + c].d.payload)
                              for c in range(cb)]
-                m.d.comb += [conv.op.payload.w[k][c].eq(bank[k][jj * cb + c])
-                             for k in range(K) for c in range(cb)]
             with m.If(take):
                 m.d.sync += j.eq(Mux(j == r - 1, 0, j + 1))
-        if p.overlap:                                # wino_conv's filter bank: loaded by the
-            sent = Signal(name="filters_sent")       # first request (r > 1: by every request,
-            with m.If(take):                         # each carrying its chunk's filters)
-                m.d.sync += sent.eq(1)
-            m.d.comb += conv.op.payload.load.eq(1 if r > 1 else ~sent)
-            if r > 1:
-                m.d.comb += [conv.op.payload.first.eq(j == 0),
-                             conv.op.payload.last.eq(j == r - 1)]
+            m.d.comb += [conv.op.payload.first.eq(j == 0), conv.op.payload.last.eq(j == r - 1)]
+        if not p.overlap:                            # the request carries the filters
+            m.d.comb += conv.op.payload.w.eq(bank)
+        else:                                        # wino_conv wsource=stream: the filters of
+            fw = conv.w.payload.w                    # the request in the EWMM, from this bank
+            m.d.comb += conv.w.valid.eq(loaded)      # (one copy), taken in its last EWMM cycle
+            if r == 1:
+                m.d.comb += fw.eq(bank)
+            else:                                    # the EWMM's chunk, a request behind j
+                wj = Signal(range(r), name="w_chunk")
+                for jj in index_cases(m, wj, r):
+                    m.d.comb += [fw[k][c].eq(bank[k][jj * cb + c])
+                                 for k in range(K) for c in range(cb)]
+                with m.If(conv.w.valid & conv.w.ready):
+                    m.d.sync += wj.eq(Mux(wj == r - 1, 0, wj + 1))
 
         # -- the request: the tiles, the bank, the tile position's crop -----------------------
         ti = Signal(range(max(p.Th, 2)), name="tile_row")
