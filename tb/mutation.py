@@ -156,7 +156,9 @@ FAMILIES: dict[str, tuple[Target, ...]] = {
                                   _BMMA + "test_bmma_array_carries_through_every_accumulator_"
                                           "bit[2]"], 36),     # proofs 10-25 s (hashed)
         _t("bmma", "bnn_epilogue", [_BMMA + "test_bnn_epilogue[5-0-False]",
-                                      _BMMA + "test_bnn_epilogue_full_range_ties"], 28),
+                                      _BMMA + "test_bnn_epilogue_full_range_ties",
+                                      "tb/test_bmma_mutant_kills.py::"
+                                      "test_bnn_epilogue_carry_terms_off_ties"], 28),
     ),
     "lut": (
         _t("lut", "lut_dp4", [_LUT + "test_lut_dp4_matches_model[entry=int11-acc=int32-"
