@@ -23,8 +23,9 @@ from tcgen.units.bmma.family import workload_requests
 from tcgen.units.bmma.params import (SENSE_GE, SENSE_LT, SENSE_ONE, SENSE_ZERO, BmmaArrayParams,
                                BnnAffineParams, BnnEpilogueParams, BnnLayerParams,
                                BwnArrayParams, Int8MacArrayParams)
+from tcgen.units.bmma.stream import block_params, bn_params
 
-from bnn_layer_runs import block_params, bn_params, run_conv, run_fc, run_resnet_block
+from bnn_layer_runs import run_conv, run_fc, run_resnet_block
 
 PROBE_K = (0, 1, 31, 32, 63, 64, 96, 127)
 
