@@ -1,6 +1,6 @@
 """One end-to-end layer per paper (issue 42 §3) -> reports/layers.md (+ .json).
 
-    .venv/bin/python scripts/layers.py [--size full|reduced] [--layers lut,sparse,pacq,wino]
+    .venv/bin/python scripts/layers.py [--size full|reduced] [--layers lut,sparse,pacq,wino,bmma]
         [--libs osu018,nangate45] [--clock-ns 10] [--sim icarus|verilator]
         [--windows N] [--out reports/layers.md]
 
@@ -9,8 +9,10 @@ Per layer of :mod:`tcgen.layers` (and its baseline where the issue names one):
 1. the request stream of the real layer (seeded operands of its shape) runs back to back on the
    unit's RTL (cocotb stream bench, :func:`tcgen.verify.layers.run_layer`): every output
    compared bit for bit with the unit's golden model and with the layer's chained golden
-   outputs, the issue interval checked against the unit's cycle model, the cycles counted
-   (first request offered .. last result taken);
+   outputs, the issue interval checked against the unit's cycle model (a constant interval, or
+   bnn_layer's schedule: every gap between accepted requests and the cycles equal to
+   throughput.layer_top_schedule's), the cycles counted (first request offered .. last result
+   taken);
 2. its energy per layer on each liberty: the mapped netlist's gate-level simulation driven by the
    cycle-by-cycle trace of that run (:meth:`tcgen.layers.Layer.trace`, the layer's measured
    cycles), power × cycles × clock (:func:`tcgen.layers.energy`); ``--windows N``: also the
@@ -28,12 +30,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_LAYERS = "lut,sparse,pacq,wino,bmma"
 
 
 def _args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="full", choices=("full", "reduced"))
-    ap.add_argument("--layers", default="lut,sparse,pacq,wino")
+    ap.add_argument("--layers", default=DEFAULT_LAYERS)
     ap.add_argument("--libs", default="osu018,nangate45")
     ap.add_argument("--clock-ns", type=float, default=10.0)
     ap.add_argument("--sim", default=None, choices=("icarus", "verilator"))
@@ -83,13 +86,14 @@ def rtl_part(lay, sim) -> dict:
     rtl = run_layer(lay, sim=sim)
     rtl["wall_total_s"] = round(time.monotonic() - t0, 1)
     ok = rtl["mismatches"] == 0 and rtl["bench_mismatches"] == 0 and \
-        rtl["issue_intervals"] == [lay.interval] and rtl["accepted"] == len(lay.requests) and \
-        lay.reference.get("equal", True)
+        rtl["issue_intervals"] == lay.issue_gaps() and rtl["accepted"] == len(lay.requests) and \
+        lay.model_cycles() in (None, rtl["cycles"]) and lay.reference.get("equal", True)
     return {"name": lay.name, "title": lay.title, "shape": lay.shape, "unit": lay.unit,
             "params": lay.params, "size": lay.size, "seed": lay.seed, "notes": lay.notes,
             "requests": len(lay.requests), "interval": lay.interval, "macs": lay.macs,
             "window": ({"first": lay.window_first, "requests": len(lay.requests),
-                        "layer_requests": lay.layer_requests} if lay.is_window else None),
+                        "layer_requests": lay.layer_requests,
+                        "spans": lay.window_spans} if lay.is_window else None),
             "layer_cycles": lay.layer_cycles(rtl["cycles"]), "layer_macs": lay.layer_macs,
             "rtl": rtl, "ok": bool(ok), "energy": {}, "windows": {}, "windows_steady": True}
 
@@ -111,11 +115,12 @@ def stream_windows(lay, libs, clock_ns, windows) -> dict:
     if windows < 2:
         return out
     n = len(lay.requests)
-    count = min(n, max(n // (2 * windows), -(-16 // lay.interval)))   # >= 16 cycles
-    firsts = sorted({round(i * (n - count) / (windows - 1)) for i in range(windows)})
+    count = min(n, max(n // (2 * windows), -(-16 // (lay.interval or 1))))   # >= 16 cycles
+    spans = sorted({lay.whole_tiles(round(i * (n - count) / (windows - 1)), count)
+                    for i in range(windows)})                 # whole tiles on a schedule
     for lib in libs:
-        out[lib] = [dict(first=f, count=count, **_small(energy_window(
-            lay, f, count, lib, clock_ns=clock_ns))) for f in firsts]
+        out[lib] = [dict(first=f, count=c, **_small(energy_window(
+            lay, f, c, lib, clock_ns=clock_ns))) for f, c in spans]
     return out
 
 
@@ -137,7 +142,7 @@ def report(results, libs, notes, args, wall_s) -> str:
     from tcgen.layers import UNBUILT
     from tcgen.study import report_header, tool_versions
     cmd = "python scripts/layers.py" + (f" --size {args.size}" if args.size != "full" else "") \
-        + (f" --layers {args.layers}" if args.layers != "lut,sparse,pacq,wino" else "") \
+        + (f" --layers {args.layers}" if args.layers != DEFAULT_LAYERS else "") \
         + (f" --libs {args.libs}" if args.libs != "osu018,nangate45" else "") \
         + (f" --sim {args.sim}" if args.sim else "") \
         + (f" --clock-ns {args.clock_ns:g}" if args.clock_ns != 10.0 else "")
@@ -159,8 +164,10 @@ def report(results, libs, notes, args, wall_s) -> str:
          "layer** = the power of the mapped netlist (Yosys + OpenSTA, flat, "
          f"{args.clock_ns:g} ns clock) with the activity of a zero-delay gate-level "
          "simulation of that netlist driven cycle by cycle by the same request stream "
-         "(`tcgen.layers.Layer.trace`: each request held for the unit's issue interval, "
-         "valid high, results always ready, then drained), times the layer's cycles × the "
+         "(`tcgen.layers.Layer.trace`: each request held with valid high until the unit's "
+         "cycle model accepts it -- a constant issue interval, or bnn_layer's schedule "
+         "(`throughput.layer_top_schedule`) -- results always ready, then drained), times "
+         "the layer's cycles × the "
          "clock -- the **whole** layer simulated where the table says so, a stated window of "
          "its stream otherwise (the Winograd pair at full size; energy per layer = the "
          "window's energy per MAC × the layer's MACs) (docs/ppa.md, activity "
@@ -170,9 +177,10 @@ def report(results, libs, notes, args, wall_s) -> str:
          "against the whole layer's shows how stable the per-MAC figure is, i.e. what a "
          "window of a layer too long to simulate whole would give. MACs are the layer's "
          "dense-equivalent multiply-accumulates (the sparse GEMM's pruned zeros counted, the "
-         "Winograd layer's as the direct convolution's), so a layer and its baseline divide "
-         "by the same number; the last column is the layer's energy and cycles over its "
-         "baseline's.", ""]
+         "Winograd layer's as the direct convolution's; the BNN block's are its useful binary "
+         "MACs, one 1-bit XNOR-popcount term each, K padding excluded), so a layer and its "
+         "baseline divide by the same number; the last column is the layer's energy and "
+         "cycles over its baseline's.", ""]
     head = "| layer | shape | unit | cycles | outputs checked | " + " | ".join(
         f"energy / layer {lib}" for lib in libs) + " | " + " | ".join(
         f"pJ / MAC {lib}" for lib in libs) + " | ×baseline |"
@@ -214,15 +222,16 @@ def report(results, libs, notes, args, wall_s) -> str:
     for r in results:
         rtl = r["rtl"]
         L += [f"### {r['name']}: {r['title']}", "",
-              f"- Shape: {r['shape']}; {r['macs']:,} MACs; {r['requests']:,} requests, one "
-              f"every {r['interval']} cycle{'s' if r['interval'] > 1 else ''} "
-              f"(RTL issue intervals {rtl['issue_intervals']}, latency {rtl['latency']}).",
+              f"- Shape: {r['shape']}; {r['macs']:,} MACs; {r['requests']:,} requests, " +
+              _issue_text(r),
               f"- Unit: `{r['unit']}` {r['params'] or '(defaults)'}; {r['notes']}.",
-              *([f"- **A window of the layer**: requests {r['window']['first']:,} .. "
-                 f"{r['window']['first'] + r['window']['requests'] - 1:,} of "
+              *([f"- **A window of the layer**: requests {_spans_text(r['window'])} of "
                  f"{r['window']['layer_requests']:,} ran; the layer's {r['layer_cycles']:,} "
-                 f"cycles are the window's plus the other requests at the issue interval, its "
-                 f"energy the window's energy per MAC × its {r['layer_macs']:,} MACs."]
+                 f"cycles are the window's plus " +
+                 ("the rest of the layer's by the schedule (its cycles for the whole "
+                  "layer less its cycles for the window)" if r["interval"] is None else
+                  "the other requests at the issue interval") +
+                 f", its energy the window's energy per MAC × its {r['layer_macs']:,} MACs."]
                 if r["window"] else []),
               f"- RTL: {rtl['cycles']:,} cycles; {rtl['values']:,} output values in "
               f"{rtl['outputs']:,} result{'s' if rtl['outputs'] != 1 else ''} against the "
@@ -252,12 +261,31 @@ def report(results, libs, notes, args, wall_s) -> str:
               f".venv/bin/python scripts/layers.py --size {r['size']} --layers "
               f"{r['name'].split('_')[0]} --libs {','.join(libs)}" +
               (f" --sim {args.sim}" if args.sim else ""), "```", ""]
-    L += ["## Not measured here yet", ""]
-    for k, why in UNBUILT.items():
-        L.append(f"- **{k}**: {why}.")
-    L += ["", "Tests: `tb/test_layers.py` (reduced sizes in make test; the full sizes and the "
+    if UNBUILT:
+        L += ["## Not measured here yet", ""]
+        for k, why in UNBUILT.items():
+            L.append(f"- **{k}**: {why}.")
+        L.append("")
+    L += ["Tests: `tb/test_layers.py` (reduced sizes in make test; the full sizes and the "
           "energies are `@pytest.mark.slow`)."]
     return "\n".join(L) + "\n"
+
+
+def _issue_text(r: dict) -> str:
+    """How the requests were issued: a constant interval, or the unit's schedule."""
+    rtl = r["rtl"]
+    if r["interval"] is not None:
+        return (f"one every {r['interval']} cycle{'s' if r['interval'] > 1 else ''} "
+                f"(RTL issue intervals {rtl['issue_intervals']}, latency {rtl['latency']}).")
+    return (f"accepted on the unit's schedule (throughput model: gaps {rtl['model_gaps']} "
+            f"between accepted requests, {rtl['model_cycles']:,} cycles for the requests run; "
+            f"RTL: issue intervals {rtl['issue_intervals']}, {rtl['cycles']:,} cycles, "
+            f"latency {rtl['latency']}).")
+
+
+def _spans_text(w: dict) -> str:
+    spans = w.get("spans") or [(w["first"], w["requests"])]
+    return " and ".join(f"{a:,} .. {a + n - 1:,}" for a, n in spans)
 
 
 def _ref_text(ref: dict) -> str:

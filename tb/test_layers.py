@@ -1,8 +1,9 @@
 """The end-to-end layers of issue 42 §3 (tcgen.layers; reports/layers.md): each layer's request
 stream through its unit's RTL, every output against the chained golden model, the issue
-interval against the unit's cycle model (which is what makes the cycle-by-cycle trace of the
-energy measurement the RTL run's), and measure()'s fixed stimulus that carries the trace into
-the gate-level simulation.  Reduced sizes in make test; the full sizes and the energies are
+interval against the unit's cycle model (a constant interval, or bnn_layer's schedule: every gap
+between accepted requests and the cycles exactly -- which is what makes the cycle-by-cycle trace
+of the energy measurement the RTL run's), and measure()'s fixed stimulus that carries the trace
+into the gate-level simulation.  Reduced sizes in make test; the full sizes and the energies are
 slow."""
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from tcgen.hw.params import ParamError
 from tcgen.layers import energy, energy_window, layer
 from tcgen.measure import measure
 from tcgen.registry import get_unit
+from tcgen.units.bmma import throughput as tp
+from tcgen.units.bmma.stream import cycle_drive
 from tcgen.verify.layers import run_layer
 
-ALL = ["lut", "sparse", "sparse_dense", "pacq", "pacq_baseline", "wino", "wino_direct"]
+ALL = ["lut", "sparse", "sparse_dense", "pacq", "pacq_baseline", "wino", "wino_direct", "bmma"]
 
 
 def _check(lay, r):
@@ -23,12 +26,18 @@ def _check(lay, r):
     assert lay.layer_cycles(r["cycles"]) >= r["cycles"] and lay.layer_macs >= lay.macs
     assert r["bench_mismatches"] == 0 and r["mismatches"] == 0, r
     assert r["outputs"] == len(lay.expected) and r["values"] == lay.values_checked
-    assert r["issue_intervals"] == [lay.interval], r      # the trace's schedule is the RTL's
-    assert lay.min_cycles() < r["cycles"] <= lay.min_cycles() + r["latency"] + 1
+    assert r["issue_intervals"] == lay.issue_gaps() == r["model_gaps"], r   # the trace's
+    if lay.schedule is None:                                                 # schedule is
+        assert lay.min_cycles() < r["cycles"] <= lay.min_cycles() + r["latency"] + 1  # the RTL's
+    else:                          # bnn_layer: the schedule's cycles exactly, and its whole
+        assert r["cycles"] == lay.model_cycles() == r["model_cycles"], r     # layer's
+        assert lay.min_cycles() < r["cycles"] <= lay.layer_cycles(r["cycles"])
+        assert lay.layer_cycles(r["cycles"]) == lay.schedule(lay.layer_chains or lay.chains)[1]
     assert lay.reference.get("equal", True), lay.reference
 
 
-#: make test runs the two cheap proposals (~1-2 s of CPU each); the rest is slow, make test being
+#: make test runs the three cheap proposals (~1-2 s of CPU each; bmma: the block's 98 requests
+#: on bnn_layer m8n8k32, both convs in one stream, 152 cycles); the rest is slow, make test being
 #: at its budget: an octet runs ~7 cycles/s on Icarus (6-8 s each), a conv tile datapath
 #: 640 cycles in 60-90 s -- their RTL against the model is in make test through
 #: tb/test_sparse_rtl.py, test_pacq_rtl.py and test_winograd_rtl.py, their layer models below
@@ -36,7 +45,7 @@ REDUCED = ["lut", pytest.param("sparse", marks=pytest.mark.slow),
            pytest.param("sparse_dense", marks=pytest.mark.slow), "pacq",
            pytest.param("pacq_baseline", marks=pytest.mark.slow),
            pytest.param("wino", marks=pytest.mark.slow),
-           pytest.param("wino_direct", marks=pytest.mark.slow)]
+           pytest.param("wino_direct", marks=pytest.mark.slow), "bmma"]
 
 
 @pytest.mark.parametrize("name", REDUCED)
@@ -131,3 +140,35 @@ def test_layer_energy_reduced():
     assert idle["energy_pj"] > e["energy_pj"]
     w = energy_window(lay, 0, 16)
     assert w["cycles"] == 16 * lay.interval and w["macs"] == lay.macs / 2
+
+
+def test_bmma_block_schedule_and_reference():
+    """The BNN block (reduced): conv 1's tiles then conv 2's = throughput.layer_chains twice; the
+    trace is the schedule's (the same drive as tcgen.units.bmma.stream.cycle_drive), one
+    back-to-back stream of both convs takes fewer cycles than the two run apart (the second's
+    first tiles overlap the first's drain); windows are whole tiles; the outputs equal the
+    float64 block (conv + residual + BN + sign, saved v) and a corrupted one is counted."""
+    lay = layer("bmma", "reduced")
+    p = lay.unit_params()
+    one = tp.layer_chains(tp.Layer("conv", 8, 8, 3, 3), batch=8, tile=(p.m, p.n, p.k))
+    assert lay.chains == one + one and len(lay.requests) == sum(lay.chains) == 98
+    assert lay.reference["equal"] and lay.reference["bits_not_constant"]
+    assert lay.layer_macs == lay.macs == 2 * 49 * 8 * 8 * 8       # taps × m × n × C, 2 convs
+    assert lay.model_cycles() == tp.layer_top_cycles(lay.chains, p.m) == 152 < 2 * 79
+    assert lay.layer_cycles(152) == 152 and not lay.is_window
+    t = lay.trace()
+    d = cycle_drive(p, lay.requests, lay.chains)
+    assert all(np.array_equal(t[k], d[k]) for k in d) and len(t["req__valid"]) == 152
+    acc = lay.accepts()
+    assert [int(t["req__payload"][a]) for a in acc] == [int(x) for x in lay.requests]
+    assert int(t["req__valid"].sum()) == acc[-1] + 1 == lay.min_cycles()
+    assert lay.issue_gaps() == [1, 3, 5]
+    assert lay.chains[:4] == [4, 6, 4, 6]        # corner, edge, corner, edge: tiles at 0, 4, 10
+    assert lay.whole_tiles(11, 30) == (10, 29) and lay.whole_tiles(0, 1) == (0, 4)
+    with pytest.raises(ValueError):
+        lay.accepts(1, 4)                          # not a whole tile
+    w = lay.trace(first=4, count=6)                # the second tile: 6 chained operations
+    assert int(w["req__valid"].sum()) == lay.accepts(4, 6)[-1] + 1
+    bad = list(lay.expected)
+    bad[-1] ^= 1 << 3
+    assert lay.check_outputs(bad)["mismatches"] == 1

@@ -10,10 +10,13 @@ measures it:
   give, bit for bit), and ``reference``: the layer computed by the family's layer-level model
   (GEMM-level, not per request) where one exists, which the tiles of ``expected`` must equal;
 * ``interval``: the cycles a request is offered back to back (the unit's cycle model: the RTL
-  run must show exactly this issue interval), so :meth:`Layer.trace` gives the cycle-by-cycle
-  port stimulus of that run -- each payload held ``interval`` cycles with valid high, the result
-  stream always ready, then valid low until the last result -- which drives the gate-level
-  simulation of the mapped netlist (:func:`energy`, through :func:`tcgen.measure.measure`'s
+  run must show exactly this issue interval) -- or, for a unit whose interval is not constant
+  (bnn_layer), ``chains`` and ``schedule``: the requests' D tiles and the cycle model giving the
+  cycle each is accepted at (throughput.layer_top_schedule; the RTL run must show exactly its
+  gaps and its cycles) -- so :meth:`Layer.trace` gives the cycle-by-cycle port stimulus of that
+  run -- each payload held with valid high until it is accepted, the result stream always
+  ready, then valid low until the last result (tcgen.hw.stimulus.held_stream) -- which drives
+  the gate-level simulation of the mapped netlist (:func:`energy`, through :func:`tcgen.measure.measure`'s
   fixed ``stimulus``): energy per layer = the simulated power × the layer's cycles × the clock.
 
 The RTL runs themselves (the cocotb stream bench, back to back) are made above this module
@@ -30,18 +33,26 @@ sparse     GEMM tile 64×64×64, A 75 % vector-wise sparse (L = 16, K = 4: 4 of 
            baseline: the same pruned GEMM run densely                                octet_dense
 pacq       W4A16 GEMM tile m16 n16 k128 on the DP-4 stream                           dp4_pacq
            baseline: the same weights dequantized to FP16                            dp4_baseline
+wino       ResNet-18 conv3_x (28×28, C = K = 128), F(2×2, 3×3) tiles (a window)      wino_conv
+           baseline: the direct 3×3 convolution at equal DP-4 throughput            direct_conv3x3
+bmma       binarized ResNet-18 basic block, conv2_x (56×56, C = 64, 8 images):       bnn_layer
+           conv + BN + sign, conv + identity residual + BN + sign + save (a window)
 =========  ========================================================================  =========
 
-(d) Winograd and (e) BMMA: see ``UNBUILT`` (their layer tops are being built elsewhere).
+The BNN block's MACs are its useful binary multiply-accumulates (one 1-bit XNOR-popcount term
+each: taps × images × C_out × C_in), K padding excluded.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Callable
 
 import numpy as np
 
 from tcgen.hw import numeric as num
 from tcgen.hw.params import ParamError
+from tcgen.hw.stimulus import held_stream, interval_accepts
 
 from .measure import measure
 from .registry import get_unit
@@ -64,7 +75,7 @@ class Layer:
     requests: np.ndarray       # input stream payloads (dtype object)
     in_stream: str
     out_stream: str
-    interval: int              # cycles each request is offered back to back
+    interval: int | None       # cycles each request is offered back to back (None: schedule)
     macs: int                  # the layer's multiply-accumulates (dense equivalent)
     expected: np.ndarray       # the golden model's output payloads (dtype object)
     values_per_output: int     # numbers in one output payload
@@ -74,6 +85,20 @@ class Layer:
     #: request ``window_first`` of ``total_requests`` (None: the whole layer)
     total_requests: int | None = None
     window_first: int = 0
+    #: a unit whose issue interval is not constant (bnn_layer): ``requests`` are D tiles of
+    #: ``chains[j]`` consecutive requests and ``schedule(chains) -> (accepts, cycles)`` is the
+    #: unit's cycle model of a back-to-back run of whole tiles -- the cycle each request is
+    #: accepted at (the first offered at cycle 0) and the cycles first offered .. last result
+    #: taken (throughput.layer_top_schedule); ``layer_chains``: the whole layer's tiles (for a
+    #: window).  None: one request every ``interval`` cycles.
+    chains: list | None = None
+    schedule: Callable | None = None
+    layer_chains: list | None = None
+    #: a window made of several stretches of the layer's stream, in run order:
+    #: [(first request, count)] (None: one stretch, from ``window_first``)
+    window_spans: list | None = None
+    #: the whole layer's MACs where they are not ``macs`` prorated by requests
+    total_macs: int | None = None
 
     @property
     def is_window(self) -> bool:
@@ -86,12 +111,67 @@ class Layer:
     @property
     def layer_macs(self) -> int:
         """The whole layer's MACs (``macs`` counts the requests in hand)."""
+        if self.total_macs is not None:
+            return self.total_macs
         return self.macs * self.layer_requests // len(self.requests)
 
     def layer_cycles(self, cycles: int) -> int:
         """The whole layer's cycles from the RTL run of ``requests`` (``cycles``): the
-        requests not run, back to back at ``interval``, added."""
+        requests not run, back to back at ``interval``, added -- or, on a schedule, the
+        schedule's cycles of the whole layer less its cycles of the window."""
+        if self.schedule is not None:
+            if not self.is_window:
+                return cycles
+            return cycles + self.schedule(self.layer_chains)[1] - self.model_cycles()
         return cycles + (self.layer_requests - len(self.requests)) * self.interval
+
+    def _tiles(self, first: int, n: int) -> list:
+        """The chains of requests ``first`` .. ``first + n`` (ValueError unless whole tiles)."""
+        starts = np.concatenate([[0], np.cumsum(self.chains)])
+        i, j = np.searchsorted(starts, [first, first + n])
+        if i >= len(starts) or j >= len(starts) or starts[i] != first or \
+                starts[j] != first + n or n <= 0:
+            raise ValueError(f"layer {self.name}: requests {first} .. {first + n - 1} are not "
+                             "whole D tiles of the stream")
+        return list(self.chains[i:j])
+
+    def whole_tiles(self, first: int, count: int) -> tuple[int, int]:
+        """(first, count) moved to whole tiles (the tile starting at or before ``first``, at
+        least one tile, ending at or before ``first + count``); unchanged without a schedule."""
+        if self.schedule is None:
+            return first, count
+        starts = [int(x) for x in np.concatenate([[0], np.cumsum(self.chains)])]
+        a = max(s for s in starts[:-1] if s <= first)
+        ends = [s for s in starts if a < s <= first + count]
+        b = ends[-1] if ends else starts[starts.index(a) + 1]
+        return a, b - a
+
+    def accepts(self, first: int = 0, count: int | None = None) -> list[int]:
+        """The cycle each of requests ``first`` .. ``first + count`` is accepted at when they
+        are run on their own, back to back (the first offered at cycle 0): every ``interval``
+        cycles, or the schedule's (whole tiles only)."""
+        n = len(self.requests[first:None if count is None else first + count])
+        if n == 0:
+            raise ValueError(f"layer {self.name}: an empty window")
+        if self.schedule is None:
+            return interval_accepts(n, self.interval)
+        return self.schedule(self._tiles(first, n))[0]
+
+    def model_cycles(self) -> int | None:
+        """The unit's cycle model of the run of ``requests`` (first offered .. last result
+        taken), where it has one (a schedule); None for a constant interval (the RTL's latency
+        is the unit's, not modelled here)."""
+        if self.schedule is None:
+            return None
+        return self.schedule(self.chains)[1]
+
+    def issue_gaps(self) -> list[int]:
+        """The sorted distinct gaps between accepted requests the RTL run must show (the
+        stream bench's ``issue_intervals``)."""
+        if self.schedule is None:
+            return [self.interval]
+        acc = self.accepts()
+        return sorted({b - a for a, b in zip(acc, acc[1:])})
 
     @property
     def spec(self):
@@ -106,28 +186,22 @@ class Layer:
 
     def min_cycles(self) -> int:
         """Cycles the requests take to be accepted back to back."""
-        return len(self.requests) * self.interval
+        return self.accepts()[-1] + 1
 
     def trace(self, cycles: int | None = None, first: int = 0,
               count: int | None = None) -> dict:
         """The cycle-by-cycle port stimulus of requests ``first`` .. ``first + count`` run back
-        to back: each payload on ``<in>__payload`` for ``interval`` cycles with
-        ``<in>__valid`` high, ``<out>__ready`` always high, then the last payload held with
-        valid low up to ``cycles`` in all (default: the requests' cycles + 8)."""
+        to back: each payload on ``<in>__payload`` with ``<in>__valid`` high from the cycle
+        after the previous one is accepted to the cycle it is (:meth:`accepts`: every
+        ``interval`` cycles, or the schedule's), ``<out>__ready`` always high, then the last
+        payload held with valid low up to ``cycles`` in all (default: the schedule's cycles of
+        the whole stream, or the requests' cycles + 8); tcgen.hw.stimulus.held_stream."""
         reqs = self.requests[first:None if count is None else first + count]
-        if len(reqs) == 0:
-            raise ValueError(f"layer {self.name}: an empty window")
-        busy = len(reqs) * self.interval
-        cycles = busy + 8 if cycles is None else int(cycles)
-        if cycles < busy:
-            raise ValueError(f"layer {self.name}: {cycles} cycles < the {busy} its "
-                             f"{len(reqs)} requests take")
-        pay = np.repeat(np.asarray(reqs, dtype=object), self.interval)
-        pay = np.concatenate([pay, np.full(cycles - busy, pay[-1], dtype=object)])
-        valid = np.zeros(cycles, np.uint64)
-        valid[:busy] = 1
-        return {f"{self.in_stream}__payload": pay, f"{self.in_stream}__valid": valid,
-                f"{self.out_stream}__ready": np.ones(cycles, np.uint64)}
+        acc = self.accepts(first, count)
+        if cycles is None:
+            whole = self.schedule is not None and first == 0 and len(reqs) == len(self.requests)
+            cycles = self.model_cycles() if whole else acc[-1] + 1 + 8
+        return held_stream(reqs, acc, int(cycles), self.in_stream, self.out_stream)
 
     def check_outputs(self, observed) -> dict:
         """The RTL's output payloads against ``expected`` (bit for bit) and, where the layer
@@ -375,20 +449,102 @@ def _wino(size: str, seed: int, direct: bool = False) -> Layer:
                f"cycles and energy are extrapolated from it" if len(reqs) < total else ""),
         total_requests=total, window_first=first)
 
+# -- (e) BMMA: a binarized ResNet-18 basic block on bnn_layer -----------------------------------
+def _bmma(size: str, seed: int) -> Layer:
+    from tcgen.units.bmma import model as bm
+    from tcgen.units.bmma import throughput as tp
+    from tcgen.units.bmma.stream import (block_operands, block_params, conv_requests,
+                                         decode_conv)
+    # full: ResNet-18 conv2_x (56×56, C = 64) on the default top m8n8k128 (K pads 64 -> 128);
+    # reduced: 3×3, C = 8 on m8n8k32 (K pads 8 -> 32), as tb/test_bmma_rtl.py's block
+    if size == "full":
+        h, c, params = 56, 64, {}
+    else:
+        bp = block_params()
+        h, c, params = 3, 8, {k: getattr(bp, k) for k in ("m", "n", "k", "res_width")}
+    unit = get_unit("bnn_layer")
+    p = unit.params(**params)
+    ops = block_operands(h, c, p.m, seed)
+    x, r_in, w1, w2, bn1, bn2 = (ops[k] for k in ("x", "r_in", "w1", "w2", "bn1", "bn2"))
+    # the layer-level reference, float64: conv 1 + BN + sign; conv 2 on those bits + the
+    # identity residual (the previous block's saved v) + BN + sign; v saved for the next block
+    bits1 = bm.bn_sign_reference(bm.conv_pm1_reference(x, w1), **bn1)
+    v2 = bm.conv_pm1_reference(bits1, w2) + r_in
+    bits2 = bm.bn_sign_reference(v2, **bn2)
+    conv = tp.Layer("conv", c, c, h, 3)
+    tile = (p.m, p.n, p.k)
+    whole = tp.layer_chains(conv, batch=p.m, tile=tile)         # one conv's tiles, in order
+    rows = [h // 2] if size == "full" else None                  # full: each conv's middle row
+    tau1, sense1 = bm.bn_threshold(**bn1)
+    tau2, sense2 = bm.bn_threshold(**bn2)
+    r1, ch1 = conv_requests(p, x, w1, tau1, sense1, np.zeros_like(r_in), rows=rows)
+    r2, ch2 = conv_requests(p, bits1, w2, tau2, sense2, r_in, rows=rows)
+    reqs = np.array(r1 + r2, dtype=object)
+    exp = np.asarray(unit.golden(p, req__payload=reqs)["out__payload"], dtype=object)
+    n_rows = h if rows is None else len(rows)
+    out1 = len(ch1) * p.m                                        # one output per tile row
+    b1, _ = decode_conv(p, exp[:out1], h, c, rows=n_rows)
+    b2, s2 = decode_conv(p, exp[out1:], h, c, rows=n_rows)
+    sel = slice(None) if rows is None else slice(rows[0], rows[0] + 1)
+    ref = {"what": "float64 ±1 convolutions: conv 1 + BN + sign, conv 2 on those bits + the "
+                   "identity residual + BN + sign, and conv 2's pre-threshold sum (the saved "
+                   "v) -- the decoded output bits and v of both convs",
+           "equal": bool(np.array_equal(b1, bits1[sel]) and np.array_equal(b2, bits2[sel])
+                         and np.array_equal(s2, v2[sel])),
+           "bits_not_constant": bool(0 < bits2[sel].sum() < bits2[sel].size)}
+    per_tile = h * (c // p.n)                                    # tiles of one output row
+    if rows is None:
+        if ch1 + ch2 != whole + whole:
+            raise AssertionError("bmma layer: the stream's tiles differ from layer_chains")
+        first, spans = 0, None
+    else:
+        t0 = rows[0] * per_tile
+        first = int(sum(whole[:t0]))
+        spans = [(first, len(r1)), (int(sum(whole)) + first, len(r2))]
+        if ch1 != whole[t0:t0 + per_tile] or ch2 != ch1:
+            raise AssertionError("bmma layer: the window's tiles differ from layer_chains")
+    useful = tp.layer_ops(conv, batch=p.m, tile=tile)["useful"]  # one conv's binary MACs
+    chains = ch1 + ch2
+    macs = sum(L // -(-c // p.k) for L in chains) * p.m * p.n * c   # taps × m·n·C a tile
+    total = 2 * int(sum(whole))
+    win = "" if rows is None else (
+        f", run: a window of {len(reqs):,} (output row {rows[0]} of each conv)")
+    return Layer(
+        "bmma", "binarized ResNet-18 basic block" + (" (conv2_x)" if size == "full" else ""),
+        f"{h}×{h}×{c}, {p.m} images: conv 3×3 {c}→{c} + BN + sign, then conv 3×3 + identity "
+        f"residual + BN + sign + save (1-bit operands, s{p.res_width} residual); "
+        f"{total:,} BMMA requests m{p.m}n{p.n}k{p.k}" + win,
+        "bnn_layer", params, size, seed, reqs, "req", "out", None, macs, exp,
+        p.n * (2 if p.save else 1), ref,
+        notes=(f"bnn_layer m{p.m}n{p.n}k{p.k} F={p.fold} (bmma_array -> serializer -> "
+               f"bnn_epilogue; res_width {p.res_width}, save), conv 1's requests then conv 2's "
+               f"in one stream; a MAC here is one useful binary multiply-accumulate (a 1-bit "
+               f"XNOR-popcount term: taps × images × C_out × C_in, {2 * useful:,} in the "
+               f"layer), the array's padded bit-ops being {p.k // min(c, p.k)}× that "
+               f"(K = {p.k} for C = {c}); the issue interval is not constant (a tile of L "
+               f"chained requests costs max(L·F, m) cycles), so the trace and the cycles "
+               f"follow throughput.layer_top_schedule of the stream's tiles; conv 2's input "
+               f"bits are the float64 reference's sign(BN(conv 1)), which conv 1's outputs "
+               f"run here equal bit for bit") +
+              ("" if rows is None else
+               f"; full size runs a window of whole tiles -- output row {rows[0]} (of {h}) "
+               f"of conv 1 then of conv 2: requests {spans[0][0]:,} .. "
+               f"{spans[0][0] + spans[0][1] - 1:,} and {spans[1][0]:,} .. "
+               f"{spans[1][0] + spans[1][1] - 1:,} of {total:,} -- and the layer's cycles "
+               f"(the schedule of all {2 * len(whole):,} tiles) and energy (the window's per "
+               f"MAC) are extrapolated from it"),
+        total_requests=total, window_first=first, chains=chains,
+        schedule=partial(tp.layer_top_schedule, m=p.m, fold=p.fold),
+        layer_chains=whole + whole, window_spans=spans, total_macs=2 * useful)
 
-LAYERS = {"lut": _lut, "sparse": _sparse, "pacq": _pacq, "wino": _wino}
+
+LAYERS = {"lut": _lut, "sparse": _sparse, "pacq": _pacq, "wino": _wino, "bmma": _bmma}
 BASELINES = {"sparse": ("sparse_dense", lambda s, seed: _sparse(s, seed, dense=True)),
              "pacq": ("pacq_baseline", lambda s, seed: _pacq(s, seed, baseline=True)),
              "wino": ("wino_direct", lambda s, seed: _wino(s, seed, direct=True))}
 
 #: the layers not built here yet, with what they wait for (reports/layers.md says so)
-UNBUILT = {
-    "bmma": "a binarized ResNet-18 basic block on bnn_layer (bmma_array → epilogue): its "
-            "request stream is built in tb/bnn_layer_runs.py, which tcgen.layers and "
-            "scripts/ may not import; it waits for conv_requests / the block's stream to move "
-            "into the bmma family (tcgen.units.bmma), and for the stream bench to report each "
-            "input's acceptance cycles (bnn_layer's issue interval is not constant)",
-}
+UNBUILT: dict = {}
 
 
 def layer(name: str, size: str = "reduced", seed: int = 1) -> Layer:
@@ -421,7 +577,7 @@ def energy_window(lay: Layer, first: int, count: int, liberty: str = "osu018", *
     count`` back to back, the cycles they are offered: the steady state, no drain): for a
     layer too long to simulate whole, and to show that the per-MAC figure is stable."""
     n = len(lay.requests[first:first + count])
-    cycles = n * lay.interval
+    cycles = lay.accepts(first, count)[-1] + 1
     macs = lay.macs * n / len(lay.requests)
     return _energy(lay, lay.trace(cycles, first, count), cycles, macs, liberty, clock_ns,
                    cache, simulator, f"tcgen.layers.layer({lay.name!r}, {lay.size!r}, "

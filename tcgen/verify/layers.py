@@ -1,7 +1,9 @@
 """Run a layer of :mod:`tcgen.layers` through its unit's RTL: the generic stream bench, back to
 back (valid and ready always high), the whole request stream; the bench checks every output
 against the unit's golden model, and this checks the outputs against the layer's expected
-payloads (its chained golden model) and the issue interval against the layer's cycle model.
+payloads (its chained golden model); the issue intervals and cycles are returned beside the
+layer's cycle model (``model_gaps``: :meth:`~tcgen.layers.Layer.issue_gaps`; ``model_cycles``:
+its schedule's cycles, where the unit has one) for the caller to compare.
 
     from tcgen.layers import layer
     from tcgen.verify.layers import run_layer
@@ -19,8 +21,8 @@ __all__ = ["run_layer"]
 
 
 def run_layer(lay, sim: str | None = None) -> dict:
-    """{cycles, latency, issue_intervals, outputs, values, mismatches, bench_mismatches,
-    wall_s, sim_dir, reference}: the layer ``lay`` (a :class:`tcgen.layers.Layer`) run back to
+    """{cycles, latency, issue_intervals, model_gaps, model_cycles, outputs, values,
+    mismatches, bench_mismatches, wall_s, reference}: the layer ``lay`` (a :class:`tcgen.layers.Layer`) run back to
     back on its unit's RTL.  ``cycles``: first request offered .. last result taken."""
     p = lay.unit_params()
     s = run_stream(lay.unit, p, {f"{lay.in_stream}__payload": lay.requests},
@@ -31,5 +33,6 @@ def run_layer(lay, sim: str | None = None) -> dict:
                issue_intervals=s["back_to_back_issue_intervals"],
                accepted=s["back_to_back_inputs"], bench_mismatches=s["mismatches"],
                bench_vectors=s["back_to_back_vectors"], wall_s=s.get("wall_s"),
-               requests=len(lay.requests))
+               requests=len(lay.requests), model_gaps=lay.issue_gaps(),
+               model_cycles=lay.model_cycles())
     return out
