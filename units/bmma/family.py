@@ -342,6 +342,14 @@ def workload_requests(unit_name: str, p, rng, n: int) -> list[int]:
     return out
 
 
+def _stream_unit(name: str, out_stream: str, **spec) -> UnitSpec:
+    """The UnitSpec of one of the family's stream units (each takes requests on ``req`` and
+    gives results on ``out_stream``): its name once, the family, the workload of
+    :func:`_stream_workload`; ``spec``: the rest of :class:`~tcgen.hw.spec.UnitSpec`."""
+    return UnitSpec(name=name, family="bmma", workload=_stream_workload(name, out_stream),
+                    **spec)
+
+
 def _stream_workload(unit_name, out_stream):
     def workload(p, rng, n):
         return {"req__payload": np.array(workload_requests(unit_name, p, rng, n), dtype=object),
@@ -369,32 +377,32 @@ def _epilogue_cells(p) -> float:
     return p.n * 440.0 * widths / 112 + 100
 
 
-BMMA_ARRAY = UnitSpec(
-    name="bmma_array", family="bmma",
+BMMA_ARRAY = _stream_unit(
+    "bmma_array", "d",
     summary="M×N×K bit tensor-core array: D = C + popc(A xor/and B), fold F, chained s32 "
             "accumulators, streams (BTC-BNN bmma m8n8k128)",
     params=BmmaArrayParams, build=BmmaArray,
     model=_array_model(model.bmma_array_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="bit-op",
-    workload=_stream_workload("bmma_array", "d"), estimate=_bmma_cells)
+    estimate=_bmma_cells)
 
-INT8_MAC_ARRAY = UnitSpec(
-    name="int8_mac_array", family="bmma",
+INT8_MAC_ARRAY = _stream_unit(
+    "int8_mac_array", "d",
     summary="M×N×K INT8 MAC array (structural multipliers, same sequencer) for cost comparison "
             "with bmma_array",
     params=Int8MacArrayParams, build=Int8MacArray,
     model=_array_model(model.int8_mac_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="MAC",
-    workload=_stream_workload("int8_mac_array", "d"), estimate=_int8_mac_cells)
+    estimate=_int8_mac_cells)
 
-BNN_EPILOGUE = UnitSpec(
-    name="bnn_epilogue", family="bmma",
+BNN_EPILOGUE = _stream_unit(
+    "bnn_epilogue", "out",
     summary="fused BNN epilogue: K_eff − 2·acc + residual ≥ τ (per-channel flip), OR-pool, "
             "MSB-first packing",
     params=BnnEpilogueParams, build=BnnEpilogue,
     model=_epilogue_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="result",
-    workload=_stream_workload("bnn_epilogue", "out"), estimate=_epilogue_cells)
+    estimate=_epilogue_cells)
 
 def _affine_cells(p) -> float:
     """One v_width × scale_width multiplier and its bias tree per channel (~5.3 cells per
@@ -402,13 +410,13 @@ def _affine_cells(p) -> float:
     return p.n * (5.3 * p.v_width * p.scale_width + 8.0 * p.out_width) + 100
 
 
-BNN_AFFINE = UnitSpec(
-    name="bnn_affine", family="bmma",
+BNN_AFFINE = _stream_unit(
+    "bnn_affine", "y",
     summary="last-layer affine of a BNN: (K_eff − 2·acc)·scale + bias, exact fixed point",
     params=BnnAffineParams, build=BnnAffine,
     model=_affine_model,
     ops_per_cycle=lambda p: float(p.n), ops_unit="result",
-    workload=_stream_workload("bnn_affine", "y"), estimate=_affine_cells)
+    estimate=_affine_cells)
 
 def _bwn_cells(p) -> float:
     """~8 cells per activation bit per cycle (XOR and its share of the tree) plus the
@@ -416,14 +424,14 @@ def _bwn_cells(p) -> float:
     return 8.0 * p.a_width * p.m * p.n * p.k / p.fold + 8.0 * p.acc_width * p.m * p.n
 
 
-BWN_ARRAY = UnitSpec(
-    name="bwn_array", family="bmma",
+BWN_ARRAY = _stream_unit(
+    "bwn_array", "d",
     summary="M×N×K BWN first-layer array: D = C + Σ (w ? x : −x), binary weights, signed "
             "integer activations, the arrays' sequencer",
     params=BwnArrayParams, build=BwnArray,
     model=_array_model(model.bwn_array_model),
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="add/sub",
-    workload=_stream_workload("bwn_array", "d"), estimate=_bwn_cells)
+    estimate=_bwn_cells)
 
 def _layer_cells(p) -> float:
     """The array's and the epilogue's estimates plus the serializer: ~4.5 cells per register
@@ -438,13 +446,13 @@ def _layer_cells(p) -> float:
             0.5 * p.m * p.n * (p.acc_width + p.res_width * (4 if p.res_pool else 1)))
 
 
-BNN_LAYER = UnitSpec(
-    name="bnn_layer", family="bmma",
+BNN_LAYER = _stream_unit(
+    "bnn_layer", "out",
     summary="bmma_array → tile-to-row serializer → bnn_epilogue: whole binarized layers "
             "(K_eff, τ, residual per tile; bits and saved v out)",
     params=BnnLayerParams, build=BnnLayer,
     model=_layer_model,
     ops_per_cycle=lambda p: p.m * p.n * p.k / p.fold, ops_unit="bit-op",
-    workload=_stream_workload("bnn_layer", "out"), estimate=_layer_cells)
+    estimate=_layer_cells)
 
 UNITS = (BMMA_ARRAY, INT8_MAC_ARRAY, BNN_EPILOGUE, BNN_AFFINE, BWN_ARRAY, BNN_LAYER)

@@ -20,6 +20,28 @@ FOLDS = (1, 2, 4, 8)
 SENSE_GE, SENSE_LT, SENSE_ZERO, SENSE_ONE = 0, 1, 2, 3
 
 
+#: the fields bnn_epilogue and bnn_layer share (same default, range and meaning; the layer
+#: hands them to its epilogue, :meth:`BnnLayerParams.epilogue_params`): one definition each
+_EPILOGUE_FIELDS = {
+    "k_width": (16, dict(range=(1, 24)), "bits of k_eff (unsigned; the true K of an item / "
+                                         "tile: C·(R·S − exclude) for a convolution pixel)"),
+    "res_width": (32, dict(range=(0, 32)), "bits of the signed integer residual and of the "
+                                           "saved v (0 = no residual input)"),
+    "tau_width": (32, dict(range=(2, 40)), "bits of the signed integer threshold τ"),
+    "sense": (True, {}, "per-channel 2-bit sense (γ > 0: v ≥ τ, γ < 0: v < τ, γ = 0: "
+                        "constant); false = the paper/code's v ≥ τ only"),
+    "res_pool": (False, {}, "the residual is the maximum of a 2×2 window of the saved map (the "
+                            "res field carries its 4 values per channel; the code's "
+                            "downsampling blocks)"),
+}
+
+
+def _epilogue_field(name: str):
+    """A new dataclass field for ``name`` of :data:`_EPILOGUE_FIELDS`."""
+    default, kw, doc = _EPILOGUE_FIELDS[name]
+    return param(default, doc=doc, **kw)
+
+
 def _check_residual(p) -> None:
     """The residual options of bnn_epilogue and bnn_layer (one rule for both)."""
     if p.res_width == 1:
@@ -95,19 +117,14 @@ class BnnEpilogueParams(Params):
     UNIT = "bnn_epilogue"
     n: int = param(8, range=(1, 64), doc="output channels per item (one D-tile row)")
     acc_width: int = param(32, range=(8, 32), doc="bits of each accumulator (signed)")
-    k_width: int = param(16, range=(1, 24), doc="bits of k_eff (unsigned; true K of the "
-                                                "item, C·(R·S − exclude) for convolutions)")
-    res_width: int = param(32, range=(0, 32), doc="bits of the signed integer residual "
-                                                  "(0 = no residual input)")
-    tau_width: int = param(32, range=(2, 40), doc="bits of the signed integer threshold τ")
-    sense: bool = param(True, doc="per-channel 2-bit sense (γ > 0: v ≥ τ, γ < 0: v < τ, γ = 0: "
-                                  "constant); false = the paper/code's v ≥ τ only")
+    k_width: int = _epilogue_field("k_width")
+    res_width: int = _epilogue_field("res_width")
+    tau_width: int = _epilogue_field("tau_width")
+    sense: bool = _epilogue_field("sense")
     fixup: bool = param(True, doc="v = k_eff − 2·acc + res (the ±1 fix-up of a popcount); false "
                                   "= v = acc + res, no k_eff field (an integer input: the BWN "
                                   "first layer)")
-    res_pool: bool = param(False, doc="the res field carries 4 residuals per channel (a 2×2 "
-                                      "window of the saved map) and v adds their maximum (the "
-                                      "code's downsampling blocks)")
+    res_pool: bool = _epilogue_field("res_pool")
     save: bool = param(False, doc="also emit v (the pre-threshold value, residual included) of "
                                   "the window's last item, wrapped to res_width bits: the next "
                                   "block's residual")
@@ -190,15 +207,11 @@ class BnnLayerParams(Params):
     fold: int = param(1, choices=FOLDS, doc="cycles per array operation")
     acc_width: int = param(32, range=(8, 32), doc="accumulator bits (two's complement, wraps)")
     ops: str = param("xor_and", choices=OPS, doc="bit products built (as bmma_array)")
-    k_width: int = param(16, range=(1, 24), doc="bits of k_eff (the true K of a tile: "
-                                                "C·(R·S − exclude) for a convolution pixel)")
-    res_width: int = param(32, range=(0, 32), doc="bits of the signed residual and the saved "
-                                                  "v (0 = no residual)")
-    tau_width: int = param(32, range=(2, 40), doc="bits of the signed threshold τ")
-    sense: bool = param(True, doc="per-channel 2-bit sense (γ > 0, < 0, = 0); false = v ≥ τ "
-                                  "only")
-    res_pool: bool = param(False, doc="the residual is the max of a 2×2 window's 4 values "
-                                      "(downsampling blocks)")
+    k_width: int = _epilogue_field("k_width")
+    res_width: int = _epilogue_field("res_width")
+    tau_width: int = _epilogue_field("tau_width")
+    sense: bool = _epilogue_field("sense")
+    res_pool: bool = _epilogue_field("res_pool")
     save: bool = param(True, doc="also emit v (pre-threshold, residual included): the next "
                                  "block's residual")
 
