@@ -205,8 +205,10 @@ def run_configuration(name: str, index: int) -> dict:
     try:                   # a workload, elaboration or simulation failure: recorded, raised
         rng = np.random.default_rng(harness.seed(zlib.crc32(f"{name}:{p.key()}".encode())))
         # wino_layer takes its K*C filters one per beat before any output: at least 2*K*C
-        # vectors (C = 256, K = 1 makes none in 64)
-        n_vec = max(VECTORS, 2 * p.K * p.C) if name == "wino_layer" else VECTORS
+        # vectors (C = 256, K = 1 makes none in 64), and its first result comes `latency`
+        # cycles in (a 64x64 map: 100; none in 64)
+        n_vec = max(VECTORS, 2 * p.K * p.C, unit.interface(p).latency + VECTORS) \
+            if name == "wino_layer" else VECTORS
         stim = unit.workload(p, rng, n_vec)
         corners = pc.corner_stimulus(unit, p)
         if corners is not None:
