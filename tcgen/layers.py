@@ -99,6 +99,9 @@ class Layer:
     window_spans: list | None = None
     #: the whole layer's MACs where they are not ``macs`` prorated by requests
     total_macs: int | None = None
+    #: options of the PPA flow for the energy (tcgen.measure.measure's keywords, e.g. ABC's
+    #: ``fraig_conflicts``), where the layer's netlist is one measured with them elsewhere
+    flow: dict = field(default_factory=dict)
 
     @property
     def is_window(self) -> bool:
@@ -450,6 +453,11 @@ def _wino(size: str, seed: int, direct: bool = False) -> Layer:
         total_requests=total, window_first=first)
 
 # -- (e) BMMA: a binarized ResNet-18 basic block on bnn_layer -----------------------------------
+#: the full block's top is the default bnn_layer m8n8k128, whose flat netlists on osu018 and
+#: nangate45 reports/bmma_ppa.md made with ABC's &fraig conflict limit 1,000 (about 15 CPU-min
+#: each): the energy uses those netlists (the same flow setting), not a second synthesis
+BMMA_FLOW = {"fraig_conflicts": 1000}
+
 def _bmma(size: str, seed: int) -> Layer:
     from tcgen.units.bmma import model as bm
     from tcgen.units.bmma import throughput as tp
@@ -535,7 +543,8 @@ def _bmma(size: str, seed: int) -> Layer:
                f"MAC) are extrapolated from it"),
         total_requests=total, window_first=first, chains=chains,
         schedule=partial(tp.layer_top_schedule, m=p.m, fold=p.fold),
-        layer_chains=whole + whole, window_spans=spans, total_macs=2 * useful)
+        layer_chains=whole + whole, window_spans=spans, total_macs=2 * useful,
+        flow=dict(BMMA_FLOW) if size == "full" else {})
 
 
 LAYERS = {"lut": _lut, "sparse": _sparse, "pacq": _pacq, "wino": _wino, "bmma": _bmma}
@@ -586,7 +595,7 @@ def energy_window(lay: Layer, first: int, count: int, liberty: str = "osu018", *
 
 def _energy(lay, stim, cycles, macs, liberty, clock_ns, cache, simulator, label) -> dict:
     r = measure(lay.unit, lay.params, liberty=liberty, clock_ns=clock_ns, activity="sim",
-                stimulus=(stim, label), cache=cache, simulator=simulator)
+                stimulus=(stim, label), cache=cache, simulator=simulator, **lay.flow)
     p_mw = r["power_mw"]["total"]
     e = p_mw * cycles * clock_ns                       # mW × ns = pJ
     return {"liberty": r["liberty"]["name"], "clock_ns": clock_ns, "cycles": cycles,
@@ -594,5 +603,6 @@ def _energy(lay, stim, cycles, macs, liberty, clock_ns, cache, simulator, label)
             "energy_pj_per_mac": e / macs, "area_um2": r["area_um2"],
             "cell_count": r["cell_count"], "simulator": r.get("sim", {}).get("simulator"),
             "stimulus": label, "stimulus_sha256": r["workload"].get("sha256"),
+            "flow": dict(lay.flow),
             "tools": r["tools"], "cached": r["cached"],
             "runtime_s": r["runtime_s"]}
