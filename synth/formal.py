@@ -886,33 +886,46 @@ def check_properties(design: Design, properties: str, *, top: str, depth: int,
 STREAM_PROPERTIES = {
     "stable": "an output stalled (valid, not ready) stays valid until taken",
     "stable_payload": "an output stalled (valid, not ready) keeps its payload until taken",
-    "no_spurious": "one_to_one: never more outputs taken than inputs; else no output is "
-                   "valid before an input was offered since the last reset (a unit may "
-                   "consume a held request before it acknowledges it)",
+    "no_spurious": "one_to_one: never more outputs taken than items taken on any input "
+                   "stream; else no output is valid before every input stream was offered "
+                   "since the last reset (a unit may consume a held request before it "
+                   "acknowledges it)",
     "reset_idle": "the cycle after a reset, no output is valid",
-    "completes": "an accepted operation presents its output within `bound` cycles",
+    "completes": "an accepted operation presents its output within `bound` cycles (several "
+                 "inputs: cycles in which every other input is offered)",
 }
 
 
-def stream_properties(dut: str, source: tuple[str, int], sink: tuple[str, int], *,
+def stream_properties(dut: str, source, sink: tuple[str, int], *,
                       bound: int | None = None, one_to_one: bool = True,
                       assume_payload: str | None = None, checks=None, clock: str = "clk",
                       reset: str = "rst", top: str = "tcgen_stream_props") -> str:
-    """A property wrapper (for :func:`check_properties`) of a unit with one input stream and
-    one output stream named in the ``<name>__valid`` / ``__ready`` / ``__payload`` convention.
+    """A property wrapper (for :func:`check_properties`) of a unit with one or more input
+    streams and one output stream, named in the ``<name>__valid`` / ``__ready`` /
+    ``__payload`` convention.
 
-    ``source``, ``sink``: (stream name, payload bits).  The environment (``assume``) starts
-    in reset and obeys the stream protocol on the input: a stalled input keeps its valid and
-    payload; the output's ready and the input's payload are free.  The assertions are
-    :data:`STREAM_PROPERTIES`: ``stable``, ``no_spurious``, ``reset_idle`` and, with
-    ``bound``, ``completes`` (``one_to_one``: one output per input, counted in flight; else
-    an input only has to be followed by some output).  ``assume_payload``: a Verilog
-    expression over ``i_payload`` the environment keeps true while the input is valid (e.g.
-    ``i_payload[42]`` for a request field that makes every operation emit a result); it
-    narrows every property to those inputs.  ``checks``: the labels of
-    :data:`STREAM_PROPERTIES` to assert (default: all that apply).  ``stable`` is the output's
-    valid, ``stable_payload`` its payload: apart, the control properties see no datapath (the
-    model keeps only the logic an assertion reads)."""
+    ``source``: (stream name, payload bits) of the input stream, or a sequence of them for a
+    unit with several input streams (the first is the *request* stream: the one ``bound``,
+    ``assume_payload`` and a one-to-one count of operations refer to); ``sink``: the output
+    stream's (name, bits).  In the wrapper the first input is ``i_valid`` / ``i_payload`` /
+    ``i_ready``, input k ≥ 1 is ``i<k>_valid`` / ...  The environment (``assume``) starts in
+    reset and obeys the stream protocol on every input: a stalled input (valid, not ready)
+    keeps its valid and payload; the output's ready and the inputs' payloads are free, and the
+    inputs are independent of each other.  The assertions are :data:`STREAM_PROPERTIES`:
+    ``stable``, ``no_spurious``, ``reset_idle`` and, with ``bound``, ``completes``.
+    ``one_to_one``: one output per operation, and an operation takes one item of *every*
+    input stream (``no_spurious``: never more outputs taken than items taken on any input,
+    each counted in flight); else ``no_spurious`` asks that every input stream was offered
+    since the last reset before an output is valid, and ``completes`` only that an accepted
+    request is followed by some output.  With several inputs, ``completes`` counts the
+    cycles in which every other input stream is valid (the joint assumption of a bounded
+    completion: a unit waiting for an input the environment withholds is not late; with one
+    input every cycle counts).  ``assume_payload``: a Verilog expression over ``i_payload``
+    the environment keeps true while the request stream is valid (e.g. ``i_payload[42]`` for a
+    request field that makes every operation emit a result); it narrows every property to
+    those inputs.  ``checks``: the labels of :data:`STREAM_PROPERTIES` to assert (default: all
+    that apply).  ``stable`` is the output's valid, ``stable_payload`` its payload: apart, the
+    control properties see no datapath (the model keeps only the logic an assertion reads)."""
     checks = set(STREAM_PROPERTIES if checks is None else checks)
     unknown = checks - set(STREAM_PROPERTIES)
     if unknown:
@@ -920,41 +933,64 @@ def stream_properties(dut: str, source: tuple[str, int], sink: tuple[str, int], 
                              f"{', '.join(STREAM_PROPERTIES)})")
     if bound is None:
         checks.discard("completes")
+    sources = [source] if isinstance(source, tuple) and source and isinstance(source[0], str) \
+        else list(source)
+    if not sources or not all(isinstance(s, tuple) and len(s) == 2 for s in sources):
+        raise FlowInputError(f"formal: source must be a (name, bits) pair or a sequence of "
+                             f"them, got {source!r}")
     for what, v in (("dut", dut), ("clock", clock), ("reset", reset), ("top", top),
-                    ("source", source[0]), ("sink", sink[0])):
+                    *(("source", s[0]) for s in sources), ("sink", sink[0])):
         if not isinstance(v, str) or not _IDENT.fullmatch(v):
             raise FlowInputError(f"formal: the {what} must be an identifier, got {v!r}")
-    (i, iw), (o, ow) = source, sink
+    names = [s[0] for s in sources] + [sink[0]]
+    if len(set(names)) != len(names):
+        raise FlowInputError(f"formal: stream names must differ, got {names}")
     if bound is not None and (not isinstance(bound, int) or bound < 1):
         raise FlowInputError(f"formal: bound must be a positive integer, got {bound!r}")
+    o, ow = sink
+    pre = ["i"] + [f"i{k}" for k in range(1, len(sources))]      # wrapper names per input
     bw = max(1, (bound or 1).bit_length() + 1)
+    ports = "".join(f"input {x}_valid, input {_decl(w)}{x}_payload, "
+                    for x, (_, w) in zip(pre, sources))
+    conns = "".join(f".{n}__valid({x}_valid), .{n}__payload({x}_payload), "
+                    f".{n}__ready({x}_ready), " for x, (n, _) in zip(pre, sources))
+    inflight = [f"{x}_inflight" for x in pre] if one_to_one else ["inflight"]
+    seen = [f"{x}_seen" for x in pre]
+    fed = " && ".join(f"{x}_valid" for x in pre[1:]) or "1"   # completes: side inputs offered
     L = ["// stream-protocol properties: tcgen.synth.formal.stream_properties (generated)",
-         f"module {top}(input {clock}, input {reset}, input i_valid, "
-         f"input {_decl(iw)}i_payload, input o_ready);",
-         f"  wire i_ready, o_valid;", f"  wire {_decl(ow)}o_payload;",
-         f"  {dut} dut(.{clock}({clock}), .{reset}({reset}), .{i}__valid(i_valid), "
-         f".{i}__payload(i_payload), .{i}__ready(i_ready), .{o}__valid(o_valid), "
+         f"module {top}(input {clock}, input {reset}, {ports}input o_ready);",
+         *(f"  wire {x}_ready;" for x in pre), "  wire o_valid;",
+         f"  wire {_decl(ow)}o_payload;",
+         f"  {dut} dut(.{clock}({clock}), .{reset}({reset}), {conns}.{o}__valid(o_valid), "
          f".{o}__payload(o_payload), .{o}__ready(o_ready));",
-         "  reg init = 1, past_rst = 0, past_i_stall = 0, past_o_stall = 0, seen_in = 0;",
-         f"  reg {_decl(iw)}past_i_payload = 0;", f"  reg {_decl(ow)}past_o_payload = 0;",
-         "  reg [7:0] inflight = 0;", f"  reg [{bw - 1}:0] waiting = 0;",
-         "  wire i_take = i_valid && i_ready, o_take = o_valid && o_ready;",
+         "  reg init = 1, past_rst = 0, past_o_stall = 0;",
+         *(f"  reg {x}_past_stall = 0, {x}_seen = 0;" for x in pre),
+         *(f"  reg {_decl(w)}{x}_past_payload = 0;" for x, (_, w) in zip(pre, sources)),
+         f"  reg {_decl(ow)}past_o_payload = 0;",
+         *(f"  reg [7:0] {v} = 0;" for v in inflight), f"  reg [{bw - 1}:0] waiting = 0;",
+         *(f"  wire {x}_take = {x}_valid && {x}_ready;" for x in pre),
+         "  wire o_take = o_valid && o_ready;",
          f"  always @(posedge {clock}) begin",
          "    init <= 0;", f"    past_rst <= {reset};",
-         "    past_i_stall <= i_valid && !i_ready;", "    past_i_payload <= i_payload;",
+         *(f"    {x}_past_stall <= {x}_valid && !{x}_ready; {x}_past_payload <= {x}_payload;"
+           for x in pre),
          "    past_o_stall <= o_valid && !o_ready;", "    past_o_payload <= o_payload;",
-         f"    if ({reset}) begin seen_in <= 0; inflight <= 0; waiting <= 0; end",
+         f"    if ({reset}) begin {' '.join(f'{v} <= 0;' for v in seen + inflight)} "
+         f"waiting <= 0; end",
          "    else begin",
-         "      if (i_take) seen_in <= 1;" if one_to_one else
-         "      if (i_valid) seen_in <= 1;",
-         "      inflight <= inflight + i_take - o_take;" if one_to_one else
-         "      inflight <= o_take ? i_take : (inflight | i_take);",
-         "      waiting <= (o_valid || (inflight == 0 && !i_take)) ? 0 : waiting + 1;",
+         *(f"      if ({x}_take) {x}_seen <= 1;" if one_to_one else
+           f"      if ({x}_valid) {x}_seen <= 1;" for x in pre),
+         *([f"      {x}_inflight <= {x}_inflight + {x}_take - o_take;" for x in pre]
+           if one_to_one else ["      inflight <= o_take ? i_take : (inflight | i_take);"]),
+         f"      if (o_valid || ({inflight[0]} == 0 && !i_take)) waiting <= 0;",
+         f"      else if ({fed}) waiting <= waiting + 1;",
          "    end", "  end",
          "  always @* begin",
          f"    if (init) assume ({reset});",
-         f"    if (!init && !past_rst && past_i_stall) begin",
-         "      assume (i_valid);", "      assume (i_payload == past_i_payload);", "    end",
+         *(line for x in pre for line in (
+             f"    if (!init && !past_rst && {x}_past_stall) begin",
+             f"      assume ({x}_valid);", f"      assume ({x}_payload == {x}_past_payload);",
+             "    end")),
          f"    if (i_valid) assume ({assume_payload});" if assume_payload else "",
          "  end",
          "  always @* if (!init && !past_rst && past_o_stall) begin",
@@ -963,8 +999,9 @@ def stream_properties(dut: str, source: tuple[str, int], sink: tuple[str, int], 
          if "stable_payload" in checks else "",
          "  end",
          f"  always @* if (!init && !{reset}) begin",
-         ("    no_spurious: assert (!o_valid || seen_in);" if not one_to_one else
-          "    no_spurious: assert (!o_take || inflight != 0);")
+         (f"    no_spurious: assert (!o_valid || ({' && '.join(seen)}));" if not one_to_one
+          else "    no_spurious: assert (!o_take || ("
+          + " && ".join(f"{v} != 0" for v in inflight) + "));")
          if "no_spurious" in checks else "",
          "  end",
          "  always @* if (!init && past_rst) begin",

@@ -261,21 +261,31 @@ PROTO_SLOW = [
     ("bnn_layer", dict(m=2, n=1, k=32, fold=2, acc_width=8, k_width=4, res_width=2,
                        tau_width=4), 10, False, None),
     ("octet_dense", dict(), 48, True, "latency"),
+    # two input streams (issue 42): wino_conv's overlapped datapath with its filters on their
+    # own stream (w, one filter set per request, taken in the request's last EWMM cycle) ...
+    ("wino_conv", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3, overlap=True,
+                       wsource="stream"), 24, True, "latency"),
+    # ... and the layer top: K*C raw filters (w, once after reset), the maps' beats (x)
+    ("wino_layer", dict(mode="int", C=1, K=1, dps=1, H=2, W=2, data_bits=3, weight_bits=3), 30,
+     False, None),
     ("warp_mma", dict(), 48, True, "latency"),
     ("warp_smma", dict(L=4, K=1), 30, True, "latency"),
 ]
 CONTROL = ("stable", "no_spurious", "reset_idle", "completes")
 #: control BMCs run by Yosys's sat (MiniSat) rather than yosys-smtbmc/z3: z3 ran past its 900 s
-#: on the warps' control models (231 and 415 cells, depth 48 and 30)
-SAT_CONTROL = {"warp_mma", "warp_smma"}
+#: on the warps' control models (231 and 415 cells, depth 48 and 30) and on wino_conv
+#: wsource=stream's (160 cells, depth 24; sat: 4 s)
+SAT_CONTROL = {"warp_mma", "warp_smma", ("wino_conv", "stream")}
 
 
 def _streams(comp):
+    """The input streams (in the interface's order: the first is the request stream) and the
+    one output stream."""
     sh = shape_of(comp)
     src = [s for s in sh.streams if s.flow == "In"]
     snk = [s for s in sh.streams if s.flow == "Out"]
-    assert len(src) == 1 and len(snk) == 1, "one input and one output stream"
-    return src[0], snk[0]
+    assert src and len(snk) == 1, "input streams and one output stream"
+    return src, snk[0]
 
 
 def _emit_assumption(comp) -> str | None:
@@ -295,11 +305,12 @@ def _proto(request, unit, params, depth, one, bound, *, payload=False, text=None
     src, snk = _streams(comp)
     b = comp.latency if bound == "latency" else bound
     checks = ("stable_payload",) if payload else CONTROL
-    props = stream_properties("dut", (src.name, src.width), (snk.name, snk.width),
+    props = stream_properties("dut", [(s.name, s.width) for s in src], (snk.name, snk.width),
                               bound=None if payload else b, one_to_one=one,
                               assume_payload=_emit_assumption(comp) if one else None,
                               checks=checks)
-    engine = "sat" if payload or unit in SAT_CONTROL else "smtbmc"
+    engine = "sat" if payload or unit in SAT_CONTROL or \
+        (unit, params.get("wsource")) in SAT_CONTROL else "smtbmc"
     r = check_properties(Design(text or verilog(unit, p, top="dut"), top="dut"), props,
                          top="tcgen_stream_props", depth=4 if payload else depth,
                          induction=payload, engine=engine, timeout=TIMEOUT)
@@ -356,11 +367,9 @@ def test_stream_payload_stable_slow(request, unit, params, depth, one, bound):
     assert r.status == "passed", r.describe()
 
 
-#: stream units the protocol properties cannot take: they are written for one input and one
-#: output stream.  wino_layer has two input streams (the filters, then the map's beats); its
-#: stream behaviour is checked in simulation only (tb/test_winograd_layer.py: back to back,
-#: backpressure, reset mid-map, input streams of different lengths)
-PROTO_UNSUPPORTED = {"wino_layer"}
+#: stream units the protocol properties cannot take (none since issue 42: the properties take
+#: several input streams -- wino_layer's w and x, wino_conv wsource=stream's op and w)
+PROTO_UNSUPPORTED: set[str] = set()
 
 
 def test_protocol_cases_cover_every_stream_unit():
@@ -388,3 +397,77 @@ def test_protocol_violation_is_caught(request):
     assert n == 1
     r = _proto(request, "wino_linebuf", params, 14, False, None, text=mutant, expect="failed")
     assert r.status == "failed" and "reset_idle" in r.failed_assertions, r.describe()
+
+
+@slow
+def test_two_stream_protocol_violation_is_caught(request):
+    """Negative control (two input streams): wino_layer's request to its wino_conv no longer
+    waits for the filter bank to be loaded (a mutant): results come out although the filter
+    stream was never offered."""
+    u = get_unit("wino_layer")
+    params = dict(mode="int", C=1, K=1, dps=1, H=2, W=2, data_bits=3, weight_bits=3)
+    text = verilog("wino_layer", u.params(**params), top="dut")
+    mutant, n = re.subn(r"(assign op__valid = d__valid) & loaded;", r"\1;", text)
+    assert n == 1
+    r = _proto(request, "wino_layer", params, 30, False, None, text=mutant, expect="failed")
+    assert r.status == "failed" and "no_spurious" in r.failed_assertions, r.describe()
+
+
+# -- several input streams: the mechanism on a two-input join (make test: ~1 s each) ----------
+#: a two-stream join written for these tests: it takes an item of ``a`` into a register, then
+#: (the result register free) an item of ``b``, and presents their sum the cycle after
+JOIN = """
+module dut(input clk, input rst,
+           input a__valid, input [3:0] a__payload, output a__ready,
+           input b__valid, input [3:0] b__payload, output b__ready,
+           output reg s__valid = 0, output reg [4:0] s__payload = 0, input s__ready);
+  reg have_a = 0;
+  reg [3:0] ra = 0;
+  assign a__ready = !have_a;
+  assign b__ready = have_a && (!s__valid || s__ready);
+  always @(posedge clk)
+    if (rst) begin have_a <= 0; s__valid <= 0; end
+    else begin
+      if (s__ready) s__valid <= 0;
+      if (a__valid && a__ready) begin have_a <= 1; ra <= a__payload; end
+      if (B_TAKE) begin have_a <= 0; s__valid <= 1; s__payload <= ra + b__payload; end
+    end
+endmodule
+"""
+JOIN_OK = JOIN.replace("B_TAKE", "b__valid && b__ready")
+#: the mutant: b is "taken" whether or not it is offered -- a result without its b item
+JOIN_BAD = JOIN.replace("B_TAKE", "b__ready")
+
+
+def _join(request, text, *, one, bound, expect):
+    props = stream_properties("dut", [("a", 4), ("b", 4)], ("s", 5), bound=bound,
+                              one_to_one=one, checks=CONTROL)
+    r = check_properties(Design(text, top="dut"), props, top="tcgen_stream_props", depth=12,
+                         timeout=TIMEOUT)
+    record(request, "join (two input streams)", {"bound": bound, "one_to_one": one}, r,
+           expect=expect, section="protocol", reference=", ".join(r.properties),
+           rtl="tb/test_formal_seq.py JOIN" + (" (mutant)" if text is JOIN_BAD else ""))
+    return r
+
+
+@pytest.mark.parametrize("one", [True, False])
+def test_two_stream_join_keeps_the_protocol(request, one):
+    """Both inputs' assumptions, each output assertion: a result within 2 cycles of the
+    request in which b is offered (a withheld b does not count against the unit)."""
+    r = _join(request, JOIN_OK, one=one, bound=2, expect="passed")
+    assert r.status == "passed", r.describe()
+
+
+@pytest.mark.parametrize("one", [True, False])
+def test_two_stream_result_without_its_second_item_is_caught(request, one):
+    """Negative control: the join takes b whether or not it is valid -- one-to-one: more
+    results taken than b items; otherwise: a result before b was ever offered."""
+    r = _join(request, JOIN_BAD, one=one, bound=2, expect="failed")
+    assert r.status == "failed" and "no_spurious" in r.failed_assertions, r.describe()
+
+
+def test_two_stream_completion_bound_is_checked(request):
+    """Negative control: the join (a, then b, then the result: 2 cycles) claimed to complete
+    within 1."""
+    r = _join(request, JOIN_OK, one=True, bound=1, expect="failed")
+    assert r.status == "failed" and "completes" in r.failed_assertions, r.describe()
