@@ -246,7 +246,9 @@ def report(results, libs, notes, args, wall_s) -> str:
             if not e:
                 continue
             p = e["power_mw"]
-            L.append(f"- {lib}: {e['cell_count']:,} cells, {e['area_um2']:,.0f} µm²; "
+            flow = "".join(f", ABC &fraig -C {v:,}" if k == "fraig_conflicts" else f", {k} {v}"
+                           for k, v in (e.get("flow") or {}).items())
+            L.append(f"- {lib}: {e['cell_count']:,} cells, {e['area_um2']:,.0f} µm²{flow}; "
                      f"simulated power {p['total']:.3f} mW (internal {p['internal']:.3f}, "
                      f"switching {p['switching']:.3f}, leakage {p['leakage']:.2e}) over "
                      f"{e['cycles']:,} cycles ({e['simulator']} engine) → "
