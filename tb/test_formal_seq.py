@@ -265,6 +265,9 @@ PROTO_SLOW = [
     # own stream (w, one filter set per request, taken in the request's last EWMM cycle) ...
     ("wino_conv", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3, overlap=True,
                        wsource="stream"), 24, True, "latency"),
+    # (its one-stream form, the filter bank loaded by a request's load bit)
+    ("wino_conv", dict(mode="int", C=1, K=1, dps=1, data_bits=3, weight_bits=3, overlap=True),
+     24, True, "latency"),
     # ... and the layer top: K*C raw filters (w, once after reset), the maps' beats (x)
     ("wino_layer", dict(mode="int", C=1, K=1, dps=1, H=2, W=2, data_bits=3, weight_bits=3), 30,
      False, None),
@@ -274,8 +277,9 @@ PROTO_SLOW = [
 CONTROL = ("stable", "no_spurious", "reset_idle", "completes")
 #: control BMCs run by Yosys's sat (MiniSat) rather than yosys-smtbmc/z3: z3 ran past its 900 s
 #: on the warps' control models (231 and 415 cells, depth 48 and 30) and on wino_conv
-#: wsource=stream's (160 cells, depth 24; sat: 4 s)
-SAT_CONTROL = {"warp_mma", "warp_smma", ("wino_conv", "stream")}
+#: wsource=stream's (160 cells, depth 24; sat: 4 s); ("wino_conv", "overlap"): its overlapped
+#: configurations
+SAT_CONTROL = {"warp_mma", "warp_smma", ("wino_conv", "overlap")}
 
 
 def _streams(comp):
@@ -310,7 +314,7 @@ def _proto(request, unit, params, depth, one, bound, *, payload=False, text=None
                               assume_payload=_emit_assumption(comp) if one else None,
                               checks=checks)
     engine = "sat" if payload or unit in SAT_CONTROL or \
-        (unit, params.get("wsource")) in SAT_CONTROL else "smtbmc"
+        (params.get("overlap") and (unit, "overlap") in SAT_CONTROL) else "smtbmc"
     r = check_properties(Design(text or verilog(unit, p, top="dut"), top="dut"), props,
                          top="tcgen_stream_props", depth=4 if payload else depth,
                          induction=payload, engine=engine, timeout=TIMEOUT)
