@@ -475,3 +475,15 @@ def test_two_stream_completion_bound_is_checked(request):
     within 1."""
     r = _join(request, JOIN_OK, one=True, bound=1, expect="failed")
     assert r.status == "failed" and "completes" in r.failed_assertions, r.describe()
+
+
+def test_stream_properties_refuse_malformed_streams():
+    """The generator's input contract: a source is a (name, bits) pair or a sequence of them,
+    names are identifiers and differ (FlowInputError, before any tool runs)."""
+    from tcgen.synth.tools import FlowInputError
+    one = stream_properties("dut", ("a", 4), ("s", 5))
+    assert one == stream_properties("dut", [("a", 4)], ("s", 5))
+    assert "i1_valid" in stream_properties("dut", [("a", 4), ("b", 4)], ("s", 5))
+    for bad in ([], [("a", 4), ("a", 4)], [("a", 4), ("s", 4)], [("a b", 4)], [("a",)]):
+        with pytest.raises(FlowInputError):
+            stream_properties("dut", bad, ("s", 5))
