@@ -299,7 +299,9 @@ def context() -> dict:
     (mode int: m -> model.int_widths at INT8, C = 8), ``layers`` (:func:`layer_figures`),
     ``k16`` (cycles per tile at K = 16), ``layer_at`` (layer -> design -> cycles of ResNet's
     layer at N = 32 on the study's units: C 8 / K 4 requests, 4 DP-4s for F(2,3) and F(4,3), 9
-    for direct; the template multiplies them by the measured areas)."""
+    for direct; the template multiplies them by the measured areas), ``layer_at_overlap`` (the
+    same for the first and overlapped F(2,3) / F(4,3) datapaths and direct:
+    studies/winograd_overlap.md.j2)."""
     from .params import DirectConvParams, WinoConvParams
     cyc = {}
     for m, dw, dd in ((2, 4, 9), (4, 4, 16)):
@@ -312,7 +314,18 @@ def context() -> dict:
     at = {ly["name"]: {d: layers.layer_cycles(ly, 32, d, dps=4 if d != "direct" else 9,
                                                block=(8, 4))
                        for d in layers.DESIGNS} for ly in layers.LAYERS}
+    # the same at the overlap study's designs (studies/winograd_overlap.toml): the first and
+    # the overlapped F(2,3) / F(4,3) datapaths on 4 DP-4s (overlap: Ô accumulated over the C
+    # blocks, interval max(C, EWMM, K)), direct on 9 (the template's area reference)
+    at_ov = {ly["name"]: {
+        "f23_first": layers.layer_cycles(ly, 32, "f23", dps=4, block=(8, 4)),
+        "f23_overlap": layers.layer_cycles(ly, 32, "f23", dps=4, block=(8, 4), overlap=True),
+        "f43_first": layers.layer_cycles(ly, 32, "f43", dps=4, block=(8, 4)),
+        "f43_overlap": layers.layer_cycles(ly, 32, "f43", dps=4, block=(8, 4), overlap=True),
+        "direct": layers.layer_cycles(ly, 32, "direct", dps=9, block=(8, 4))}
+        for ly in layers.LAYERS}
     return {"fig": figures(), "cycles": cyc, "k16": k16, "layer_at": at,
+            "layer_at_overlap": at_ov,
             "storage": {(m, mode): storage(m, mode) for m in (2, 4)
                         for mode in ("fp32", "fp16", "int")},
             "widths": {m: model.int_widths(m, 8, 8, 8) for m in (2, 4)},
