@@ -128,6 +128,10 @@ def _small(e):
     return {k: e[k] for k in ("cycles", "macs", "energy_pj", "energy_pj_per_mac", "power_mw")}
 
 
+def _fmt_mac(x):
+    return f"{x:.2f}" if x >= 1 else f"{x:.3f}"
+
+
 def _fmt_pj(x):
     if x >= 1e9:
         return f"{x / 1e9:,.3f} mJ"
@@ -169,7 +173,8 @@ def report(results, libs, notes, args, wall_s) -> str:
          "(`throughput.layer_top_schedule`) -- results always ready, then drained), times "
          "the layer's cycles × the "
          "clock -- the **whole** layer simulated where the table says so, a stated window of "
-         "its stream otherwise (the Winograd pair at full size; energy per layer = the "
+         "its stream otherwise (the Winograd pair and the BNN block at full size; energy "
+         "per layer = the "
          "window's energy per MAC × the layer's MACs) (docs/ppa.md, activity "
          "`sim`: functional transitions only, no glitches). The windows below are stretches "
          "of the same stream (its first and last), simulated on their own over the cycles "
@@ -193,7 +198,7 @@ def report(results, libs, notes, args, wall_s) -> str:
             ("0 mismatches" if r["ok"] else f"**{rtl['mismatches']} mismatches**")
         en = [(_fmt_pj(r["energy"][lib]["energy_layer_pj"]) if lib in r["energy"] else "–")
               for lib in libs]
-        pm = [(f"{r['energy'][lib]['energy_pj_per_mac']:.2f}" if lib in r["energy"] else "–")
+        pm = [(_fmt_mac(r['energy'][lib]['energy_pj_per_mac']) if lib in r["energy"] else "–")
               for lib in libs]
         base = {"sparse": "sparse_dense", "pacq": "pacq_baseline",
                 "wino": "wino_direct"}.get(r["name"])
