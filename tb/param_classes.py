@@ -524,7 +524,9 @@ RUN_NOTES = ("this session ran the same test ids in batches of pytest processes 
              "agents' work began to change the shared checkout; regenerated in part on "
              "2026-11-29 (issue 42): only the 25 configurations without a result were run "
              "(bnn_layer's 15, wino_layer's 6, wino_conv's 2, bnn_epilogue's 2: classes and "
-             "units added since), one pytest process, the other results kept as last run",)
+             "units added since), one pytest process, the other results kept as last run; "
+             "then wino_linebuf-2 and wino_layer-15, whose kept results had checked no result "
+             "(too few vectors; the report now counts such a run as holding nothing)",)
 
 
 def record(result: dict):
@@ -624,7 +626,8 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
     for u in all_units():
         cv = covering(u.name)
         done = [r for r in (results.get((u.name, i)) for i in range(len(cv.configs))) if r]
-        ok = [cv.configs[r["index"]] for r in done if not r["mismatches"] and not r.get("error")]
+        ok = [cv.configs[r["index"]] for r in done if not r["mismatches"] and not r.get("error")
+              and 0 < r["checked"] == r["expected"]]       # a run that checked nothing holds none
         held = sum(any(_matches(p, c) for p in ok) for c in cv.classes)
         row = {"run": len(done), "cfg": len(cv.configs), "cls": len(cv.classes), "held": held,
                "excl": sum((u.name, c.field, c.value) in EXCLUSIONS for c in cv.classes),
@@ -634,7 +637,8 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
                "err": sum(bool(r.get("error")) and not _timeout(r) for r in done),
                "tmo": sum(_timeout(r) for r in done),
                "t": sum(r["wall_s"] for r in done)}
-        bad += [r for r in done if r["mismatches"] or (r.get("error") and not _timeout(r))]
+        bad += [r for r in done if r["mismatches"] or (r.get("error") and not _timeout(r))
+                or (not r.get("error") and not 0 < r["checked"] == r["expected"])]
         late += [r for r in done if _timeout(r)]
         for k in tot:
             tot[k] += row[k]
@@ -659,8 +663,11 @@ def report_text(results: dict, wall_s: float | None = None) -> str:
     if not bad:
         lines.append("None: every configuration run matched its golden model vector for vector.")
     for r in bad:
+        short = "" if r.get("error") or 0 < r["checked"] == r["expected"] else \
+            (f", checked {r['checked']} of {r['expected']} results (no result to check: the "
+             f"run holds no class)")
         lines.append(f"- {r['unit']} `{r['params']}`: {r['mismatches']} mismatches"
-                     f"{', ' + r['error'] if r.get('error') else ''}; first: "
+                     f"{', ' + r['error'] if r.get('error') else ''}{short}; first: "
                      f"`{json.dumps(r['first_mismatch'])}`")
     lines += ["", "## Stopped by the time limit", ""]
     if not late:

@@ -207,8 +207,11 @@ def run_configuration(name: str, index: int) -> dict:
         # wino_layer takes its K*C filters one per beat before any output: at least 2*K*C
         # vectors (C = 256, K = 1 makes none in 64), and its first result comes `latency`
         # cycles in (a 64x64 map: 100; none in 64)
+        # and wino_linebuf's first tile needs a band's priming, about W beats (W = 256: none
+        # in 64)
         n_vec = max(VECTORS, 2 * p.K * p.C, unit.interface(p).latency + VECTORS) \
-            if name == "wino_layer" else VECTORS
+            if name == "wino_layer" else max(VECTORS, 3 * p.W) if name == "wino_linebuf" \
+            else VECTORS
         stim = unit.workload(p, rng, n_vec)
         corners = pc.corner_stimulus(unit, p)
         if corners is not None:
