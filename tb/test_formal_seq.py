@@ -12,7 +12,8 @@ unit keeps the stream protocol.
   ``pipeline=0`` function of the inputs L cycles earlier, from reset and after any reset
   (k-induction on a miter with a delay line).
 * **Stream protocol** (:func:`tcgen.synth.formal.check_properties` on
-  :func:`~tcgen.synth.formal.stream_properties`): a bounded model check by yosys-smtbmc (z3)
+  :func:`~tcgen.synth.formal.stream_properties`, one input stream or several: wino_layer,
+  wino_conv wsource=stream): a bounded model check by yosys-smtbmc (z3)
   of the control properties -- a stalled output stays valid, no output without an input
   (one_to_one units: never more outputs than inputs), reset returns to idle, an accepted
   operation presents its result within ``bound`` cycles -- and a proof of the payload's
