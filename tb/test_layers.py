@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tcgen.hw.params import ParamError
+from tcgen.hw.stimulus import held_stream
 from tcgen.layers import energy, energy_window, layer
 from tcgen.measure import measure
 from tcgen.registry import get_unit
@@ -99,6 +100,17 @@ def test_trace_holds_each_request_its_interval():
         [int(x) for x in lay.requests[2:5]]
     with pytest.raises(ValueError):
         lay.trace(lay.min_cycles() - 1)
+
+
+def test_held_stream_by_hand():
+    """The drive of a schedule, written out: request i held from the cycle after request i-1 was
+    accepted to the cycle it is, then valid low with the last payload held."""
+    d = held_stream([7, 8, 9], [0, 2, 3], 6, "op", "res")
+    assert [int(x) for x in d["op__payload"]] == [7, 8, 8, 9, 9, 9]
+    assert d["op__valid"].tolist() == [1, 1, 1, 1, 0, 0] and d["res__ready"].tolist() == [1] * 6
+    for bad in (([7, 8], [1, 1], 4), ([7, 8], [0], 4), ([7, 8], [0, 2], 2), ([], [], 1)):
+        with pytest.raises(ValueError):
+            held_stream(*bad)
 
 
 def test_measure_takes_a_fixed_stimulus():
