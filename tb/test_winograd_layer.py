@@ -19,6 +19,7 @@ printed; ``TCGEN_SEED`` overrides them.
 """
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -31,8 +32,9 @@ from tcgen.registry import get_unit
 from tcgen.units.winograd import layouts
 from tcgen.units.winograd import model as wm
 from tcgen.units.winograd.layer_rtl import (WinoLayerParams, filter_beats, layer_beats,
-                                            layer_model, layer_tiles, layer_workload,
-                                            random_layer, w_layout, x_layout)
+                                            layer_model, layer_passes, layer_tiles,
+                                            layer_workload, pass_filters, random_layer,
+                                            w_layout, x_layout)
 from tcgen.verify import harness
 from tcgen.verify.bench_config import run_stream
 
@@ -266,6 +268,57 @@ def test_rtl_int_accumulate_maps():
     x, g = random_layer(p, rng, 2)
     s = _run(p, x, g, "acc")
     assert s["back_to_back_cycles"] == p.cycles(2), (s["back_to_back_cycles"], p.cycles(2))
+
+
+def _run_passes(p, x, g, name, passes=None, sim=None):
+    """A layer of len(g) output maps on the build ``p``: :func:`layer_passes`' passes one
+    after another through the same build (each one back-to-back run from reset: its K filters,
+    then the maps), each bit for bit against the bench's model; then every output map of the
+    passes run (``passes``: the first that many; default all) against ``model.winograd_conv``
+    of the whole layer (all len(g) filters at once), and each pass's measured cycles against
+    the pass schedule's.  Returns (the schedule, the measured cycles)."""
+    lp = layer_passes(p, len(g), len(x))
+    run = lp["passes"] if passes is None else passes
+    got, cycles = [], []
+    for i in range(run):
+        s = _run(p, x, pass_filters(p, g, i), f"{name}{i}", sim=sim)
+        cycles.append(s["back_to_back_cycles"])
+        with open(s["back_to_back_observed"]) as fh:
+            y, keep = _results(p, json.load(fh)["res"])
+        got.append(_maps_of(p, y, keep, len(x)))                   # [maps, K, H, W]
+    first, end = lp["filters"][0][0], lp["filters"][run - 1][1]
+    bits = dict(data_bits=p.data_bits, weight_bits=p.weight_bits) if p.is_int else {}
+    want = wm.winograd_conv(x, g[first:end], p.m, p.mode, **bits)
+    assert np.array_equal(np.concatenate(got, axis=1)[:, :end - first], want)
+    assert cycles == lp["cycles"][:run], (cycles, lp["cycles"])
+    return lp, cycles
+
+
+def test_layer_passes_schedule():
+    """K_total filters on a build of K: ⌈K_total/K⌉ passes of cycles(maps) each, the filters
+    split in order and the last pass zero-filled; bad K_total refused."""
+    p = WinoLayerParams(H=5, W=4, C=2, K=3, mode="int")
+    lp = layer_passes(p, 7, 2)
+    assert lp["passes"] == 3 and lp["filters"] == [(0, 3), (3, 6), (6, 7)]
+    assert lp["cycles"] == [p.cycles(2)] * 3 and lp["total"] == 3 * p.cycles(2)
+    assert lp["x_beats"] == 3 * 2 * p.beats and lp["w_beats"] == 3 * 3 * 2
+    g = np.arange(7 * 2 * 9).reshape(7, 2, 3, 3) + 1
+    parts = [pass_filters(p, g, i) for i in range(3)]
+    assert np.array_equal(np.concatenate(parts)[:7], g) and not parts[2][1:].any()
+    assert layer_passes(p, 3)["passes"] == 1
+    with pytest.raises(ValueError):
+        layer_passes(p, 0)
+
+
+def test_rtl_int_layer_passes():
+    """A layer of 3 output maps on a build of K = 2 (the INT8 6×6, C 2 build of the test
+    above): two passes through the same build, the second with one zero filter; every output
+    map = winograd_conv of the whole layer, cycles as the pass schedule's."""
+    p = WinoLayerParams(H=6, W=6, C=2, K=2, mode="int")
+    rng = np.random.default_rng(harness.seed(4214))
+    x, g = random_layer(p, rng, 1, K_total=3)
+    lp, cycles = _run_passes(p, x, g, "pass")
+    assert lp["passes"] == 2 and sum(cycles) == lp["total"]
 
 
 @_slow            # make test's budget (7.5 s): FP32 maps run in make test-slow

@@ -69,15 +69,13 @@ from tcgen.hw.spec import UnitSpec
 from . import layouts, model
 from .linebuf import WinoLinebuf, WinoLinebufParams, col_layout, linebuf_beats, \
     linebuf_map, tiles_after
-from .params import WinoConvParams, WinoFtfParams, _Wino
+from .params import (WinoConvParams, WinoFtfParams, _Wino, derived, mode_param, or_C,
+                     tile_param, width_param)
 from .rtl import WinoConv, WinoFtf
 
 __all__ = ["WinoLayerParams", "WinoLayer", "WINO_LAYER", "w_layout", "x_layout",
            "layer_beats", "filter_beats", "layer_model", "layer_tiles", "random_layer",
-           "layer_workload"]
-
-_BITS = (2, 32)
-
+           "layer_workload", "layer_passes", "pass_filters"]
 
 # == params ======================================================================================
 @dataclass(frozen=True)
@@ -87,11 +85,10 @@ class WinoLayerParams(_Wino, Params):
     (``linebuf``, ``conv``, ``ftf``), the tile grid, beats, and the cycle model
     (:meth:`schedule`, :meth:`cycles`, ``interval``)."""
     UNIT = "wino_layer"
-    m: int = param(2, choices=model.TILES, doc="output tile m of F(m×m, 3×3): 2 or 4 (4 needs "
-                                               "mode int: the F(4,3) FP FTF is offline only)")
-    mode: str = param("fp16", choices=model.MODES,
-                      doc="the model's number mode (model.formats); int: exact, signed "
-                          "data_bits / weight_bits")
+    m: int = tile_param("output tile m of F(m×m, 3×3): 2 or 4 (4 needs mode int: the F(4,3) "
+                        "FP FTF is offline only)")
+    mode: str = mode_param("fp16", "the model's number mode (model.formats); int: exact, signed "
+                                   "data_bits / weight_bits")
     C: int = param(4, range=(1, 256), doc="input channels (one line buffer each); at most 64 "
                                           "unless overlap with Cb (requests of Cb channels)")
     K: int = param(4, range=(1, 16), doc="filters = output maps (wino_conv's K)")
@@ -99,8 +96,8 @@ class WinoLayerParams(_Wino, Params):
     H: int = param(8, range=(1, 64), doc="map height (rows); pad 1, so H' = H")
     W: int = param(8, range=(1, 64), doc="map width (columns; each line memory holds 2 rows "
                                          "of W values)")
-    data_bits: int = param(8, range=_BITS, doc="signed input width (mode int)")
-    weight_bits: int = param(8, range=_BITS, doc="signed raw weight width (mode int)")
+    data_bits: int = width_param("signed input width (mode int)")
+    weight_bits: int = width_param("signed raw weight width (mode int)")
     overlap: bool = param(False, key_default=False,
                           doc="wino_conv overlap=true: the overlapped, weight-stationary tile "
                               "datapath (ping-pong Î and Ô banks; its filter bank loaded by "
@@ -131,14 +128,8 @@ class WinoLayerParams(_Wino, Params):
                              "is offline only, as wino_ftf's; the layer transforms its filters "
                              "on chip)")
 
-    @property
-    def channels(self) -> int:
-        return self.C
-
-    @property
-    def chunk(self) -> int:
-        """Channels per ``wino_conv`` request: Cb, or C."""
-        return self.Cb or self.C
+    channels = derived("C")
+    chunk = or_C("Cb", "Channels per ``wino_conv`` request: Cb, or C.")
 
     @property
     def requests(self) -> int:
@@ -168,23 +159,10 @@ class WinoLayerParams(_Wino, Params):
         ib = dict(weight_bits=self.weight_bits) if self.is_int else {}
         return WinoFtfParams(m=self.m, mode=self.mode, **ib)
 
-    @property
-    def Th(self) -> int:
-        return self.linebuf.Th
-
-    @property
-    def Tw(self) -> int:
-        return self.linebuf.Tw
-
-    @property
-    def tiles(self) -> int:
-        """Output tile positions (results) per map, T_h·T_w."""
-        return self.linebuf.tiles
-
-    @property
-    def beats(self) -> int:
-        """``x`` beats per map (the line buffer's)."""
-        return self.linebuf.beats
+    Th = derived("linebuf.Th", "Tile rows ⌈H/m⌉ (the line buffer's).")
+    Tw = derived("linebuf.Tw", "Tile columns ⌈W/m⌉.")
+    tiles = derived("linebuf.tiles", "Output tile positions (results) per map, T_h·T_w.")
+    beats = derived("linebuf.beats", "``x`` beats per map (the line buffer's).")
 
     @property
     def filter_beats(self) -> int:
@@ -371,18 +349,50 @@ def layer_model(p: WinoLayerParams, w__payload, x__payload) -> dict:
                                        "keep": np.array(keeps, dtype=object)})}
 
 
+# == a layer of more filters than the build: passes ============================================
+def layer_passes(p: WinoLayerParams, K_total: int, maps: int = 1) -> dict:
+    """A layer of ``K_total`` output maps on a build of K filters (``p``): what a
+    weight-stationary top with a K-filter bank does -- P = ⌈K_total/K⌉ passes, pass i loading
+    filters i·K .. i·K + K − 1 (:func:`pass_filters`; the last pass's missing ones zero) and
+    streaming the same ``maps`` input maps once more.  A pass starts from reset (``w`` is
+    taken once after reset), so it is one back-to-back run of the cycle model:
+    ``cycles(maps)``, the filter load (K·C beats) under the line buffers' priming or ahead
+    of the first tile.  Returns {``passes``: P, ``filters``: [(first, end)] per pass,
+    ``cycles``: per pass, ``total``: their sum, ``x_beats``: x beats streamed in all
+    (P·maps·beats), ``w_beats``: P·K·C}."""
+    if not isinstance(K_total, int) or K_total < 1:
+        raise ValueError(f"layer_passes: K_total must be a positive int, got {K_total!r}")
+    P = -(-K_total // p.K)
+    per = p.cycles(maps)
+    return {"passes": P, "filters": [(i * p.K, min((i + 1) * p.K, K_total)) for i in range(P)],
+            "cycles": [per] * P, "total": P * per, "x_beats": P * maps * p.beats,
+            "w_beats": P * p.filter_beats}
+
+
+def pass_filters(p: WinoLayerParams, g, i: int) -> np.ndarray:
+    """Pass i's filters of a layer's g[K_total, C, 3, 3] (:func:`layer_passes`): g[i·K ..
+    i·K + K − 1], zero-filled (+0 / 0) up to K."""
+    g = np.asarray(g)
+    if g.ndim != 4 or g.shape[1:] != (p.C, 3, 3):
+        raise ValueError(f"pass_filters: g must be [K_total, {p.C}, 3, 3], got {g.shape}")
+    out = np.zeros((p.K, p.C, 3, 3), dtype=g.dtype)
+    part = g[i * p.K:(i + 1) * p.K]
+    out[:len(part)] = part
+    return out
+
+
 # == workload ====================================================================================
-def random_layer(p: WinoLayerParams, rng, maps: int = 1):
+def random_layer(p: WinoLayerParams, rng, maps: int = 1, K_total: int | None = None):
     """(x [maps, C, H, W], g [K, C, 3, 3]): N(0, 1) activations and He-scaled N(0, 2/(9C))
-    filters in the data format, or uniform signed data_bits / weight_bits integers."""
-    shape = (maps, p.C, p.H, p.W)
+    filters in the data format, or uniform signed data_bits / weight_bits integers;
+    ``K_total``: g of that many filters (a layer of several passes, :func:`layer_passes`)."""
+    shape, gs = (maps, p.C, p.H, p.W), (K_total or p.K, p.C, 3, 3)
     if p.is_int:
         def ints(bits, sh):
             return rng.integers(-(1 << (bits - 1)), 1 << (bits - 1), sh)
-        return ints(p.data_bits, shape), ints(p.weight_bits, (p.K, p.C, 3, 3))
+        return ints(p.data_bits, shape), ints(p.weight_bits, gs)
     return (model.encode_input(rng.normal(0, 1, shape), p.mode),
-            model.encode_input(rng.normal(0, np.sqrt(2 / (9 * p.C)), (p.K, p.C, 3, 3)),
-                               p.mode))
+            model.encode_input(rng.normal(0, np.sqrt(2 / (9 * p.C)), gs), p.mode))
 
 
 def layer_workload(p: WinoLayerParams, rng, n: int) -> dict:

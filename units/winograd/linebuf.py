@@ -79,7 +79,7 @@ from tcgen.hw.params import Params, param
 from tcgen.hw.spec import UnitSpec
 
 from . import model
-from .params import _Wino
+from .params import _Wino, mode_param, tile_param, width_param
 
 __all__ = ["WinoLinebufParams", "WinoLinebuf", "WINO_LINEBUF", "col_layout", "tile_layout",
            "linebuf_beats", "linebuf_map", "tiles_after", "linebuf_model", "random_maps",
@@ -96,12 +96,11 @@ class WinoLinebufParams(_Wino, Params):
     of the last band), the ``flush`` band and ``tail`` step flags, ``tiles`` and ``cycles``
     per map, ``bits`` per value."""
     UNIT = "wino_linebuf"
-    m: int = param(2, choices=model.TILES, doc="output tile m of F(m×m, 3×3): 2 (4×4 input "
-                                               "tiles) or 4 (6×6)")
-    mode: str = param("fp32", choices=model.MODES,
-                      doc="the model's number mode: values are its data format's encodings "
-                          "(fp32: 32 bits; fp16, fp16acc: 16) or, mode int, signed data_bits")
-    data_bits: int = param(8, range=(2, 32), doc="signed input width (mode int)")
+    m: int = tile_param("output tile m of F(m×m, 3×3): 2 (4×4 input tiles) or 4 (6×6)")
+    mode: str = mode_param("fp32", "the model's number mode: values are its data format's "
+                                   "encodings (fp32: 32 bits; fp16, fp16acc: 16) or, mode int, "
+                                   "signed data_bits")
+    data_bits: int = width_param("signed input width (mode int)")
     H: int = param(8, range=_SIDE, doc="map height (rows)")
     W: int = param(8, range=_SIDE, doc="map width (columns; the line memory holds 2 rows of "
                                        "W values)")

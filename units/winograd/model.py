@@ -311,9 +311,8 @@ class _DepthOps:
         return a
 
 
-class _UnderflowOps:
-    """W: the halvings feeding each node, weighted by the scaling after them (each may add an
-    absolute error ≤ η)."""
+class _BoundOps:
+    """Per node the Σ|coefficients| of its inputs (|x| ≤ 1 in, the node's bound out)."""
 
     def add(self, a, b):
         return a + b
@@ -324,10 +323,18 @@ class _UnderflowOps:
         return a * (1 << k)
 
     def half(self, a):
-        return a * 0.5 + 1.0
+        return a
 
     def neg(self, a):
         return a
+
+
+class _UnderflowOps(_BoundOps):
+    """W: the halvings feeding each node, weighted by the scaling after them (each may add an
+    absolute error ≤ η): :class:`_BoundOps`' sums, a halving adding one."""
+
+    def half(self, a):
+        return a * 0.5 + 1.0
 
 
 def _run(net, xs, ops, record=None):
@@ -530,24 +537,6 @@ def itf(d, m: int = 2, mode: str = "fp32") -> np.ndarray:
     mode = _check_mode(mode, "itf")
     d = _tile_arg(d, m + 2, m + 2, mode, "d", "itf", "itf", m)
     return _itf(d, m, mode)
-
-
-class _BoundOps:
-    """Per node the Σ|coefficients| of its inputs (|x| ≤ 1 in, the node's bound out)."""
-
-    def add(self, a, b):
-        return a + b
-
-    sub = add
-
-    def shl(self, a, k):
-        return a * (1 << k)
-
-    def half(self, a):
-        return a
-
-    def neg(self, a):
-        return a
 
 
 def _gain(kind: str, m: int) -> int:

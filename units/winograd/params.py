@@ -25,7 +25,8 @@ from tcgen.hw.params import Params, param
 from . import model
 
 __all__ = ["WinoItfParams", "WinoFtfParams", "WinoOtfParams", "WinoConvParams",
-           "DirectConvParams", "equal_throughput_dps", "TILES", "MODES", "lane_ranges"]
+           "DirectConvParams", "equal_throughput_dps", "TILES", "MODES", "lane_ranges",
+           "tile_param", "mode_param", "width_param", "derived", "or_C"]
 
 #: output tile sizes m of F(m×m, 3×3)
 TILES = model.TILES
@@ -69,6 +70,42 @@ def lane_ranges(m: int, data_bits: int, weight_bits: int, channels: int) -> dict
     phi = np.array([max(c[i] for c in corners) for i in range(n * n)], dtype=object)
     return {"itf": (ilo, ihi), "ftf": (flo, fhi), "product": (plo, phi),
             "acc": (plo * channels, phi * channels)}
+
+
+# -- what several params classes declare alike, declared once ----------------------------------
+def tile_param(doc: str):
+    """The ``m`` field of F(m×m, 3×3): default 2, one of :data:`TILES`."""
+    return param(2, choices=TILES, doc=doc)
+
+
+def mode_param(default: str, doc: str):
+    """The ``mode`` field: the golden model's number mode, one of :data:`MODES`."""
+    return param(default, choices=MODES, doc=doc)
+
+
+def width_param(doc: str, **kw):
+    """A signed integer width field (``data_bits``, ``weight_bits``: mode int): default 8,
+    2..32 (the model's widths)."""
+    return param(8, range=_BITS, doc=doc, **kw)
+
+
+def derived(path: str, doc: str = "") -> property:
+    """A read-only property: the dotted attribute ``path`` of the params (``"C"``,
+    ``"linebuf.Th"``) -- a value one params class takes from a field or from a part's params."""
+    names = path.split(".")
+
+    def get(self):
+        v = self
+        for name in names:
+            v = getattr(v, name)
+        return v
+    return property(get, doc=doc)
+
+
+def or_C(field: str, doc: str) -> property:
+    """A read-only property: the field's value, or C where it is 0 (a chunk or a total whose
+    default is C)."""
+    return property(lambda self: getattr(self, field) or self.C, doc=doc)
 
 
 class _Wino:
@@ -204,9 +241,7 @@ class _ConvSchedule(_Wino):
     product through ⌈terms/4⌉ chunks (``rtl._dp_schedule``, the one DP-4 schedule); the
     widths of their operands (:meth:`bits`)."""
 
-    @property
-    def channels(self) -> int:
-        return self.C
+    channels = derived("C")
 
     def check(self):
         self.check_int_fields(("data_bits", "weight_bits"))
@@ -339,14 +374,9 @@ class WinoConvParams(_ConvSchedule, Params):
         group, lane) ones, each L dot products at once."""
         return self.filter_groups * self.lanes
 
-    @property
-    def terms(self) -> int:
-        return self.C
-
-    @property
-    def channels(self) -> int:
-        """Channels accumulated into Ô (the integer widths): C, or C_total when set."""
-        return self.C_total or self.C
+    terms = derived("C")
+    channels = or_C("C_total", "Channels accumulated into Ô (the integer widths): C, or C_total "
+                               "when set.")
 
     @property
     def ewmm_cycles(self) -> int:
