@@ -344,6 +344,29 @@ def test_rtl_resnet18_conv3_slice():
     assert s["back_to_back_cycles"] == p.cycles(1)
 
 
+#: ResNet-18 conv3_x whole: 28×28 outputs, C = K_total = 128, FP16 F(2,3), C as 16 chunks of
+#: Cb = 8 (Cb 16 at K 16 exceeds Amaranth's 65,536-bit port), 16 DP-4s, K = 16 per pass
+CONV3_X = dict(H=28, W=28, C=128, K=16, dps=16, mode="fp16", overlap=True, Cb=8)
+
+
+@_slow
+def test_rtl_resnet18_conv3_x_whole():
+    """ResNet-18 conv3_x whole on ``wino_layer`` (Verilator): 128 filters on a build of
+    K = 16 as 8 passes through the same build (:func:`layer_passes`), every one of the
+    128 × 28 × 28 outputs against ``model.winograd_conv`` of the whole layer, each pass's
+    cycles (102,425; 819,400 in all) against the pass schedule.  ``TCGEN_CONV3X_PASSES``
+    runs the first that many passes only (the full geometry, fewer passes)."""
+    import os
+    p = WinoLayerParams(**CONV3_X)
+    rng = np.random.default_rng(harness.seed(4230))
+    x, g = random_layer(p, rng, 1, K_total=128)
+    passes = int(os.environ.get("TCGEN_CONV3X_PASSES", "0")) or None
+    lp, cycles = _run_passes(p, x, g, "conv3x", passes=passes, sim="verilator")
+    assert lp["passes"] == 8 and lp["cycles"][0] == p.cycles(1) == 102_425
+    print(f"conv3_x whole: {len(cycles)} of {lp['passes']} passes, RTL cycles {cycles} "
+          f"(model {lp['cycles'][0]} each, {lp['total']} in all)")
+
+
 @_slow
 @pytest.mark.parametrize("kw", [
     dict(H=6, W=6, C=2, K=2, mode="fp32", overlap=True),

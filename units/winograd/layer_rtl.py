@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from amaranth import Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -99,13 +99,13 @@ class WinoLayerParams(_Wino, Params):
     data_bits: int = width_param("signed input width (mode int)")
     weight_bits: int = width_param("signed raw weight width (mode int)")
     overlap: bool = param(False, key_default=False,
-                          doc="wino_conv overlap=true: the overlapped, weight-stationary tile "
-                              "datapath (ping-pong Î and Ô banks; its filter bank loaded by "
-                              "the first request)")
+                          doc="wino_conv overlap=true wsource=stream: the overlapped tile "
+                              "datapath (ping-pong Î and Ô banks), its filters streamed from "
+                              "this layer's weight-stationary bank (held once)")
     Cb: int = param(0, range=(0, 64), key_default=False,
                     doc="channels per wino_conv request (overlap only; 0: C): a tile is "
                         "C/Cb requests whose Ô accumulates (wino_conv accumulate=true), each "
-                        "loading its Cb channels' filters; C a multiple of Cb, and of 4 in "
+                        "with its Cb channels' filters on the w stream; C a multiple of Cb, and of 4 in "
                         "FP modes when C/Cb > 1 (the DP-4 chain then equals one over C)")
 
     def check(self):
@@ -448,8 +448,15 @@ class WinoLayer(wiring.Component):
         # -- filters: K·C beats through the FTF into the weight-stationary bank ---------------
         arr = data.ArrayLayout
         n = (mm + 2) ** 2
-        bank = Signal(arr(arr(arr(p.conv.bits("filter") if not p.is_int else
-                                  signed(p.conv.bits("filter")), n), C), K), name="bank")
+        fshape = arr(p.conv.bits("filter") if not p.is_int else signed(p.conv.bits("filter")), n)
+        # one register per (filter, channel): slicing one K·C·(m+2)²-word signal costs
+        # Amaranth's netlist builder its whole width per slice (hours at C = 128, K = 16)
+        bank = [[Signal(fshape, name=f"bank_{k}_{c}") for c in range(C)] for k in range(K)]
+
+        def filters(chunk, width):
+            """The filter set of channels chunk·width .. chunk·width + width − 1 (the
+            ``w`` layout: element [k][c] at k·width + c, the LSBs first)."""
+            return Cat(*(bank[k][chunk * width + c] for k in range(K) for c in range(width)))
         fi = Signal(range(max(K * C, 2)), name="filter_beat")
         loaded = Signal(name="loaded")
         load = Signal(name="load")
@@ -487,17 +494,16 @@ class WinoLayer(wiring.Component):
                 m.d.sync += j.eq(Mux(j == r - 1, 0, j + 1))
             m.d.comb += [conv.op.payload.first.eq(j == 0), conv.op.payload.last.eq(j == r - 1)]
         if not p.overlap:                            # the request carries the filters
-            m.d.comb += conv.op.payload.w.eq(bank)
+            m.d.comb += conv.op.payload.w.eq(filters(0, C))
         else:                                        # wino_conv wsource=stream: the filters of
             fw = conv.w.payload.w                    # the request in the EWMM, from this bank
             m.d.comb += conv.w.valid.eq(loaded)      # (one copy), taken in its last EWMM cycle
             if r == 1:
-                m.d.comb += fw.eq(bank)
+                m.d.comb += fw.eq(filters(0, C))
             else:                                    # the EWMM's chunk, a request behind j
                 wj = Signal(range(r), name="w_chunk")
                 for jj in index_cases(m, wj, r):
-                    m.d.comb += [fw[k][c].eq(bank[k][jj * cb + c])
-                                 for k in range(K) for c in range(cb)]
+                    m.d.comb += fw.eq(filters(jj, cb))
                 with m.If(conv.w.valid & conv.w.ready):
                     m.d.sync += wj.eq(Mux(wj == r - 1, 0, wj + 1))
 
