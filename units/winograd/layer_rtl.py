@@ -462,9 +462,9 @@ class WinoLayer(wiring.Component):
         load = Signal(name="load")
         m.d.comb += [self.w.ready.eq(~loaded), load.eq(self.w.valid & ~loaded),
                      ftf.g.eq(self.w.payload)]
-        for idx in index_cases(m, fi, K * C):
-            k, c = divmod(idx, C)
-            with m.If(load):
+        for idx in range(K * C):                     # one enable each (a case statement over
+            k, c = divmod(idx, C)                    # K·C beats is written into every bank
+            with m.If(load & (fi == idx)):           # register's process: (K·C)² Verilog lines)
                 m.d.sync += bank[k][c].eq(ftf.y)
         with m.If(load):
             m.d.sync += fi.eq(Mux(fi == K * C - 1, 0, fi + 1))
