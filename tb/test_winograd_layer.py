@@ -355,9 +355,9 @@ def test_rtl_resnet18_conv3_x_whole():
     8 passes through the same build (:func:`layer_passes`); the outputs of the passes run
     (16 × 28 × 28 each) against ``model.winograd_conv`` of the whole layer, each pass's cycles
     (102,425; 819,400 for all 8) against the pass schedule.  The full geometry, but by default
-    the first pass only: one pass took more than 12 min of simulation here (Verilator -O0,
-    after a ~9 min build), so all 8 do not fit a slow test; ``TCGEN_CONV3X_PASSES=8`` runs the
-    whole layer."""
+    the first pass only: one pass took 1,209 s of simulation here (Verilator -O0, a loaded
+    2-core machine, after a ~9 min build), so all 8 do not fit a slow test;
+    ``TCGEN_CONV3X_PASSES=8`` runs the whole layer."""
     import os
     p = WinoLayerParams(**CONV3_X)
     rng = np.random.default_rng(harness.seed(4230))
