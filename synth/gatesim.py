@@ -161,6 +161,7 @@ class _Level:
     ins: np.ndarray        # (nodes, k) net indices
     weights: np.ndarray    # (k,) 1 << j
     table: np.ndarray      # uint64 truth table per node
+    nodes: np.ndarray      # index of each node in :attr:`GateSim.node_pins`
 
 
 class GateSim:
@@ -174,6 +175,10 @@ class GateSim:
         for name in ["1'b0", "1'b1", *net_names]:
             self._net(name)
         comb: list[tuple[int, list[int], int]] = []      # (out, ins, table)
+        # per comb node: (instance, output pin, operand pins); an operand that is a flip-flop's
+        # state variable is named by the flip-flop's clock pin prefixed "@" (its arc is
+        # clock -> output: tcgen.synth.timedsim); an assign is (None, None, [None])
+        self.node_pins: list[tuple] = []
         ffs = []
         tables: dict = {}
         for inst, (cell_name, conns) in instances.items():
@@ -184,8 +189,9 @@ class GateSim:
                 raise GateSimError(f"cell {cell_name} is a latch; the levelized engine "
                                    "simulates flip-flops only (use simulator icarus)")
             env_pins = {p.name: conns.get(p.name) for p in cell.pins}
-            state = {}
+            state, clock_pin = {}, None
             if cell.ff is not None:
+                clock_pin = "".join(expr_pins(cell.ff["clocked_on"])[:1])
                 iq, iqn = cell.ff["outputs"]
                 state = {iq: self._net(f"{inst}/{iq}"), iqn: self._net(f"{inst}/{iqn}")}
                 self.internal.update(state.values())
@@ -201,8 +207,9 @@ class GateSim:
                 key = (cell_name, pin.name)
                 if key not in tables:
                     tables[key] = truth_table(pin.function, ops)
-                srcs = []
+                srcs, opins = [], []
                 for op in ops:
+                    opins.append(f"@{clock_pin}" if op in state else op)
                     if op in state:
                         srcs.append(state[op])
                     elif op in env_pins:
@@ -210,8 +217,10 @@ class GateSim:
                     else:
                         raise GateSimError(f"function of {cell_name}.{pin.name} names {op!r}")
                 comb.append((self._net(net), srcs, tables[key]))
+                self.node_pins.append((inst, pin.name, opins))
         for lhs, rhs in assigns:
             comb.append((self._net(lhs), [self._net(rhs)], 0b10))     # identity
+            self.node_pins.append((None, None, [None]))
         self._levelize(comb)
         self._compile_ffs(ffs, tables)
         driven = {out for out, _, _ in comb}
@@ -273,7 +282,8 @@ class GateSim:
             self.levels.append(_Level(
                 out=np.array([comb[i][0] for i in nodes], dtype=np.int64), ins=ins,
                 weights=(1 << np.arange(ins.shape[1])).astype(np.int64),
-                table=np.array([comb[i][2] for i in nodes], dtype=np.uint64)))
+                table=np.array([comb[i][2] for i in nodes], dtype=np.uint64),
+                nodes=np.asarray(nodes, dtype=np.int64)))
 
     def _compile_ffs(self, ffs, tables):
         def fn_node(expr, cell, conns, state, what):

@@ -58,7 +58,10 @@ __all__ = ["measure_verilog", "synthesized", "check_options", "check_simulator",
            "SynthesisError",
            "ToolError", "flow_hash"]
 
-ACTIVITIES = ("vectorless", "sim")
+ACTIVITIES = ("vectorless", "sim", "sim-timed")
+#: the activities from gate-level simulation of a workload: zero-delay (``sim``, functional
+#: transitions only) and with the cells' delays (``sim-timed``, glitches counted)
+SIM_ACTIVITIES = ("sim", "sim-timed")
 SIMULATORS = act.SIMULATORS         # gate-level engines of activity sim (auto: levelized)
 TRACE_TOLERANCE = 0.02      # per-pin sum vs report_power at uniform activity (3-digit trace)
 
@@ -129,11 +132,12 @@ def check_options(clock_ns, activity, toggle_rate, workload_cycles, seed):
     return clock_ns, toggle_rate, int(workload_cycles), int(seed)
 
 
-def check_simulator(lib: Liberty, simulator: str = "auto"):
-    """FlowInputError unless activity ``sim`` can run on ``lib`` with ``simulator``: Icarus
-    needs the liberty's Verilog cell models, Verilator a Verilator >= 5.36; the levelized engine
-    (``auto``) takes the cells' functions from the liberty itself."""
-    act.choose_simulator(simulator, lib)
+def check_simulator(lib: Liberty, simulator: str = "auto", activity: str = "sim"):
+    """FlowInputError unless activity ``sim`` / ``sim-timed`` can run on ``lib`` with
+    ``simulator``: Icarus needs the liberty's Verilog cell models, Verilator a Verilator >= 5.36
+    (zero-delay only); the levelized engine (``auto``) takes the cells' functions from the
+    liberty itself, and for ``sim-timed`` drives the timed engine (tcgen.synth.timedsim)."""
+    act.choose_simulator(simulator, lib, timed=activity == "sim-timed")
 
 
 # -- the design-level entry point ------------------------------------------------------------------
@@ -143,8 +147,8 @@ def check_hierarchical(hierarchical, activity: str) -> bool:
     vectorless only."""
     if not isinstance(hierarchical, bool):
         raise FlowInputError(f"ppa: hierarchical must be true or false, got {hierarchical!r}")
-    if hierarchical and activity == "sim":
-        raise FlowInputError("ppa: activity sim needs a flat netlist (the gate-level "
+    if hierarchical and activity in SIM_ACTIVITIES:
+        raise FlowInputError(f"ppa: activity {activity} needs a flat netlist (the gate-level "
                              "simulation does not read hierarchy); use vectorless activity "
                              "with hierarchical synthesis")
     return hierarchical
@@ -171,9 +175,9 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
             ops_unit=ops_unit, cache=cache, simulator=simulator, hierarchical=hierarchical,
             fraig_conflicts=fraig_conflicts))
     n = workload_cycles
-    if activity == "sim":
+    if activity in SIM_ACTIVITIES:
         if workload is None:
-            raise FlowInputError("ppa: activity sim needs a workload")
+            raise FlowInputError(f"ppa: activity {activity} needs a workload")
         lens = {len(np.asarray(v)) for v in workload.values()}
         if len(lens) != 1:
             raise FlowInputError(f"ppa: workload ports have different lengths {sorted(lens)}")
@@ -181,8 +185,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
     clock_ns, toggle_rate, n_checked, _ = check_options(
         clock_ns, activity, toggle_rate, n if n is not None else 2000, 0)
     lib = resolve(liberty)
-    if activity == "sim":
-        check_simulator(lib, simulator)
+    if activity in SIM_ACTIVITIES:
+        check_simulator(lib, simulator, activity)
     if not isinstance(verilog_text, str) or not verilog_text.strip():
         raise FlowInputError("ppa: the Verilog text is empty")
     if top not in module_names(verilog_text):
@@ -475,9 +479,17 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                                f"{toggle_rate:g} (toggles per cycle on every non-clock pin; "
                                f"clock pins 2 per cycle)")
     else:
-        log.info("gate-level simulation: %s cycles of the workload (%s)", f"{n:,}", simulator)
-        rates, sim_name, trace = act.net_activity(nl, syn.netlist, lib, workload, work, n,
-                                                  simulator)
+        timed = activity == "sim-timed"
+        log.info("gate-level simulation: %s cycles of the workload (%s%s)", f"{n:,}", simulator,
+                 ", cell delays from OpenSTA's SDF" if timed else "")
+        info = zero = None
+        if timed:
+            sdf = sta.write_sdf(lib, syn.netlist, top, clock_ns, has_clk, work)
+            rates, zero, sim_name, trace, info = act.timed_activity(
+                nl, syn.netlist, lib, workload, work, n, simulator, sdf, clock_ns)
+        else:
+            rates, sim_name, trace = act.net_activity(nl, syn.netlist, lib, workload, work, n,
+                                                      simulator)
         runtimes["simulate_s"] = round(time.monotonic() - t0, 3)
         t1 = time.monotonic()
         log.info("opensta: timing and per-pin power at the simulated activity")
@@ -488,14 +500,19 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
         runtimes["sta_s"] = round(time.monotonic() - t1, 3)
         power, check = _annotate(pins, report, nl, rates, propagated["leakage"])
         out["power_mw"] = power
-        out["power_method"] = ("sim: per-pin OpenSTA power at unit activity x toggle rate of "
-                               "the pin's net from zero-delay gate-level simulation of the "
-                               "workload (" + {
-                                   "icarus": "Icarus + the liberty's Verilog cell models",
-                                   "verilator": "Verilator toggle coverage + cell functions "
-                                                "from the liberty",
-                                   "levelized": "levelized engine tcgen.synth.gatesim + cell "
-                                                "functions from the liberty"}[sim_name] + ")")
+        engine = {"icarus": "Icarus + the liberty's Verilog cell models",
+                  "verilator": "Verilator toggle coverage + cell functions from the liberty",
+                  "levelized": "levelized engine tcgen.synth.gatesim + cell functions from the "
+                               "liberty",
+                  "timed": "timed engine tcgen.synth.timedsim on the levelized engine's "
+                           "settled values, cell functions from the liberty",
+                  "icarus-sdf": "Icarus + the liberty's Verilog cell models, specify delays "
+                                "annotated from the SDF"}[sim_name]
+        out["power_method"] = (
+            "sim: per-pin OpenSTA power at unit activity x toggle rate of the pin's net from "
+            + ("timed gate-level simulation of the workload with OpenSTA's cell delays "
+               "(write_sdf; glitches counted; " if timed else
+               "zero-delay gate-level simulation of the workload (") + engine + ")")
         vals = [r[0] for k, r in rates.items() if k not in ("clk", "rst")]
         out["sim"] = {
             "cycles": n,
@@ -509,6 +526,19 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
             "simulator": sim_name,
             "trace": str(trace) if trace else None,
         }
+        if timed:
+            zpower, _ = _annotate(pins, report, nl, zero, propagated["leakage"])
+            dyn = power["internal"] + power["switching"]
+            zdyn = zpower["internal"] + zpower["switching"]
+            zvals = [r[0] for k, r in zero.items() if k not in ("clk", "rst")]
+            out["sim"]["timed"] = dict(
+                info,
+                sdf=str(sdf),
+                power_mw_zero_delay=zpower,
+                # the share of dynamic power the glitches add: 1 - zero-delay / timed
+                glitch_share=round(1.0 - zdyn / dyn, 6) if dyn > 0 else 0.0,
+                toggles_timed_over_zero_delay=(round(float(np.sum(vals)) / float(np.sum(zvals)),
+                                                     6) if np.sum(zvals) > 0 else None))
     out.update({
         "crit_path_ns": timing.crit_path_ns,
         "slack_ns": timing.slack_ns,

@@ -30,7 +30,7 @@ from pathlib import Path
 from .liberty import Liberty
 from .tools import ToolError, run
 
-__all__ = ["timing_and_power", "power_trace", "StaError"]
+__all__ = ["timing_and_power", "power_trace", "write_sdf", "StaError"]
 
 
 class StaError(ToolError):
@@ -224,3 +224,19 @@ def power_trace(lib: Liberty, netlist: Path, top: str, clock_ns: float, has_clk:
             raise StaError(f"cannot read OpenSTA power trace line {line!r}")
     flush()
     return pins, report
+
+
+# -- delays for the timed simulation ----------------------------------------------------------
+def write_sdf(lib: Liberty, netlist: Path, top: str, clock_ns: float, has_clk: bool,
+              workdir: Path) -> Path:
+    """The netlist's cell delays as OpenSTA computes them under the flow's constraints (the
+    same preamble as :func:`timing_and_power`: ideal input transitions, the library's wire
+    load), written as SDF (``write_sdf``, 6 digits): ``workdir/netlist.sdf``.  What
+    :mod:`tcgen.synth.timedsim` and the Icarus timed reference run on."""
+    out = Path(workdir) / "netlist.sdf"
+    script = (_preamble(lib, netlist, top, clock_ns, has_clk)
+              + f"write_sdf -digits 6 -no_timestamp -no_version {{{out.name}}}\n")
+    _sta(script, Path(workdir), "sta_sdf")
+    if not out.is_file():
+        raise StaError(f"OpenSTA wrote no SDF (log: {Path(workdir) / 'sta_sdf.log'})")
+    return out

@@ -7,7 +7,7 @@
     tcgen verify UNIT [-p name=value ...] [--vectors N] [--seed S] [--sim icarus|verilator]
                    [--bench auto|batch|fixed_latency|stream]      (docs/plugins.md)
     tcgen ppa UNIT [-p name=value ...] [--liberty NAME|PATH] [--clock-ns T]
-                   [--activity vectorless|sim] [--toggle-rate R] [--cycles N] [--seed S]
+                   [--activity vectorless|sim|sim-timed] [--toggle-rate R] [--cycles N] [--seed S]
                    [--simulator auto|levelized|icarus|verilator] [--hierarchical]
                    [--fraig-conflicts N] [--noise N] [--json FILE] [--no-cache]
                                                                   (docs/ppa.md)
@@ -270,8 +270,9 @@ def _add_ppa_parser(sub):
     p.add_argument("--clock-ns", type=_float, default=10.0, metavar="T",
                    help="target clock period in ns (default 10)")
     p.add_argument("--activity", default="vectorless", metavar="MODE",
-                   help="vectorless (default; one global toggle rate) or sim (workload "
-                        "gate-level simulation)")
+                   help="vectorless (default; one global toggle rate), sim (zero-delay "
+                        "gate-level simulation of the workload) or sim-timed (the same with "
+                        "the cells' delays from OpenSTA: glitches counted; docs/ppa.md)")
     p.add_argument("--toggle-rate", type=_float, default=0.1, metavar="R",
                    help="vectorless toggles per cycle on every net (default 0.1)")
     p.add_argument("--cycles", type=_int, default=2000, metavar="N",
@@ -283,7 +284,8 @@ def _add_ppa_parser(sub):
                         "for sim and its ops per cycle (default: the unit's default workload)")
     p.add_argument("--simulator", default="auto", metavar="SIM",
                    help="sim: gate-level engine: auto (default; levelized, Icarus for a netlist "
-                        "it refuses), levelized, icarus or verilator (docs/ppa.md)")
+                        "it refuses), levelized, icarus or verilator; sim-timed: auto (the "
+                        "timed engine) or icarus (vendor models + SDF) (docs/ppa.md)")
     p.add_argument("--hierarchical", action="store_true",
                    help="synthesize with hierarchy kept: each distinct module mapped once, "
                         "totals summed over the instances (vectorless only; docs/ppa.md)")
@@ -552,10 +554,18 @@ def format_table(r: dict) -> str:
                      f"latency {pl['latency']}, {pl['registers']} register bits "
                      f"({len(pl['designs'])} designs measured, {pl['search']} search, "
                      f"{pl['runtime_s']:.1f} s)")
-    if r["activity"] == "sim":
+    if r["activity"] in ("sim", "sim-timed"):
         q = r["sim"]["power_mw_opensta_propagated"]
         lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "
                      f"{q['total']:.4g} mW)")
+    timed = r.get("sim", {}).get("timed") if r["activity"] == "sim-timed" else None
+    if timed:
+        z = timed["power_mw_zero_delay"]
+        ratio = timed.get("toggles_timed_over_zero_delay")
+        lines.append(f"  glitches    {timed['glitch_share']:.1%} of dynamic power (zero-delay "
+                     f"total {z['total']:.4g} mW; {_g(ratio, '{:.2f}')}x the transitions"
+                     + (f"; {timed['late_share']:.1%} after their cycle's end"
+                        if timed.get("late_share") else "") + ")")
     if len(r["breakdown"]) > 1:
         lines += _breakdown_lines(r)
     if r.get("noise"):

@@ -20,8 +20,8 @@ import numpy as np
 from tcgen.hw.intarith import adder_census
 from tcgen.hw.params import ParamError
 from tcgen.synth.liberty import KNOWN, resolve
-from tcgen.synth.ppa import (check_fraig, check_hierarchical, check_noise, check_options,
-                             check_simulator, measure_verilog)
+from tcgen.synth.ppa import (SIM_ACTIVITIES, check_fraig, check_hierarchical, check_noise,
+                             check_options, check_simulator, measure_verilog)
 
 from .generate import unit_params, verilog
 from .pipelining import resolve_cuts
@@ -37,8 +37,10 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
             simulator="auto", workload=None, hierarchical=False, design=None,
             fraig_conflicts=None, noise=0, stimulus=None) -> dict:
     """Area / timing / power of ``unit_name`` at ``params`` (None = defaults, a dict of values or
-    strings, or the unit's Params object).  ``simulator``: the gate-level simulator of activity
-    ``sim`` (``auto``, ``icarus``, ``verilator``; docs/ppa.md).  ``workload``: one of the unit's
+    strings, or the unit's Params object).  ``activity``: ``vectorless``, ``sim`` (zero-delay
+    gate-level simulation of the workload) or ``sim-timed`` (with the cells' delays: glitches
+    counted; docs/ppa.md).  ``simulator``: the gate-level simulator of activity ``sim``
+    (``auto``, ``icarus``, ``verilator``) or ``sim-timed`` (``auto``, ``icarus``; docs/ppa.md).  ``workload``: one of the unit's
     named workloads (its stimulus for ``sim``, and its ops per cycle for every activity); None =
     the default workload.  ``hierarchical``: synthesize with hierarchy kept (each distinct
     module once; vectorless activity only; docs/ppa.md).  ``design``: ``(verilog_text, label)``
@@ -50,7 +52,7 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     and add the band of its figures as ``noise`` (docs/ppa.md, "Noise").
     ``stimulus``: ``(ports, label)`` -- a fixed cycle-by-cycle stimulus ({input port: one value
     per cycle}, e.g. a whole layer's request stream, tcgen.layers) in place of the workload's
-    random one (activity ``sim`` only; ``workload_cycles`` and ``seed`` are then unused, the
+    random one (activity ``sim`` or ``sim-timed`` only; ``workload_cycles`` and ``seed`` are then unused, the
     cycles being the stimulus's length); ``label`` names it in the result (``workload.source``)."""
     noise = check_noise(noise)
     unit = get_unit(unit_name)
@@ -76,8 +78,8 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
     stimulus = unit.workload if named is None else named.stimulus
     if fixed is not None:
         fixed = _fixed_stimulus(fixed, activity, workload)
-    if activity == "sim":
-        check_simulator(lib, simulator)
+    if activity in SIM_ACTIVITIES:
+        check_simulator(lib, simulator, activity)
         if fixed is not None:
             stim = fixed[0]
             workload_cycles = len(next(iter(stim.values())))
@@ -140,9 +142,9 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
         out["census"] = dict(census, bound_fa_ha=5 * n - 3 * mo, bound_gkl=4.5 * n - 2 * mo)
     if workload is not None:
         out["workload_name"] = workload
-    if activity == "sim" and fixed is not None:
+    if activity in SIM_ACTIVITIES and fixed is not None:
         out["workload"] = dict(out.get("workload", {}), source=fixed[1])
-    elif activity == "sim":
+    elif activity in SIM_ACTIVITIES:
         src = f"{unit.name}.workload" if workload is None else \
             f"{unit.name}.workloads[{workload!r}].stimulus"
         out["workload"] = dict(out.get("workload", {}), seed=seed,
@@ -156,8 +158,8 @@ def measure(unit_name, params=None, *, liberty="osu018", clock_ns=10.0, activity
 def _fixed_stimulus(stimulus, activity: str, workload) -> tuple[dict, str]:
     """A fixed stimulus ``(ports, label)`` checked: activity sim, no named workload beside it,
     every port the same number of cycles (ParamError otherwise)."""
-    if activity != "sim":
-        raise ParamError("ppa: a fixed stimulus needs activity sim")
+    if activity not in SIM_ACTIVITIES:
+        raise ParamError("ppa: a fixed stimulus needs activity sim or sim-timed")
     if workload is not None:
         raise ParamError("ppa: give a named workload or a fixed stimulus, not both")
     if not (isinstance(stimulus, tuple) and len(stimulus) == 2 and isinstance(stimulus[0], dict)
