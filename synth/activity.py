@@ -522,9 +522,11 @@ def models_have_specify(lib: Liberty) -> bool:
 
 
 def timed_activity(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
-                   workdir: Path, n: int, simulator: str, sdf: Path, clock_ns: float):
+                   workdir: Path, n: int, simulator: str, sdf: Path, clock_ns: float,
+                   pulse: str = "inertial"):
     """Activity ``sim-timed``: ``(rates, zero-delay rates, simulator used, trace or None,
-    info)``.  The timed engine (:func:`simulate_timed`) or, for ``simulator="icarus"``, Icarus
+    info)``.  The timed engine (:func:`simulate_timed`, pulse model ``pulse``) or, for
+    ``simulator="icarus"``, Icarus (no pulse limits: the engine's ``icarus`` model)
     on the vendor cell models with their specify delays annotated from ``sdf`` (the models'
     time precision raised to 1 fs, :func:`fs_models`, so no delay is rounded) beside the
     levelized engine's zero-delay rates."""
@@ -532,14 +534,15 @@ def timed_activity(netlist: Netlist, netlist_file: Path, lib: Liberty, workload:
     name = choose_simulator(simulator, lib, timed=True)
     if name == "timed":
         rates, zero, info = simulate_timed(netlist, netlist_file, lib, workload, n, sdf,
-                                           clock_ns)
+                                           clock_ns, pulse=pulse)
         return rates, zero, name, None, info
     vcd = simulate(netlist, netlist_file, lib, fs_models(lib), workload, workdir, n,
                    sdf=icarus_sdf(sdf, workdir), period_ns=clock_ns)
     rates = toggle_rates(vcd, n, period_ns=clock_ns)
     zero = simulate_levelized(netlist, netlist_file, lib, workload, n)
     total = sum(round(r[0] * n) for r in rates.values())
-    return rates, zero, name, vcd, {"transitions": total, "resolution_fs": 1}
+    return rates, zero, name, vcd, {"transitions": total, "resolution_fs": 1,
+                                    "pulse_model": "icarus"}
 
 
 def icarus_sdf(sdf: Path, workdir: Path) -> Path:
@@ -894,11 +897,12 @@ def _levelized_run(netlist: Netlist, netlist_file: Path, lib: Liberty, workload:
 
 
 def simulate_timed(netlist: Netlist, netlist_file: Path, lib: Liberty, workload: dict,
-                   n: int, sdf_file: Path, clock_ns: float, resolution_fs: int = 1
-                   ) -> tuple[dict, dict, dict]:
+                   n: int, sdf_file: Path, clock_ns: float, resolution_fs: int = 1,
+                   pulse: str = "inertial") -> tuple[dict, dict, dict]:
     """Toggle rates with glitches (:mod:`tcgen.synth.timedsim`): the levelized engine gives the
     settled values cycle by cycle, the timed engine every transition in between with the cell
-    delays of ``sdf_file`` (:func:`tcgen.synth.sta.write_sdf`) at a clock of ``clock_ns``.
+    delays of ``sdf_file`` (:func:`tcgen.synth.sta.write_sdf`) at a clock of ``clock_ns``
+    (``pulse``: the engine's pulse model, :data:`tcgen.synth.timedsim.PULSE_MODELS`).
     Returns ``(timed rates, zero-delay rates, info)``: both ``{bit: (toggles per cycle,
     duty)}`` on the same keys (duty is the settled signal's), and ``info`` with the engine's
     counts (``late``: transitions at or after their cycle's end; ``missing_arcs``)."""
@@ -906,7 +910,7 @@ def simulate_timed(netlist: Netlist, netlist_file: Path, lib: Liberty, workload:
     sim = _compile(netlist, netlist_file, lib)
     try:
         delays = read_sdf(Path(sdf_file).read_text())
-        timed = TimedSim(sim, delays, clock_ns, resolution_fs)
+        timed = TimedSim(sim, delays, clock_ns, resolution_fs, pulse)
     except TimedSimError as e:
         raise FlowInputError(f"ppa: activity sim-timed: {e}") from None
     zero, snaps = _levelized_run(netlist, netlist_file, lib, workload, n, sim=sim,
@@ -919,5 +923,6 @@ def simulate_timed(netlist: Netlist, netlist_file: Path, lib: Liberty, workload:
     total = int(counts[[sim.nets[k] for k in out]].sum())
     info = {"late_transitions": timed.late, "transitions": total,
             "late_share": round(timed.late / total, 6) if total else 0.0,
-            "missing_arcs": timed.missing_arcs, "resolution_fs": int(resolution_fs)}
+            "missing_arcs": timed.missing_arcs, "resolution_fs": int(resolution_fs),
+            "pulse_model": pulse}
     return out, zero, info

@@ -16,16 +16,23 @@ follows its state with the clock -> output arc.  A conditional arc (``COND``) ta
 largest of its conditions; ``INTERCONNECT`` delays (zero without parasitics) are added to the
 load pin's arcs.
 
-**Model** (what Verilog gives a cell with specify path delays as Icarus implements them --
-vvp's ``modpath``: :func:`tcgen.synth.activity.simulate` with ``sdf`` is the reference, and
-the two are compared net by net in ``tb/test_timed.py``):
+**Model.**  Verilog's, for a cell with specify path delays:
 
 * a cell evaluates its function on its input pins the instant one changes;
 * each change of that evaluated value schedules, after the delay of the arc from the input
   that changed (rise or fall by the new value; inputs changing at the same instant: the
   smallest of their delays), an update of the output to the value the cell evaluates *at that
-  time*.  With equal delays this is the inertial delay (a pulse narrower than the delay does
-  not pass); with unequal ones a later change can be seen by an earlier update.
+  time* (Icarus's vvp ``modpath``).  With equal delays a pulse narrower than the delay does not
+  pass; with unequal ones an output pulse can be as narrow as two arcs' difference;
+* ``pulse="inertial"`` (the default) adds IEEE 1364's default pulse limits (§14.6: reject
+  limit = error limit = the path delay): an output pulse narrower than the path delay of its
+  trailing transition is rejected, both its transitions vanish.  A real gate does not swing
+  fully on a pulse much shorter than its own delay, which is what this models;
+  ``pulse="icarus"`` omits it -- Icarus implements no pulse limits, and in that mode the engine
+  and Icarus on the vendor models with the same SDF (:func:`tcgen.synth.activity.simulate`
+  with ``sdf``) agree on every net's transition count (``tb/test_timed.py``): the reference
+  the engine is checked against.  The two bracket the glitch count a gate-level simulator
+  gives; docs/ppa.md reports both.
 
 **Clock cycles.**  The testbench's schedule (:mod:`tcgen.synth.activity`): inputs change at
 the falling edge (t = 0 of a cycle of ``period``), the clock rises at ``period / 2`` and the
@@ -47,7 +54,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["read_sdf", "SdfDelays", "TimedSim", "TimedSimError"]
+__all__ = ["read_sdf", "SdfDelays", "TimedSim", "TimedSimError", "PULSE_MODELS"]
+
+#: how narrow output pulses are treated (module doc)
+PULSE_MODELS = ("inertial", "icarus")
 
 FS_PER_NS = 1_000_000
 INF = np.int64(1) << np.int64(60)
@@ -188,9 +198,16 @@ class TimedSim:
     takes the sources' values per cycle and returns every net's transition count.
 
     ``period_ns`` is the clock period; ``resolution_fs`` rounds every delay (1 fs: the SDF's
-    digits; Icarus with the vendor models' ``timescale 1ns/10ps`` rounds to 10 ps)."""
+    digits; Icarus with the vendor models' ``timescale 1ns/10ps`` rounds to 10 ps).
+    ``pulse``: ``inertial`` (the default: IEEE 1364's default pulse limits) or ``icarus``
+    (no pulse limit: Icarus's behaviour; see the module doc)."""
 
-    def __init__(self, sim, sdf: SdfDelays, period_ns: float, resolution_fs: int = 1):
+    def __init__(self, sim, sdf: SdfDelays, period_ns: float, resolution_fs: int = 1,
+                 pulse: str = "inertial"):
+        if pulse not in PULSE_MODELS:
+            raise TimedSimError(f"pulse model must be one of {', '.join(PULSE_MODELS)}, "
+                                f"got {pulse!r}")
+        self.pulse = pulse
         if getattr(sim, "gated_clock", False):
             raise TimedSimError("the netlist clocks flip-flops through logic (a gated clock); "
                                 "the timed engine needs the clock port on every clock pin")
@@ -331,7 +348,7 @@ class TimedSim:
         for s in range(0, n, step):
             sl = slice(s, min(n, s + step))
             parts.append(self._scan(t_in[sl], v0[sl], init_out[sl], d[sl], table[sl],
-                                    weights))
+                                    weights, self.pulse))
         width = max(p.shape[-1] for p in parts)
         out_t = np.full((n, b, width), INF, dtype=np.int64)
         pos = 0
@@ -341,7 +358,7 @@ class TimedSim:
         return init_out, out_t
 
     @staticmethod
-    def _scan(t_in, v0, init_out, d, table, weights):
+    def _scan(t_in, v0, init_out, d, table, weights, pulse):
         n, k, b, e = t_in.shape
         m_len = k * e
         cand = t_in.transpose(0, 2, 1, 3).reshape(n, b, m_len)
@@ -403,7 +420,35 @@ class TimedSim:
                         init_out[..., None])
         before = np.concatenate([init_out[..., None], held[..., :-1]], axis=-1)
         flips = is_send & (sampled != before)
+        if pulse == "inertial":
+            delay = np.take_along_axis(np.concatenate([np.zeros_like(dsel), dsel], axis=-1),
+                                       order, axis=-1)
+            return TimedSim._reject(flips, key // 2, delay)
         slots = np.where(flips, key // 2, INF)
         slots.sort(axis=-1)
         width = max(1, int((slots < INF).sum(axis=-1).max(initial=0)))
         return slots[..., :width]
+
+    @staticmethod
+    def _reject(flips, times, delay):
+        """IEEE 1364's default pulse limits on the output's transitions (in time order): a
+        pulse narrower than the path delay of its trailing transition is rejected -- both of
+        its transitions vanish, and the transitions around it are compared in turn (a stack)."""
+        n, b, _ = flips.shape
+        cols = np.flatnonzero(flips.any(axis=(0, 1)))
+        kept = np.full((n, b, max(1, len(cols))), INF, dtype=np.int64)
+        top = np.full((n, b), -1, dtype=np.int64)
+        ii, jj = np.indices((n, b))
+        for m in cols.tolist():
+            f = flips[..., m]
+            t = times[..., m]
+            prev = kept[ii, jj, np.maximum(top, 0)]
+            narrow = f & (top >= 0) & (t - prev < delay[..., m])
+            push = f & ~narrow
+            top = np.where(narrow, top - 1, top)
+            top = np.where(push, top + 1, top)
+            slot = np.maximum(top, 0)
+            kept[ii, jj, slot] = np.where(push, t, kept[ii, jj, slot])
+        kept = np.where(np.arange(kept.shape[-1]) <= top[..., None], kept, INF)
+        width = max(1, int((top + 1).max(initial=0)))
+        return kept[..., :width]

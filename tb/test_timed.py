@@ -72,7 +72,7 @@ def test_timed_engine_equals_icarus_with_sdf(lib, design, tmp_path):
                                                       "icarus", sdf, 10.0)
     assert name == "icarus-sdf" and vcd is not None
     got, zero, name, _, info = act.timed_activity(nl, netlist, L, wl, tmp_path / "tm", n,
-                                                  "auto", sdf, 10.0)
+                                                  "auto", sdf, 10.0, pulse="icarus")
     assert name == "timed" and info["missing_arcs"] == 0
     assert set(got) == set(ref)
     diff = {k: (got[k][0] * n, ref[k][0] * n) for k in ref if got[k][0] != ref[k][0]}
@@ -260,3 +260,19 @@ def test_simulator_choice_timed():
     if shared_liberty_available():
         with pytest.raises(FlowInputError, match="specify"):
             act.choose_simulator("icarus", resolve("sky130hd"), timed=True)
+
+
+def test_inertial_pulse_rejection():
+    """IEEE 1364's default pulse limits: a pulse narrower than its trailing transition's path
+    delay vanishes, and the transitions around it are compared in turn."""
+    def run(times, delays):
+        t = np.array([[times]], dtype=np.int64)
+        d = np.array([[delays]], dtype=np.int64)
+        f = np.ones_like(t, dtype=bool)
+        kept = TimedSim._reject(f, t, d)[0, 0]
+        return [int(x) for x in kept if x < (1 << 60)]
+    assert run([500, 550, 1000], [500, 300, 100]) == [1000]     # 50 < 300: rejected
+    assert run([1000, 2000, 2100, 5000], [100, 100, 500, 100]) == [1000, 5000]
+    assert run([1000, 1200, 1300], [100, 500, 500]) == [1300]    # the pair, then 1300 alone
+    assert run([1000, 1200], [100, 200]) == [1000, 1200]         # 200 wide, 200 delay: passes
+    assert run([100, 150, 180, 400], [10, 100, 10, 10]) == [180, 400]   # 100-150 goes

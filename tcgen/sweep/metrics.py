@@ -22,6 +22,15 @@ def _get(*path: str) -> Callable[[dict], Any]:
     return read
 
 
+def _zero_delay_energy(r: dict):
+    """pJ per op of the zero-delay power of a sim-timed run (the same ops and clock)."""
+    z = _get("sim", "timed", "power_mw_zero_delay", "total")(r)
+    e, p = r.get("energy_pj_per_op"), _get("power_mw", "total")(r)
+    if z is None or e is None or not p:
+        return None
+    return float(e) * z / p
+
+
 #: key -> (what it is, the measure() field it comes from, reader)
 METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
     "synth__area__um2": ("cell area after synthesis and mapping", "area_um2", _get("area_um2")),
@@ -63,6 +72,17 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                                     "sim.mean_toggle_rate", _get("sim", "mean_toggle_rate")),
     "activity__toggle_inputs__rate": ("mean toggle rate per input per cycle (sim activity)",
                                       "sim.input_toggle_rate", _get("sim", "input_toggle_rate")),
+    "power__glitch__share": ("share of dynamic power from glitches: 1 - zero-delay / timed "
+                             "(sim-timed activity; docs/ppa.md)", "sim.timed.glitch_share",
+                             _get("sim", "timed", "glitch_share")),
+    "energy__per_op_zero_delay__pj": ("energy per operation from the zero-delay activity of the "
+                                      "same run (sim-timed activity)",
+                                      "sim.timed.power_mw_zero_delay",
+                                      lambda r: _zero_delay_energy(r)),
+    "activity__timed_over_zero__ratio": ("transitions counted with delays / without "
+                                         "(sim-timed activity)",
+                                         "sim.timed.toggles_timed_over_zero_delay",
+                                         _get("sim", "timed", "toggles_timed_over_zero_delay")),
     "runtime__flow__s": ("seconds the flow took for this point when first measured",
                          "runtime_s.total_s", _get("runtime_s", "total_s")),
     "arith__gates__count": ("two-input gates of the unit's compressor trees and final adders (the "

@@ -9,6 +9,7 @@ modes, metrics and derived columns; expanded into a deterministic list of :class
     liberties = ["osu018"]                   # defaults of every group ...
     clock_ns = [10.0]
     activity = ["vectorless"]                # or {mode = "sim", cycles = 1000, seed = 1}
+                                             # (or "sim-timed": with cell delays, glitches)
     synthesis = ["flat"]                     # or "hierarchical" (vectorless only), or both
     metrics = ["synth__area__um2", "power__total__mw"]   # columns shown (default: a standard set)
 
@@ -54,7 +55,7 @@ from tcgen.generate import check_size, estimate
 from tcgen.registry import get_unit
 from tcgen.study import EXPR_FUNCTIONS, evaluate_expr
 from tcgen.synth.noise import MAX_NOISE
-from tcgen.synth.ppa import ACTIVITIES, check_options
+from tcgen.synth.ppa import ACTIVITIES, SIM_ACTIVITIES, check_options
 from tcgen.synth.tools import FlowInputError
 from tcgen.synth.yosys import MAX_FRAIG_CONFLICTS, check_fraig_conflicts
 
@@ -89,7 +90,8 @@ class Activity:
     @property
     def tag(self) -> str:
         return (f"vectorless@{self.toggle_rate:g}" if self.mode == "vectorless"
-                else f"sim{self.cycles}s{self.seed}" + (
+                else ("simt" if self.mode == "sim-timed" else "sim")
+                + f"{self.cycles}s{self.seed}" + (
                     "" if self.simulator == "auto" else f"-{self.simulator}"))
 
 
@@ -368,12 +370,13 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
             auto = (_auto_synthesis(get_unit(g.unit), params) if "auto" in synths_p
                     else None)            # the estimate's choice, once per point
             combos = dict.fromkeys(       # "auto" resolved; ["flat", "auto"] may meet twice
-                (lib, clk, act, ("flat" if act.mode == "sim" else auto) if syn == "auto"
+                (lib, clk, act, ("flat" if act.mode in SIM_ACTIVITIES else auto)
+                 if syn == "auto"
                  else syn)
                 for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p))
             for (lib, clk, act, syn), fc in itertools.product(combos, fraigs_p):
-                if syn == "hierarchical" and act.mode == "sim":
-                    raise err(f"group {g.name}", f"point {label}: activity sim needs flat "
+                if syn == "hierarchical" and act.mode in SIM_ACTIVITIES:
+                    raise err(f"group {g.name}", f"point {label}: activity {act.mode} needs flat "
                               "synthesis (the gate-level simulation reads a flat netlist)")
                 p = Point(g.name, label, g.unit,
                           tuple(sorted((k, v) for k, v in params.items() if k != "workload")),
