@@ -335,26 +335,27 @@ class TimedSim:
         table = lv.table
         idx0 = np.tensordot(v0.astype(np.int64), weights, axes=([1], [0]))        # (n, b)
         init_out = ((table[:, None] >> idx0.astype(np.uint64)) & np.uint64(1)).astype(np.uint8)
-        used = int((t_in < INF).sum(axis=-1).max(initial=0))
+        per_node = (t_in < INF).sum(axis=-1).max(axis=(1, 2))          # events per input
+        used = int(per_node.max(initial=0))
         if used == 0:
             return init_out, np.full((n, b, 1), INF, dtype=np.int64)
-        t_in = t_in[..., :used]
-        e = used
-        m_len = k * e
-        out_t = np.empty((n, b, 0), dtype=np.int64)
-        # chunks of nodes bound the (nodes, b, M, k) work arrays
-        step = max(1, (1 << 23) // max(1, b * m_len * k))
+        # nodes in order of their inputs' event counts, in chunks that pad each to its chunk's
+        # largest (a glitchy net does not widen the whole level) and bound the work arrays
+        order = np.argsort(per_node, kind="stable")
+        bucket = np.ceil(np.log2(np.maximum(per_node[order], 1))).astype(np.int64)
         parts = []
-        for s in range(0, n, step):
-            sl = slice(s, min(n, s + step))
-            parts.append(self._scan(t_in[sl], v0[sl], init_out[sl], d[sl], table[sl],
-                                    weights, self.pulse))
-        width = max(p.shape[-1] for p in parts)
+        starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+        for s0, s1 in zip(starts, list(starts[1:]) + [n]):
+            e = max(1, int(per_node[order[s1 - 1]]))
+            step = max(1, (1 << 22) // max(1, b * k * e))
+            for s in range(s0, s1, step):
+                sel = order[s:min(s1, s + step)]
+                parts.append((sel, self._scan(t_in[sel, :, :, :e], v0[sel], init_out[sel],
+                                              d[sel], table[sel], weights, self.pulse)))
+        width = max(p.shape[-1] for _, p in parts)
         out_t = np.full((n, b, width), INF, dtype=np.int64)
-        pos = 0
-        for p in parts:
-            out_t[pos:pos + p.shape[0], :, :p.shape[-1]] = p
-            pos += p.shape[0]
+        for sel, p in parts:
+            out_t[sel, :, :p.shape[-1]] = p
         return init_out, out_t
 
     @staticmethod
@@ -367,12 +368,11 @@ class TimedSim:
         cand = np.take_along_axis(cand, order, axis=-1)
         pin = np.take_along_axis(pin, order, axis=-1)
         valid = cand < INF
-        # each input's value just after each candidate instant: its opening value xor the
-        # parity of its own transitions so far
-        oh = (pin[..., None] == np.arange(k)) & valid[..., None]              # (n, b, M, k)
-        par = np.bitwise_xor.accumulate(oh.astype(np.uint8), axis=2)
-        vals = par ^ v0.transpose(0, 2, 1)[:, :, None, :]
-        idx = (vals.astype(np.int64) * weights).sum(axis=-1)
+        # the truth-table index just after each candidate instant: each transition flips one
+        # input, so it is the opening index xor the running xor of the flipped inputs' bits
+        idx0 = (v0.transpose(0, 2, 1).astype(np.int64) * weights).sum(axis=-1)   # (n, b)
+        flip = np.where(valid, np.left_shift(1, pin), 0).astype(np.int64)
+        idx = np.bitwise_xor.accumulate(flip, axis=-1) ^ idx0[..., None]
         out = ((table[:, None, None] >> idx.astype(np.uint64)) & np.uint64(1)).astype(np.uint8)
         # only the last candidate of a group of equal instants evaluates
         last = np.ones_like(valid)
