@@ -303,6 +303,7 @@ BAND_FIELDS = {
     "fmax_mhz": lambda r: r.get("fmax_mhz"),
     "power_mw": lambda r: (r.get("power_mw") or {}).get("total"),
     "energy_pj_per_op": lambda r: r.get("energy_pj_per_op"),
+    "energy_pj_per_op_zero_delay": lambda r: r.get("energy_pj_per_op_zero_delay"),
 }
 
 

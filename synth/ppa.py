@@ -611,7 +611,8 @@ def _derive(res: dict, ops_per_cycle, ops_unit):
     res["ops_per_cycle"] = ops_per_cycle
     res["ops_unit"] = ops_unit
     keys = ("energy_pj_per_op", "gops", "gops_per_mm2", "gops_per_w", "power_mw_at_fmax",
-            "energy_pj_per_op_fmax", "gops_fmax", "gops_per_mm2_fmax", "gops_per_w_fmax")
+            "energy_pj_per_op_fmax", "gops_fmax", "gops_per_mm2_fmax", "gops_per_w_fmax",
+            "energy_pj_per_op_zero_delay")
     for k in keys:
         res[k] = None
     if not ops_per_cycle:
@@ -634,6 +635,12 @@ def _derive(res: dict, ops_per_cycle, ops_unit):
         res["gops_per_mm2_fmax"] = g / area_mm2 if area_mm2 > 0 else None
         res["gops_per_w_fmax"] = g / (p_fmax * 1e-3) if p_fmax > 0 else None
         res["energy_pj_per_op_fmax"] = (p_fmax * 1e-3) / (g * 1e9) * 1e12
+    timed = (res.get("sim") or {}).get("timed")
+    if timed and res["energy_pj_per_op"] is not None and p["total"] > 0:
+        # the zero-delay energy of the same sim-timed run (what activity sim gives)
+        res["energy_pj_per_op_zero_delay"] = (res["energy_pj_per_op"]
+                                              * timed["power_mw_zero_delay"]["total"]
+                                              / p["total"])
     for k in keys:                     # a figure that is not a finite number is not a figure
         if res[k] is not None and not math.isfinite(res[k]):
             res[k] = None

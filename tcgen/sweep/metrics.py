@@ -22,15 +22,6 @@ def _get(*path: str) -> Callable[[dict], Any]:
     return read
 
 
-def _zero_delay_energy(r: dict):
-    """pJ per op of the zero-delay power of a sim-timed run (the same ops and clock)."""
-    z = _get("sim", "timed", "power_mw_zero_delay", "total")(r)
-    e, p = r.get("energy_pj_per_op"), _get("power_mw", "total")(r)
-    if z is None or e is None or not p:
-        return None
-    return float(e) * z / p
-
-
 #: key -> (what it is, the measure() field it comes from, reader)
 METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
     "synth__area__um2": ("cell area after synthesis and mapping", "area_um2", _get("area_um2")),
@@ -77,8 +68,8 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                              _get("sim", "timed", "glitch_share")),
     "energy__per_op_zero_delay__pj": ("energy per operation from the zero-delay activity of the "
                                       "same run (sim-timed activity)",
-                                      "sim.timed.power_mw_zero_delay",
-                                      lambda r: _zero_delay_energy(r)),
+                                      "energy_pj_per_op_zero_delay",
+                                      _get("energy_pj_per_op_zero_delay")),
     "activity__timed_over_zero__ratio": ("transitions counted with delays / without "
                                          "(sim-timed activity)",
                                          "sim.timed.toggles_timed_over_zero_delay",
