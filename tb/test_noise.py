@@ -223,3 +223,12 @@ def test_sweep_bad_noise_is_a_spec_error(value, where, tmp_path):
         _spec(_SWEEP.replace("noise = 2", f"noise = {value}"), tmp_path)
     with pytest.raises(SpecError, match=r"override\[0\]\.noise"):
         _spec(_SWEEP.replace("noise = 0", "noise = -3"), tmp_path)
+
+
+def test_separation_of_two_bands():
+    from tcgen.synth.noise import separation
+    assert separation((1.0, 2.0), (2.5, 3.0)) == "below"
+    assert separation((2.5, 3.0), (1.0, 2.0)) == "above"
+    assert separation((1.0, 2.6), (2.5, 3.0)) == "overlap"
+    assert separation((2.0, 1.0), (0.5, 0.9)) == "above"          # given either way round
+    assert separation((1.0, 1.0), (1.0, 1.0)) == "overlap"        # equal figures: no lead

@@ -80,6 +80,10 @@ def test_measure_takes_a_design_standing_in():
      "--pairs must be at least 100000"),
     (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--fraig-conflicts", "0"],
      "--fraig-conflicts: fraig_conflicts must be an integer in 1..1,000,000"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--activity", "vectorless"],
+     "--activity takes sim or sim-timed, got 'vectorless'"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--noise", "99"],
+     "--noise must be an integer in 0..16, got 99"),
 ])
 def test_script_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, words):
     out = tmp_path / "peers.md"
