@@ -240,7 +240,7 @@ def ppa(op: str, fmt: str, lib: str, clock_ns: float, design: tuple[str, str] | 
     delay = r.get("crit_path_ns")
     out = {"area_um2": r["area_um2"], "delay_ns": delay,
            "energy_pj_per_op": r.get("energy_pj_per_op") if core_top is None else None,
-           "energy_zero_delay_pj_per_op": r.get("energy_pj_per_op_zero_delay")
+           "energy_pj_per_op_zero_delay": r.get("energy_pj_per_op_zero_delay")
            if core_top is None else None,
            "glitch_share": ((r.get("sim") or {}).get("timed") or {}).get("glitch_share"),
            "area_delay": r["area_um2"] * delay if delay else None,
