@@ -89,7 +89,9 @@ class FPMulParams(FPAddParams):
                          "adder")
     tree: str = param("dadda", choices=TREES, key_default=False,
                       doc="the significand product's compressor tree: dadda (full and half "
-                          "adders) or gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs)")
+                          "adders), gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs) "
+                          "or tdm (Oklobdzija's three-greedy: adders chosen on arrival times, "
+                          "paths balanced)")
     rinc: str = param("add", choices=("add", "compound"), key_default=False,
                       doc="the round increment: add (the round decision added to the packed "
                           "result) or compound (the packed result and its +1 side by side, "

@@ -170,10 +170,50 @@ def dadda_heights(max_height: int) -> list[int]:
     return [d for d in reversed(ds) if d < max_height]
 
 
-#: the constructions of :func:`compress`'s tree: ``dadda`` (full and half adders, Dadda 1965)
-#: or ``gkl`` (Goncharov, Kulikov and Levtsov, "Smaller Circuits for Bit Addition", STACS 2026:
-#: bit pairs carried as (x, x XOR y) and summed five at a time by their 8-gate MDFA block)
-TREES = ("dadda", "gkl")
+#: the constructions of :func:`compress`'s tree: ``dadda`` (full and half adders, Dadda 1965),
+#: ``gkl`` (Goncharov, Kulikov and Levtsov, "Smaller Circuits for Bit Addition", STACS 2026:
+#: bit pairs carried as (x, x XOR y) and summed five at a time by their 8-gate MDFA block) or
+#: ``tdm`` (Oklobdzija, Villeger and Liu, "A Method for Speed Optimized Partial Product
+#: Reduction and Generation of Fast Parallel Multipliers Using an Algorithmic Approach", IEEE
+#: Trans. Computers 45(3), 1996: full adders chosen column by column on estimated arrival
+#: times, the latest input on the adder's fast path -- paths balanced, fewer glitches)
+TREES = ("dadda", "gkl", "tdm")
+
+#: the unit-gate delays :func:`_tdm` schedules with: a full adder's sum is (x ^ y) ^ z and its
+#: carry (x & y) | (z & (x ^ y)), so z -- the latest of the three -- passes one gate to each
+#: output, x and y two
+_TDM_XOR, _TDM_AO = 2, 1
+
+
+def _tdm(m: Module, cols: list[list], width: int, name: str):
+    """Three-greedy reduction (TDM) of ``cols`` to at most two bits per column: from the least
+    significant column up, the three earliest-arriving bits (the column's own and the carries
+    of the column below) go into a full adder, the latest of them on its fast input, until two
+    remain; the sum stays in the column, the carry joins the next.  Every input bit arrives at
+    0 (its own logic is not modelled).  No half adders."""
+    fa = 0
+    arrivals = [[(0, k, b) for k, b in enumerate(col)] for col in cols]
+    out: list[list] = [[] for _ in range(width)]
+    serial = len(cols) * 1000
+    carry_in: list = []
+    for i in range(width):
+        items = arrivals[i] + carry_in if i < len(arrivals) else list(carry_in)
+        carry_in = []
+        while len(items) > 2:
+            items.sort(key=lambda t: (t[0], t[1]))
+            (ax, _, x), (ay, _, y), (az, _, z) = items[:3]
+            items = items[3:]
+            xy = Signal(name=f"{name}_t{i}_{fa}")
+            s = Signal(name=f"{name}_s{i}_{fa}")
+            c = Signal(name=f"{name}_c{i}_{fa}")
+            m.d.comb += [xy.eq(x ^ y), s.eq(xy ^ z), c.eq((x & y) | (z & xy))]
+            t_xy = max(ax, ay) + _TDM_XOR
+            items.append((max(t_xy, az) + _TDM_XOR, serial, s))
+            carry_in.append((max(t_xy, az) + _TDM_AO + _TDM_AO, serial + 1, c))
+            serial += 2
+            fa += 1
+        out[i] = [b for _, _, b in sorted(items, key=lambda t: (t[0], t[1]))]
+    return out, {"fa": fa, "ha": 0, "gates": 5 * fa}
 
 
 def _dadda(m: Module, cols: list[list], width: int, name: str):
@@ -369,7 +409,7 @@ def compress(m: Module, columns: list[list], width: int, name: str = "csa", *,
         raise ValueError(f"compress: tree must be one of {', '.join(TREES)}, got {tree!r}")
     cols = [list(c) for c in columns[:width]] + [[] for _ in range(width - len(columns))]
     bits_in = sum(len(c) for c in cols)
-    cols, built = (_dadda if tree == "dadda" else _gkl)(m, cols, width, name)
+    cols, built = {"dadda": _dadda, "gkl": _gkl, "tdm": _tdm}[tree](m, cols, width, name)
     rows = [[], []]
     for i, col in enumerate(cols):
         for r in range(2):
@@ -599,8 +639,9 @@ class IntMulParams(Params):
                      doc="the final carry-propagate adder: auto (Yosys's $add) or a structural "
                          "ripple, sklansky, kogge_stone or brent_kung prefix adder")
     tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the compressor tree: dadda (full and half adders) or gkl (Goncharov-"
-                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates)")
+                      doc="the compressor tree: dadda (full and half adders), gkl (Goncharov-"
+                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates) or "
+                          "tdm (three-greedy on arrival times: paths balanced)")
 
     def check(self):
         if self.mult == "booth4" and (self.a_signed or self.b_signed):
@@ -624,8 +665,9 @@ class CSATreeParams(Params):
     n: int = param(8, range=(2, 64), doc="number of operands")
     width: int = param(16, range=(1, 32), doc="bits per operand")
     tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the compressor tree: dadda (full and half adders) or gkl (Goncharov-"
-                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates)")
+                      doc="the compressor tree: dadda (full and half adders), gkl (Goncharov-"
+                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates) or "
+                          "tdm (three-greedy on arrival times: paths balanced)")
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,13 @@ VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
                         "mult": "booth4", "norm": "early", "rshift": "narrow"},
                     "tcgen cpa=kogge_stone": {"cpa": "kogge_stone"},
                     "tcgen tree=gkl": {"tree": "gkl"},
-                    "tcgen rinc=compound": {"rinc": "compound"}},
+                    "tcgen rinc=compound": {"rinc": "compound"},
+                    # issue 43: the glitch-aware tree (three-greedy on arrival times) and the
+                    # array partial products it pairs with (timed energy; reports/fp_energy.md)
+                    "tcgen tree=tdm": {"tree": "tdm"},
+                    "tcgen mult=array tree=tdm": {"mult": "array", "tree": "tdm"},
+                    "tcgen mult=array tree=tdm rshift=wide": {"mult": "array", "tree": "tdm",
+                                                              "rshift": "wide"}},
             "add": {}}
 #: (variant, format) pairs not measured under Yosys 0.23's own ABC script, which runs past 8
 #: minutes on an FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml); measured when

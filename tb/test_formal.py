@@ -393,6 +393,16 @@ def test_int_mul_tree_gkl(prove, aw, bw, sa, sb, mult):
           rtl=f"int_mul mult={mult} tree=gkl")
 
 
+def test_int_mul_tree_tdm(prove):
+    """int_mul tree=tdm (three-greedy on arrival times) equals $mul on every pair."""
+    prove("int_mul", {"a_width": 6, "b_width": 6, "a_signed": True, "b_signed": True,
+                      "mult": "array", "tree": "tdm"}, "int_mul.v", "ref_int_mul",
+          {"AW": 6, "BW": 6, "AS": 1, "BS": 1},
+          _rtl("int_mul", a_width=6, b_width=6, a_signed=True, b_signed=True, mult="array",
+               tree="tdm"),
+          rtl="int_mul mult=array tree=tdm")
+
+
 @pytest.mark.parametrize("fmt,mode", [("fp8_e4m3", "rne")] + [
     pytest.param(f, md, marks=slow) for f in ("fp8_e4m3", "fp8_e5m2") for md in ("rne", "rtz")
     if (f, md) != ("fp8_e4m3", "rne")])

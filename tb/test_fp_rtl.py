@@ -156,6 +156,18 @@ def test_mul_tree_gkl(fmt, n, extra, request):
     _binop("fp_mul", fmt, "rne", *pairs, request, tree="gkl", **extra)
 
 
+@pytest.mark.parametrize("fmt,n,mult", [("fp16", 20_000, "array"), ("fp16", 20_000, "booth4"),
+                                        pytest.param("fp32", 5_000, "booth4",
+                                                     marks=pytest.mark.slow)])
+def test_mul_tree_tdm(fmt, n, mult, request):
+    """fp_mul tree=tdm (three-greedy on arrival times), RNE, edge x edge, ties and random pairs
+    against the model."""
+    rng = np.random.default_rng(harness.seed(3243))
+    pairs = concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 1000),
+                         random_fp_pairs(fmt, rng, n))
+    _binop("fp_mul", fmt, "rne", *pairs, request, tree="tdm", mult=mult)
+
+
 # -- pipelining and flush-to-zero ------------------------------------------------------------------
 @pytest.mark.parametrize("pipeline", [1, 2])
 @pytest.mark.parametrize("op", ["fp_add", "fp_mul"])

@@ -133,7 +133,8 @@ def test_popcount_model():
 
 
 @pytest.mark.parametrize("n,width,tree", [(3, 8, "dadda"), (8, 16, "dadda"), (17, 5, "dadda"),
-                                          (8, 16, "gkl"), (17, 5, "gkl"), (32, 12, "gkl")])
+                                          (8, 16, "gkl"), (17, 5, "gkl"), (32, 12, "gkl"),
+                                          (3, 8, "tdm"), (17, 5, "tdm"), (32, 12, "tdm")])
 def test_csa_tree_random(n, width, tree, request):
     rng = np.random.default_rng(harness.seed(n * 100 + width))
     x = np.concatenate([np.array([0, (1 << (n * width)) - 1], dtype=object),
@@ -210,6 +211,31 @@ def test_int_mul_gkl_exhaustive(mult, aw, bw, sa, sb, request):
                        indexing="ij")
     _run("int_mul", {"a": a.ravel(), "b": b.ravel()}, request, a_width=aw, b_width=bw,
          a_signed=sa, b_signed=sb, mult=mult, tree="gkl")
+
+
+@pytest.mark.parametrize("mult,aw,bw,sa,sb", [("array", 8, 8, True, True),
+                                               ("array", 7, 5, False, True),
+                                               ("booth4", 8, 8, False, False)])
+def test_int_mul_tdm_exhaustive(mult, aw, bw, sa, sb, request):
+    """tree=tdm (three-greedy on arrival times, Oklobdzija 1996): every pair against the
+    golden model."""
+    a, b = np.meshgrid(np.arange(1 << aw, dtype=np.uint64), np.arange(1 << bw, dtype=np.uint64),
+                       indexing="ij")
+    _run("int_mul", {"a": a.ravel(), "b": b.ravel()}, request, a_width=aw, b_width=bw,
+         a_signed=sa, b_signed=sb, mult=mult, tree="tdm")
+
+
+def test_tdm_puts_the_latest_bit_on_the_fast_input():
+    """The three-greedy schedule: in a column of 3 fresh bits and a late carry, the adder takes
+    the three earliest (the fresh bits), and the late carry is left for the next adder or the
+    rows -- so the census counts full adders only, the two-row result per column."""
+    from amaranth.hdl import Module, Signal
+    from tcgen.hw.intarith import _tdm
+    m = Module()
+    cols = [[Signal(name=f"b{i}_{k}") for k in range(h)] for i, h in enumerate([3, 4, 5, 1])]
+    out, built = _tdm(m, cols, 4, "t")
+    assert built["ha"] == 0 and built["fa"] > 0
+    assert all(len(c) <= 2 for c in out)
 
 
 def test_lzc_16_exhaustive(request):
