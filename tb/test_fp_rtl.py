@@ -156,9 +156,10 @@ def test_mul_tree_gkl(fmt, n, extra, request):
     _binop("fp_mul", fmt, "rne", *pairs, request, tree="gkl", **extra)
 
 
-@pytest.mark.parametrize("fmt,n,mult", [("fp16", 20_000, "array"), ("fp16", 20_000, "booth4"),
-                                        pytest.param("fp32", 5_000, "booth4",
-                                                     marks=pytest.mark.slow)])
+@pytest.mark.parametrize("fmt,n,mult", [("fp16", 20_000, "array")] + [
+    pytest.param(f, n, m, marks=pytest.mark.slow)
+    for f, n, m in (("fp16", 20_000, "booth4"), ("bf16", 20_000, "array"),
+                    ("fp32", 5_000, "array"), ("fp32", 5_000, "booth4"))])
 def test_mul_tree_tdm(fmt, n, mult, request):
     """fp_mul tree=tdm (three-greedy on arrival times), RNE, edge x edge, ties and random pairs
     against the model."""
