@@ -548,11 +548,13 @@ def timed_activity(netlist: Netlist, netlist_file: Path, lib: Liberty, workload:
 def icarus_sdf(sdf: Path, workdir: Path) -> Path:
     """OpenSTA's SDF for Icarus: each ``(min::max)`` triple written ``(v:v:v)`` with the value
     :func:`tcgen.synth.timedsim.read_sdf` takes (Icarus picks the typ field, which OpenSTA
-    leaves empty: the delays would silently not be annotated)."""
+    leaves empty: the delays would silently not be annotated); a negative delay as 0, as the
+    timed engine takes it."""
     from .timedsim import _triple
     text = Path(sdf).read_text()
     out = re.sub(r"\(([-0-9.eE+]*:[-0-9.eE+]*:[-0-9.eE+]*)\)",
-                 lambda m: "({0}:{0}:{0})".format(repr(_triple([m.group(1)]))), text)
+                 lambda m: "({0}:{0}:{0})".format(repr(max(0.0, _triple([m.group(1)])))),
+                 text)
     path = Path(workdir) / "icarus.sdf"
     write_atomic(path, out)
     return path
@@ -923,6 +925,7 @@ def simulate_timed(netlist: Netlist, netlist_file: Path, lib: Liberty, workload:
     total = int(counts[[sim.nets[k] for k in out]].sum())
     info = {"late_transitions": timed.late, "transitions": total,
             "late_share": round(timed.late / total, 6) if total else 0.0,
-            "missing_arcs": timed.missing_arcs, "resolution_fs": int(resolution_fs),
+            "missing_arcs": timed.missing_arcs, "negative_arcs": timed.negative_arcs,
+            "resolution_fs": int(resolution_fs),
             "pulse_model": pulse}
     return out, zero, info

@@ -14,7 +14,10 @@ from the SDF by :func:`read_sdf`: per arc (input pin -> output pin) a rise delay
 delay (of the output), at each instance's own load and input slew.  A flip-flop's output
 follows its state with the clock -> output arc.  A conditional arc (``COND``) takes the
 largest of its conditions; ``INTERCONNECT`` delays (zero without parasitics) are added to the
-load pin's arcs.
+load pin's arcs.  A negative delay -- OpenSTA extrapolating a cell's NLDM table below its
+first input slew, which the flow's ideal input transitions reach (nangate45's NOR2_X1 fall:
+-4 ps) -- is taken as 0, as a Verilog simulator takes it (:attr:`TimedSim.negative_arcs`
+counts them).
 
 **Model.**  Verilog's, for a cell with specify path delays:
 
@@ -221,6 +224,7 @@ class TimedSim:
             driven[lv.out] = True
         self.sources = np.flatnonzero(~driven)
         self.missing_arcs = 0
+        self.negative_arcs = 0
         self.delays = [self._level_delays(lv, sdf) for lv in sim.levels]
         self.late = 0
         self.n_nets = n_nets
@@ -249,8 +253,12 @@ class TimedSim:
                     self.missing_arcs += 1
                 extra = 0.0 if op.startswith("@") else sdf.interconnect.get(f"{inst}/{pin}",
                                                                                0.0)
-                d[r, j, 0] = self._fs(arc[0] + extra)
-                d[r, j, 1] = self._fs(arc[1] + extra)
+                for k in (0, 1):
+                    v = arc[k] + extra
+                    if v < 0:                      # an NLDM table extrapolated below its
+                        self.negative_arcs += 1    # first slew: causality needs >= 0
+                        v = 0.0
+                    d[r, j, k] = self._fs(v)
         return d
 
     def run(self, pre: np.ndarray, mid: np.ndarray, post: np.ndarray,

@@ -184,6 +184,15 @@ def test_glitch_pulse_width_and_filtering(tmp_path):
     assert ts.waveform(sim.nets["y"], 0) == (0, [0.1, 0.7])
 
 
+def test_negative_delays_are_zero(tmp_path):
+    """OpenSTA extrapolates an NLDM table below its first slew to a negative delay (nangate45's
+    NOR2_X1 at ideal input transitions): taken as 0, counted -- a send never precedes its
+    cause, so a cycle still ends at its settled value."""
+    ts, sim, _ = _glitch_sim(tmp_path, 0.2, -0.01, 0.1)
+    assert ts.negative_arcs == 2
+    assert ts.waveform(sim.nets["y"], 0) == (0, [0.0, 0.5])
+
+
 def test_read_sdf():
     text = """(DELAYFILE (SDFVERSION "3.0") (TIMESCALE 100ps)
  (CELL (CELLTYPE "AND2X2") (INSTANCE u1)
