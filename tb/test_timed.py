@@ -23,7 +23,7 @@ from tcgen.synth import sta
 from tcgen.synth.liberty import resolve, shared_liberty_available
 from tcgen.synth.timedsim import TimedSim, TimedSimError, read_sdf
 from tcgen.synth.tools import FlowInputError
-from tcgen.synth.yosys import synthesize
+from tcgen.synth.ppa import synthesized
 
 # the libraries whose vendor models take SDF delays (specify blocks): osu018 (sky130hd's
 # FUNCTIONAL models have none, nangate45 ships no models)
@@ -52,7 +52,7 @@ def _design(name, tmp_path, lib, n, rng):
         text = verilog("fp_mul", unit_params(u, {"fmt": "fp8_e4m3", "cuts": "product"}))
         top = "fp_mul"
         wl = {"a": rng.integers(0, 256, n), "b": rng.integers(0, 256, n)}
-    syn = synthesize(text, top, lib, 10.0, tmp_path / f"syn_{name}")
+    syn, _ = synthesized(text, top, lib, 10.0)      # the flow's cache: shared with the suite
     nl = act.read_netlist(syn.netlist, top)
     return syn.netlist, nl, wl
 
