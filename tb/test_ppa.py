@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from small_designs import ACC
 
 from tcgen.generate import verilog
 from tcgen.registry import get_unit
@@ -354,14 +355,7 @@ def test_capacitance_units_and_missing_buffer(tmp_path):
 
 
 # -- gate-level simulation: scalarized ports (synth.activity.scalarize_ports) ------------------
-_ACC = """module acc(input clk, input rst, input [15:0] a, input [1:0] op, output [11:0] q,
-                 output [3:0] flags);
-  reg [11:0] r;
-  always @(posedge clk) if (rst) r <= 0; else r <= op[0] ? r + a[11:0] : r ^ a[15:4];
-  assign q = r;
-  assign flags = {^r, &r[3:0], |a, op[1]};
-endmodule
-"""
+_ACC = ACC
 
 
 @pytest.mark.parametrize("lib", SIM_LIBS)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from small_designs import ACC
 
 from tcgen.generate import unit_params, verilog
 from tcgen.measure import measure
@@ -30,14 +31,7 @@ from tcgen.synth.ppa import synthesized
 REF_LIBS = [n for n in ["osu018"] + (["nangate45", "sky130hd"] if shared_liberty_available()
                                       else []) if act.models_have_specify(resolve(n))]
 
-_ACC = """module acc(input clk, input rst, input [15:0] a, input [1:0] op, output [11:0] q,
-                 output [3:0] flags);
-  reg [11:0] r;
-  always @(posedge clk) if (rst) r <= 0; else r <= op[0] ? r + a[11:0] : r ^ a[15:4];
-  assign q = r;
-  assign flags = {^r, &r[3:0], |a, op[1]};
-endmodule
-"""
+_ACC = ACC
 
 
 def _design(name, tmp_path, lib, n, rng):
