@@ -196,6 +196,7 @@ def _tdm(m: Module, cols: list[list], width: int, name: str):
     out: list[list] = [[] for _ in range(width)]
     serial = len(cols) * 1000
     carry_in: list = []
+    latest = 0                      # the schedule's latest output bit (unit-gate estimate)
     for i in range(width):
         items = arrivals[i] + carry_in if i < len(arrivals) else list(carry_in)
         carry_in = []
@@ -213,7 +214,8 @@ def _tdm(m: Module, cols: list[list], width: int, name: str):
             serial += 2
             fa += 1
         out[i] = [b for _, _, b in sorted(items, key=lambda t: (t[0], t[1]))]
-    return out, {"fa": fa, "ha": 0, "gates": 5 * fa}
+        latest = max([latest] + [t for t, _, _ in items])
+    return out, {"fa": fa, "ha": 0, "gates": 5 * fa, "arrival": latest}
 
 
 def _dadda(m: Module, cols: list[list], width: int, name: str):

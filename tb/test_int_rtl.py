@@ -227,16 +227,19 @@ def test_int_mul_tdm_exhaustive(mult, aw, bw, sa, sb, request):
 
 
 def test_tdm_puts_the_latest_bit_on_the_fast_input():
-    """The three-greedy schedule: in a column of 3 fresh bits and a late carry, the adder takes
-    the three earliest (the fresh bits), and the late carry is left for the next adder or the
-    rows -- so the census counts full adders only, the two-row result per column."""
-    from amaranth.hdl import Module, Signal
+    """The three-greedy schedule on one column of 5 bits (arrivals in unit gates, XOR 2, AND-OR
+    1 per level): the first adder takes three fresh bits (its sum at 2 + 2 = 4); the second
+    takes the two fresh bits left and that sum, the sum -- the latest -- on the fast input, so
+    its output arrives at max(0 + 2, 4) + 2 = 6 (on a slow input it would be 4 + 2 + 2 = 8).
+    A column of 4 bits: one adder, 4."""
+    from amaranth.hdl import Fragment, Module, Signal
     from tcgen.hw.intarith import _tdm
-    m = Module()
-    cols = [[Signal(name=f"b{i}_{k}") for k in range(h)] for i, h in enumerate([3, 4, 5, 1])]
-    out, built = _tdm(m, cols, 4, "t")
-    assert built["ha"] == 0 and built["fa"] > 0
-    assert all(len(c) <= 2 for c in out)
+    for n, arrival, fas in ((5, 6, 2), (4, 4, 1)):
+        m = Module()
+        out, built = _tdm(m, [[Signal(name=f"b{k}") for k in range(n)]], 1, "t")
+        assert (built["arrival"], built["fa"], built["ha"]) == (arrival, fas, 0), n
+        assert len(out[0]) <= 2
+        Fragment.get(m, None)                 # elaborated: no UnusedElaboratable warning
 
 
 def test_lzc_16_exhaustive(request):
