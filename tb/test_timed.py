@@ -52,7 +52,8 @@ def _design(name, tmp_path, lib, n, rng):
 
 
 @pytest.mark.parametrize("lib", REF_LIBS)
-@pytest.mark.parametrize("design", ["acc", "fp_mul", "fp8_piped"])
+@pytest.mark.parametrize("design", ["acc", pytest.param("fp_mul", marks=pytest.mark.slow),
+                                    "fp8_piped"])          # fp_mul: 3.5 s, make test's budget
 def test_timed_engine_equals_icarus_with_sdf(lib, design, tmp_path):
     """Every net's transition count (glitches included) equals Icarus's on the vendor cell
     models with the same SDF annotated (time precision 1 fs), and the engine counts more
