@@ -251,7 +251,8 @@ def test_random_tiles_batch(unit, n):
 
 
 # -- numerics = fused_sm90: Hopper's fused block in each DP pass ---------------------------------
-@pytest.mark.parametrize("unit,kw", [("octet_sparse", {}), ("octet_dense", {}),
+@pytest.mark.parametrize("unit,kw", [("octet_sparse", {}),
+                                     pytest.param("octet_dense", {}, marks=_slow),   # budget
                                      pytest.param("octet_sparse", {"K": 8, "pingpong": False},
                                                   marks=_slow)])
 def test_fused_numerics(unit, kw):
