@@ -65,10 +65,16 @@ gen-mutation: setup
 ## make peers HARDFLOAT=dir CVFPU=dir COMMON_CELLS=dir: tcgen's FP adders and multipliers
 ## against Berkeley HardFloat and CVFPU/FPnew, equivalence first, then PPA on osu018,
 ## nangate45, sky130hd -> reports/peers.md (docs/peers.md; the peers' checkouts are yours)
+## make peers: the energy columns with noise bands (issue 43): the defaults, the peers and
+## the glitch-aware multipliers each under PEERS_NOISE perturbations, PEERS_JOBS at a time
+PEERS_NOISE ?= 4
+PEERS_JOBS ?= 2
+PEERS_BANDED ?= tcgen mult=array tree=tdm,tcgen mult=array tree=tdm rshift=wide
 peers: setup
 	@test -n "$(HARDFLOAT)" -a -n "$(CVFPU)" -a -n "$(COMMON_CELLS)" || \
 	  { echo "make peers: set HARDFLOAT=, CVFPU= and COMMON_CELLS= to the peers' checkouts" >&2; exit 2; }
-	$(PY) scripts/peers.py --hardfloat $(HARDFLOAT) --cvfpu $(CVFPU) --common-cells $(COMMON_CELLS)
+	$(PY) scripts/peers.py --hardfloat $(HARDFLOAT) --cvfpu $(CVFPU) --common-cells $(COMMON_CELLS) \
+	  --noise $(PEERS_NOISE) --noise-variants "$(PEERS_BANDED)" -j $(PEERS_JOBS)
 
 ## make lut-authors LUT_TENSOR_CORE=dir: the LUT Tensor Core authors' released array
 ## (github.com/Hamerlate/lut_tensor_core, sv_lut_array/) against tcgen's lut_array in one flow,

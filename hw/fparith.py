@@ -63,6 +63,12 @@ class FPAddParams(CutPoints, Params):
     ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
+    isolate: str = param("none", choices=("none", "far", "specials", "far+specials"),
+                         key_default=False,
+                         doc="operand isolation of idle paths (issue 43): far (the alignment "
+                             "shifter's input held at 0 when the smaller operand shifts wholly "
+                             "into the sticky bit), specials (both significands held at 0 when "
+                             "an operand is inf or NaN), both, or none")
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,11 @@ class FPMulParams(FPAddParams):
                           "adders), gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs) "
                           "or tdm (Oklobdzija's three-greedy: adders chosen on arrival times, "
                           "paths balanced)")
+    isolate: str = param("none", choices=("none", "specials"), key_default=False,
+                         doc="operand isolation (issue 43): specials (both significands held "
+                             "at 0, before the multiplier and the leading-zero counts, when an "
+                             "operand is zero, inf or NaN: the product's significand is not "
+                             "used) or none")
     rinc: str = param("add", choices=("add", "compound"), key_default=False,
                       doc="the round increment: add (the round decision added to the packed "
                           "result) or compound (the packed result and its +1 side by side, "
@@ -378,27 +389,46 @@ class FPMul(_FPBinary):
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.fmt, self.a, self.b, mode=p.rounding,
                                         ftz=p.ftz, stage=st, norm=p.norm,
                                         narrow=p.rshift == "narrow", mult=p.mult, cpa=p.cpa,
-                                        tree=p.tree, compound=p.rinc == "compound"))
+                                        tree=p.tree, compound=p.rinc == "compound",
+                                        isolate=p.isolate == "specials"))
         return m
+
+
+def _isolated(m: Module, idle, sig, name: str) -> Signal:
+    """``sig`` held at 0 while ``idle`` (operand isolation: the logic it feeds stops toggling
+    for results that do not use it)."""
+    out = Signal(len(sig), name=name)
+    m.d.comb += out.eq(Mux(idle, 0, sig))
+    return out
 
 
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
               stage, norm: str = "late", narrow: bool = False, mult: str = "array",
-              cpa: str = "auto", tree: str = "dadda", compound: bool = False):
+              cpa: str = "auto", tree: str = "dadda", compound: bool = False,
+              isolate: bool = False):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
     normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
-    the product's leading zeros from the significands' (round_pack's ``lz_hint``)."""
+    the product's leading zeros from the significands' (round_pack's ``lz_hint``).
+    ``isolate``: both significands held at 0 when an operand is zero, inf or NaN (the result
+    is then a zero, an inf or a NaN whatever the product: round_pack's flags decide it, and
+    a zero significand already gives a zero product)."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
+    sig_a, sig_b = a.sig, b.sig
+    if isolate:
+        idle = Signal(name="iso_idle")
+        m.d.comb += idle.eq(a.is_zero | b.is_zero | a.is_inf | b.is_inf | a.is_nan | b.is_nan)
+        sig_a, sig_b = _isolated(m, idle, a.sig, "iso_a_sig"), _isolated(m, idle, b.sig,
+                                                                        "iso_b_sig")
     mult = resolved_mult(mult, fmt)   # auto: Booth from 11 bits (reports/fp_mul.md)
     rows = None if 3 not in stage.cuts else (lambda r0, r1: stage(3, r0, r1))   # cut 3 (tree)
-    prod = (booth_mul if mult == "booth4" else array_mul)(m, a.sig, b.sig, name="sigmul",
+    prod = (booth_mul if mult == "booth4" else array_mul)(m, sig_a, sig_b, name="sigmul",
                                                            rows_stage=rows, cpa=cpa,
                                                            tree=tree)
     hint = None
     if norm == "early":            # counted beside the multiplier, not after it
-        lza, lzb = lzc(m, a.sig, name="lza"), lzc(m, b.sig, name="lzb")
+        lza, lzb = lzc(m, sig_a, name="lza"), lzc(m, sig_b, name="lzb")
         hint = Signal(len(prod).bit_length(), name="lz_hint")
         m.d.comb += hint.eq(lza + lzb)
     sign = Signal(name="sign")
@@ -458,7 +488,7 @@ class FPAdd(_FPBinary):
     bits), add or subtract, then one normalize-round-pack.  x + (−x) = +0 in both modes;
     (−0) + (−0) = −0; inf − inf = NaN.  Golden model: :func:`tcgen.hw.numeric.fp_add`.
 
-    Parameters: ``FPAddParams`` (fmt, rounding, ftz, pipeline).
+    Parameters: ``FPAddParams`` (fmt, rounding, ftz, pipeline, cuts, isolate).
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
@@ -469,6 +499,12 @@ class FPAdd(_FPBinary):
         st = Pipeline(m, p.enabled())
         a = unpack(m, fmt, self.a, "a", daz=p.ftz)
         b = unpack(m, fmt, self.b, "b", daz=p.ftz)
+        sig_a, sig_b = a.sig, b.sig
+        if "specials" in p.isolate:    # an inf or NaN result uses neither significand
+            idle = Signal(name="iso_special")
+            m.d.comb += idle.eq(a.is_inf | b.is_inf | a.is_nan | b.is_nan)
+            sig_a, sig_b = _isolated(m, idle, a.sig, "iso_a_sig"), _isolated(m, idle, b.sig,
+                                                                            "iso_b_sig")
         # magnitude order (encodings are monotonic in magnitude; DAZ'd subnormals compare as 0)
         mag_a = Mux(a.is_zero, 0, self.a[:w - 1])
         mag_b = Mux(b.is_zero, 0, self.b[:w - 1])
@@ -479,15 +515,27 @@ class FPAdd(_FPBinary):
                                                                            name="small_exp")
         big_sign, small_sign = Signal(name="big_sign"), Signal(name="small_sign")
         m.d.comb += [
-            big_sig.eq(Mux(swap, b.sig, a.sig)), small_sig.eq(Mux(swap, a.sig, b.sig)),
+            big_sig.eq(Mux(swap, sig_b, sig_a)), small_sig.eq(Mux(swap, sig_a, sig_b)),
             big_exp.eq(Mux(swap, b.exp, a.exp)), small_exp.eq(Mux(swap, a.exp, b.exp)),
             big_sign.eq(Mux(swap, b.sign, a.sign)), small_sign.eq(Mux(swap, a.sign, b.sign)),
         ]
         d = Signal(fmt.exp_bits, name="exp_diff")
         m.d.comb += d.eq(big_exp - small_exp)
-        aligned, sticky = shift_right_sticky(m, Cat(Const(0, 3), small_sig), d, name="align")
-        op_b = Signal(prec + 3, name="op_small")
-        m.d.comb += op_b.eq(aligned | sticky)
+        if "far" in p.isolate and (1 << fmt.exp_bits) - 1 > prec + 3:
+            # far: the whole significand shifts into the sticky bit -- the shifter's input
+            # held at 0 and the sticky bit taken directly
+            far = Signal(name="iso_far")
+            m.d.comb += far.eq(d >= prec + 3)
+            aligned, sticky = shift_right_sticky(
+                m, Cat(Const(0, 3), _isolated(m, far, small_sig, "iso_small_sig")), d,
+                name="align")
+            op_b = Signal(prec + 3, name="op_small")
+            m.d.comb += op_b.eq(Mux(far, small_sig.any(), aligned | sticky))
+        else:
+            aligned, sticky = shift_right_sticky(m, Cat(Const(0, 3), small_sig), d,
+                                                 name="align")
+            op_b = Signal(prec + 3, name="op_small")
+            m.d.comb += op_b.eq(aligned | sticky)
         sub = Signal(name="eff_sub")
         total = Signal(prec + 4, name="sum")
         m.d.comb += sub.eq(big_sign ^ small_sign)

@@ -19,7 +19,7 @@ from .fparith import (FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul, FPM
 from .layout import pack, unpack
 from .intarith import (LZC, BarrelShifter, BarrelShiftParams, CSATree, CSATreeParams, IntDot,
                        IntDotParams, IntMul, IntMulParams, LZCParams, Popcount, PopcountParams)
-from .spec import UnitSpec
+from .spec import UnitSpec, Workload
 
 __all__ = ["UNITS", "random_words"]
 
@@ -50,17 +50,38 @@ def _fp_workload(p, rng, n):
     return {"a": _rand_bits(rng, n, w), "b": _rand_bits(rng, n, w)}
 
 
+def _fp_values(relu: bool):
+    """Operands as a network's (issue 43: the energy of operand isolation depends on the
+    data): N(0, 1) values rounded to the format (RNE), or with ``relu`` the first operand
+    max(0, N(0, 1)) -- half of them zeros, as after a ReLU."""
+    def stimulus(p, rng, n):
+        x, y = rng.normal(0.0, 1.0, size=n), rng.normal(0.0, 1.0, size=n)
+        if relu:
+            x = np.maximum(x, 0.0)
+        return {"a": num.from_float(x, p.fmt), "b": num.from_float(y, p.fmt)}
+    return stimulus
+
+
+#: the FP units' named workloads besides uniform random encodings (the default: every
+#: encoding alike, so specials, subnormals and far-apart exponents are common)
+FP_WORKLOADS = {
+    "normal": Workload(_fp_values(False), doc="a, b ~ N(0, 1) in the format (RNE)"),
+    "relu": Workload(_fp_values(True), doc="a = max(0, N(0, 1)) (half zeros), b ~ N(0, 1)")}
+
+
 FP_ADD = UnitSpec(
     name="fp_add", family="hw", summary="IEEE-754 adder, any format, RNE/RTZ",
     params=FPAddParams, build=FPAdd,
     model=lambda p, a, b: {"y": num.fp_add(a, b, p.fmt, p.rounding, ftz=p.ftz)},
-    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload)
+    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload,
+    workloads=FP_WORKLOADS)
 
 FP_MUL = UnitSpec(
     name="fp_mul", family="hw", summary="IEEE-754 multiplier (structural significand array)",
     params=FPMulParams, build=FPMul,
     model=lambda p, a, b: {"y": num.fp_mul(a, b, p.fmt, p.rounding, ftz=p.ftz)},
-    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload)
+    ops_per_cycle=lambda p: 1.0, ops_unit="FLOP", workload=_fp_workload,
+    workloads=FP_WORKLOADS)
 
 FP_PRODUCT = UnitSpec(
     name="fp_product", family="hw", summary="exact product in a wider format (FP16 x FP16 -> "

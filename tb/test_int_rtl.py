@@ -133,7 +133,8 @@ def test_popcount_model():
 
 
 @pytest.mark.parametrize("n,width,tree", [(3, 8, "dadda"), (8, 16, "dadda"), (17, 5, "dadda"),
-                                          (8, 16, "gkl"), (17, 5, "gkl"), (32, 12, "gkl"),
+                                          (8, 16, "gkl"), (17, 5, "gkl"),
+                                          pytest.param(32, 12, "gkl", marks=pytest.mark.slow),
                                           # tdm: proved on int_mul (test_formal.py) in
                                           # make test; these runs slow (make test's budget)
                                           pytest.param(17, 5, "tdm", marks=pytest.mark.slow),
@@ -205,7 +206,8 @@ def test_gkl_blocks_every_input():
 
 
 @pytest.mark.parametrize("mult,aw,bw,sa,sb", [("array", 8, 8, True, True),
-                                               ("array", 8, 8, False, False),
+                                               pytest.param("array", 8, 8, False, False,
+                                                            marks=pytest.mark.slow),  # budget
                                                ("array", 5, 3, True, True),
                                                ("booth4", 8, 8, False, False),
                                                ("booth4", 7, 4, False, False)])

@@ -84,6 +84,13 @@ def test_measure_takes_a_design_standing_in():
      "--activity takes sim or sim-timed, got 'vectorless'"),
     (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--noise", "99"],
      "--noise must be an integer in 0..16, got 99"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--noise", "2",
+      "--noise-variants", "tcgen tree=tdm,tcgen tree=nope"],
+     "--noise-variants: no variant 'tcgen tree=nope'"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--noise-variants", "all"],
+     "--noise-variants needs --noise N"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "-j", "0"],
+     "-j must be an integer in 1..64, got 0"),
 ])
 def test_script_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, words):
     out = tmp_path / "peers.md"
@@ -144,8 +151,10 @@ def test_elaborate_sv_gives_plain_verilog_the_flow_reads(tmp_path):
 
 @pytest.mark.slow
 def test_peers_end_to_end(tmp_path):
-    """scripts/peers.py on FP16 mul, osu018, with the peers' checkouts from the environment:
-    every design equivalent, every PPA row present."""
+    """scripts/peers.py on FP16 mul, osu018, with the peers' checkouts from the environment,
+    two designs at a time, one perturbation for the defaults, the peers and one variant:
+    every design equivalent, every PPA row present in the report's order, the banded rows
+    with a band around their own figure, the verdict table's rows."""
     env = {k: os.environ.get(f"TCGEN_PEERS_{k.upper()}") for k in
            ("hardfloat", "cvfpu", "common_cells")}
     if not all(env.values()):
@@ -154,9 +163,20 @@ def test_peers_end_to_end(tmp_path):
     r = subprocess.run([sys.executable, str(SCRIPT), "--hardfloat", env["hardfloat"],
                         "--cvfpu", env["cvfpu"], "--common-cells", env["common_cells"],
                         "--ops", "mul", "--formats", "fp16", "--libs", "osu018",
-                        "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+                        "--noise", "1", "--noise-variants", "tcgen mult=array tree=tdm",
+                        "-j", "2", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(out.with_suffix(".json").read_text())
     assert [e["mismatches"] for e in res["equivalence"]] == [0, 0]
-    assert {x["design"] for x in res["ppa"]} == {"tcgen", "hardfloat", "fpnew",
-                                                 "hardfloat-core"}
+    names = [x["design"] for x in res["ppa"]]
+    assert names[:3] == ["tcgen", "hardfloat", "fpnew"] and names[-1] == "hardfloat-core"
+    assert "tcgen mult=array tree=tdm" in names and len(names) == len(set(names))
+    for x in res["ppa"]:
+        banded = x["design"] in ("tcgen", "hardfloat", "fpnew", "tcgen mult=array tree=tdm")
+        assert ("band" in x) == banded, x["design"]
+        if banded:
+            lo, hi = x["band"]["energy_pj_per_op"]
+            assert lo <= x["energy_pj_per_op"] <= hi
+    text = out.read_text()
+    verdicts = [ln for ln in text.splitlines() if ln.startswith("| osu018 | mul | fp16 | ")]
+    assert len(verdicts) == 1 and "no band" not in verdicts[0], verdicts

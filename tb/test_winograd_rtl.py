@@ -199,7 +199,8 @@ def test_itf_random_fp(mode, chunk, request):
     _run("wino_itf", p, tiles, request)
 
 
-@pytest.mark.parametrize("mode,n", [("fp16", 12), pytest.param("fp16", 1000, marks=_slow),
+@pytest.mark.parametrize("mode,n", [pytest.param("fp16", 12, marks=_slow),   # its build: budget
+                                    pytest.param("fp16", 1000, marks=_slow),
                                     pytest.param("fp32", 4000, marks=_slow),
                                     pytest.param("fp16acc", 4000, marks=_slow)])
 def test_itf_f43_random_fp(mode, n, request):
@@ -522,8 +523,9 @@ _conv_run = conv_run
 @pytest.mark.parametrize("kw", [pytest.param({}, marks=pytest.mark.slow),   # ~15 s: C = 8
                                 {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
                                 {"mode": "int"},
-                                {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 6,
-                                 "data_bits": 5, "weight_bits": 7},
+                                pytest.param({"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 6,
+                                              "data_bits": 5, "weight_bits": 7},
+                                             marks=pytest.mark.slow),     # 8 s: the budget
                                 pytest.param({"mode": "fp16acc", "m": 4, "C": 4, "K": 2},
                                              marks=pytest.mark.slow),
                                 pytest.param({"m": 4, "C": 9, "K": 2, "dps": 8},
@@ -639,7 +641,8 @@ def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
 
 @pytest.mark.parametrize("kw", [pytest.param({}, marks=pytest.mark.slow),   # ~15 s; linted
                                 {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
-                                {"mode": "fp16acc", "m": 4, "C": 3, "K": 2, "dps": 5},
+                                pytest.param({"mode": "fp16acc", "m": 4, "C": 3, "K": 2,
+                                              "dps": 5}, marks=pytest.mark.slow),  # the budget
                                 {"mode": "int", "dps": 9},
                                 {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 5,
                                  "data_bits": 5, "weight_bits": 7},
