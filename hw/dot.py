@@ -41,6 +41,7 @@ from . import numeric as num
 from .dedup import shared
 from .fparith import (FORMAT_NAMES, FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
                       FPMulParams, FPProduct, FPProductParams, add_tree)
+from .intarith import TREES
 from .numeric import get_format
 from .params import Params, param
 from .pipeline import CutPoints, Pipeline, cuts_param
@@ -71,6 +72,26 @@ class Dp4Params(CutPoints, Params):
                                    "4×DP-1 (c, y: one accumulator per group)",
                         key_default=False)
     cuts: str = cuts_param()
+    mult: str = param("default", choices=("default", "array", "booth4"), key_default=False,
+                      doc="the four multipliers' significand product (issue 43): default (each "
+                          "multiplier's own: the exact product's array, fp_mul's auto with "
+                          "product=rounded), array or booth4")
+    tree: str = param("dadda", choices=TREES, key_default=False,
+                      doc="the four multipliers' compressor tree: dadda, gkl or tdm "
+                          "(three-greedy on arrival times)")
+    isolate: str = param("none", choices=("none", "specials"), key_default=False,
+                         doc="the four multipliers' operand isolation: specials (significands "
+                             "held at 0 for a zero, inf or NaN operand) or none")
+
+    def mul_params(self) -> dict:
+        """What the lanes' multipliers take of these parameters (the defaults: nothing, so
+        their modules and Verilog are the ones they always were)."""
+        kw = {} if self.mult == "default" else {"mult": self.mult}
+        if self.tree != "dadda":
+            kw["tree"] = self.tree
+        if self.isolate != "none":
+            kw["isolate"] = self.isolate
+        return kw
 
     def cut_points(self):
         mul = (FPProductParams if self.product == "exact" else FPMulParams).CUT_POINTS
@@ -122,12 +143,13 @@ def product(m: Module, a, b, p: Dp4Params, k: int, *, name: str = "mul",
     (``skip_zero``) by the multiplier's latency."""
     if p.product == "exact":
         mul = shared(m, f"{name}{k}", FPProduct(FPProductParams(fmt=p.fmt, dst=p.acc,
-                                                                pipeline=0, cuts=cuts)))
+                                                                pipeline=0, cuts=cuts,
+                                                                **p.mul_params())))
         m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
         y = mul.y
     else:
         mul = FPMul(FPMulParams(fmt=p.fmt, rounding=p.rounding, ftz=False, pipeline=0,
-                                cuts=cuts))
+                                cuts=cuts, **p.mul_params()))
         shared(m, f"{name}{k}", mul)
         m.d.comb += [mul.a.eq(a), mul.b.eq(b)]
         y = widen(m, mul.y, p.fmt, p.acc, f"{widen_name}{k}")

@@ -123,6 +123,15 @@ class FPProductParams(CutPoints, Params):
                      doc="product format (must hold every product of two fmt values exactly)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
+    mult: str = param("array", choices=("array", "booth4"), key_default=False,
+                      doc="the significand product: array (AND partial products) or booth4 "
+                          "(radix-4 modified Booth), as fp_mul's")
+    tree: str = param("dadda", choices=TREES, key_default=False,
+                      doc="the significand product's compressor tree, as fp_mul's (dadda, gkl "
+                          "or tdm)")
+    isolate: str = param("none", choices=("none", "specials"), key_default=False,
+                         doc="operand isolation, as fp_mul's (both significands held at 0 for "
+                             "a zero, inf or NaN operand) or none")
 
     def check(self):
         if not num.product_is_exact(get_format(self.fmt), get_format(self.dst)):
@@ -462,7 +471,8 @@ class FPProduct(wiring.Component):
     the round/pack only normalizes (subnormal operands) and re-biases.  inf·0 and NaN in give
     dst's canonical NaN, inf gives ±inf.  Golden model: :func:`tcgen.hw.numeric.fp_product`.
 
-    Parameters: ``FPProductParams`` (fmt, dst, pipeline).
+    Parameters: ``FPProductParams`` (fmt, dst, pipeline, cuts; mult, tree, isolate as
+    :class:`FPMul`'s).
     Attributes: a, b ``In(fmt.width)``; y ``Out(dst.width)``; ``latency`` = pipeline.
     """
 
@@ -475,9 +485,11 @@ class FPProduct(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        st = Pipeline(m, self.params.enabled())
+        p = self.params
+        st = Pipeline(m, p.enabled())
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.dst, self.a, self.b, mode="rne",
-                                        ftz=False, stage=st))
+                                        ftz=False, stage=st, mult=p.mult, tree=p.tree,
+                                        isolate=p.isolate == "specials"))
         return m
 
 

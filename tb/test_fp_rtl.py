@@ -272,29 +272,42 @@ def test_convert_pipelined(request):
 
 
 # -- the exact product and the library DP-4 (tcgen.hw.dot) -------------------------------------
-def test_fp_product_fp16(request):
-    """FP16 × FP16 -> FP32 exact: every pair of specials and edge values + 100,000 random."""
+@pytest.mark.parametrize("kw", [{}] + [pytest.param(x, marks=pytest.mark.slow) for x in (
+    {"mult": "booth4"}, {"tree": "tdm", "isolate": "specials"},
+    {"mult": "booth4", "tree": "gkl", "isolate": "specials"})])
+def test_fp_product_fp16(kw, request):
+    """FP16 × FP16 -> FP32 exact: every pair of specials and edge values + 100,000 random;
+    make test-slow: the same with Booth partial products, the three-greedy or GKL tree and
+    operand isolation (issue 43)."""
     rng = np.random.default_rng(harness.seed(1700))
     a, b = concat_pairs(cross(edge_values("fp16")), random_fp_pairs("fp16", rng, 100_000))
-    _run("fp_product", get_unit("fp_product").params(), {"a": a, "b": b}, request)
+    _run("fp_product", get_unit("fp_product").params(**kw), {"a": a, "b": b}, request)
 
 
 _DP4 = [("exact", "fp32", False), ("exact", "fp32", True), ("rounded", "fp32", False),
         ("rounded", "fp16", False)]
 
 
-@pytest.mark.parametrize("product,acc,skip,n", [(*c, 1_500) for c in _DP4[1:3]] + [
-    pytest.param(*_DP4[0], 1_500, marks=pytest.mark.slow)] + [   # the budget: exact without skip
-    pytest.param(*c, 40_000, marks=pytest.mark.slow) for c in _DP4])
-def test_dp4(product, acc, skip, n, request):
+#: the lanes' multipliers with issue 43's techniques (the DP-4's mult / tree / isolate)
+_DP4_MULS = [("exact", "fp32", True, {"tree": "tdm", "isolate": "specials"}),
+             ("exact", "fp32", False, {"mult": "booth4", "tree": "tdm"}),
+             ("rounded", "fp32", False, {"mult": "array", "tree": "tdm", "isolate": "specials"})]
+
+
+@pytest.mark.parametrize("product,acc,skip,n,kw", [(*c, 1_500, {}) for c in _DP4[1:3]] + [
+    pytest.param(*_DP4[0], 1_500, {}, marks=pytest.mark.slow)] + [   # the budget
+    pytest.param(*c, 40_000, {}, marks=pytest.mark.slow) for c in _DP4] + [
+    pytest.param(*c[:3], 10_000, c[3], marks=pytest.mark.slow) for c in _DP4_MULS])
+def test_dp4(product, acc, skip, n, kw, request):
     """DP-4s with operand lanes from the adder/multiplier mix with specials and cancelling
     pairs, C from the same mix in acc; with skip_zero a quarter of the a lanes are ±0.  make
     test: 1,500 per configuration (Icarus, ~2 ms each); make test-slow: 40,000 (Verilator, by
-    the cost model)."""
+    the cost model), and 10,000 with the lanes' multipliers on Booth, the three-greedy tree
+    and operand isolation (``kw``)."""
     from amaranth.lib import data
     from tcgen.hw.layout import pack
     rng = np.random.default_rng(harness.seed(1701 + (n > 1_500)))
-    p = get_unit("dp4").params(acc=acc, product=product, skip_zero=skip)
+    p = get_unit("dp4").params(acc=acc, product=product, skip_zero=skip, **kw)
     a, b = dot_lanes("fp16", rng, n), dot_lanes("fp16", rng, n)
     if skip:
         a = np.where(rng.random(a.shape) < 0.25, a & np.uint64(0x8000), a)
