@@ -63,6 +63,7 @@ def test_moved_values_are_listed(tmp_path):
     assert float(ratio) < 0.95                  # the issue-17 multiplier: smaller
 
 
+@pytest.mark.slow          # 10 s: make test's budget (two trees built from scratch)
 def test_designs_of_a_sweep_against_its_own_revision_are_the_same(tmp_path):
     """--designs builds a sweep's points in a worktree of the base revision and in this tree:
     against HEAD every design is the same (fingerprints are deterministic, the worktree

@@ -53,7 +53,9 @@ def _observed(s, scenario="back_to_back") -> list[int]:
 
 
 # -- T3/T4: the paper's four cycle counts, reproduced by the RTL -------------------------------
-@pytest.mark.parametrize("mode,pingpong", list(paper.WMMA_CYCLES))
+@pytest.mark.parametrize("mode,pingpong", [
+    c if c[1] else pytest.param(*c, marks=_slow)       # without ping-pong: slow (the budget)
+    for c in paper.WMMA_CYCLES])
 def test_paper_cycles(mode, pingpong):
     """One (S)WMMA takes 40 / 34 / 26 / 20 cycles (request offered to result valid), bit-exact
     against the model; back to back, one WMMA per the same number of cycles (dense with
@@ -329,7 +331,7 @@ def test_bstationary_cycles(L, K):
 
 
 @pytest.mark.parametrize("scenario", [pytest.param("backpressure", marks=_slow),  # the budget
-                                      "reset_mid_operation"])
+                                      pytest.param("reset_mid_operation", marks=_slow)])
 def test_bstationary_stalls_and_reset(scenario):
     """Under idle/stall cycles (the held tile survives waiting results) and a reset mid-run
     (the tile resets to +0; the stimulus restarts with a loading request): bit-exact."""

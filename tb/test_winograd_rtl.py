@@ -273,8 +273,11 @@ def test_ftf_fp16_halving_exhaustive(request):
     _run("wino_ftf", p, tiles.reshape(-1, 3, 3), request)
 
 
+# slow (make test's budget): the FP32 FTF's build with test_default_workloads' FTF run; the FP16
+# FTF's halving runs exhaustively in make test
 @pytest.mark.parametrize("chunk", [0, pytest.param(1, marks=_slow)])
-@pytest.mark.parametrize("mode", ["fp32", pytest.param("fp16", marks=_slow)])   # fp16: budget
+@pytest.mark.parametrize("mode", [pytest.param("fp32", marks=_slow),
+                                  pytest.param("fp16", marks=_slow)])
 def test_ftf_random_fp(mode, chunk, request):
     """Random 3×3 filters (fp_tiles' mix); FP32 subnormals meet the halving here."""
     rng = np.random.default_rng(harness.seed(160 + chunk))
@@ -465,7 +468,8 @@ def test_otf_contract_refused():
 # the FP32 ITF and OTF at their defaults (8.6 s, 8.9 s: builds of their own) are make
 # test-slow's since issue 42 (make test's budget); make test runs both inside wino_conv's FP32
 # specials run
-@pytest.mark.parametrize("unit,kw", [pytest.param("wino_itf", {}, marks=_slow), ("wino_ftf", {}),
+@pytest.mark.parametrize("unit,kw", [pytest.param("wino_itf", {}, marks=_slow),
+                                     pytest.param("wino_ftf", {}, marks=_slow),   # budget
                                      pytest.param("wino_otf", {}, marks=_slow),
                                      ("wino_itf", {"mode": "int"}),
                                      ("wino_ftf", {"mode": "int", "m": 4}),
