@@ -40,8 +40,8 @@ from amaranth.lib.wiring import In, Out
 from . import numeric as num
 from .dedup import shared
 from .fparith import (FORMAT_NAMES, FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
-                      FPMulParams, FPProduct, FPProductParams, add_tree)
-from .intarith import TREES
+                      FPMulParams, FPProduct, FPProductParams, add_tree, isolate_param)
+from .intarith import tree_param
 from .numeric import get_format
 from .params import Params, param
 from .pipeline import CutPoints, Pipeline, cuts_param
@@ -76,12 +76,11 @@ class Dp4Params(CutPoints, Params):
                       doc="the four multipliers' significand product (issue 43): default (each "
                           "multiplier's own: the exact product's array, fp_mul's auto with "
                           "product=rounded), array or booth4")
-    tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the four multipliers' compressor tree: dadda, gkl or tdm "
-                          "(three-greedy on arrival times)")
-    isolate: str = param("none", choices=("none", "specials"), key_default=False,
-                         doc="the four multipliers' operand isolation: specials (significands "
-                             "held at 0 for a zero, inf or NaN operand) or none")
+    tree: str = tree_param("the four multipliers' compressor tree: dadda, gkl or tdm "
+                           "(three-greedy on arrival times)")
+    isolate: str = isolate_param(("specials",),
+                                 "the four multipliers' operand isolation: specials (significands "
+                                 "held at 0 for a zero, inf or NaN operand) or none")
 
     def mul_params(self) -> dict:
         """What the lanes' multipliers take of these parameters (the defaults: nothing, so

@@ -29,7 +29,8 @@ from amaranth.lib.wiring import In, Out
 
 from . import numeric as num
 from .dedup import shared
-from .intarith import CPA_TOPOLOGIES, TREES, array_mul, booth_mul, lzc, shift_left, shift_right_sticky
+from .intarith import (CPA_TOPOLOGIES, array_mul, booth_mul, lzc, shift_left,
+                       shift_right_sticky, tree_param)
 from .numeric import FloatFormat, get_format
 from .params import Params, param
 from .pipeline import CutPoints, Pipeline, cuts_param
@@ -54,6 +55,12 @@ def resolved_mult(mult: str, fmt: FloatFormat) -> str:
 
 
 # -- parameters --------------------------------------------------------------------------------
+def isolate_param(choices: tuple, doc: str):
+    """The ``isolate`` field (operand isolation, issue 43): ``none``, the default, stays off the
+    cache key and the module names."""
+    return param("none", choices=("none", *choices), key_default=False, doc=doc)
+
+
 @dataclass(frozen=True)
 class FPAddParams(CutPoints, Params):
     UNIT = "fp_add"
@@ -63,12 +70,11 @@ class FPAddParams(CutPoints, Params):
     ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
-    isolate: str = param("none", choices=("none", "far", "specials", "far+specials"),
-                         key_default=False,
-                         doc="operand isolation of idle paths (issue 43): far (the alignment "
-                             "shifter's input held at 0 when the smaller operand shifts wholly "
-                             "into the sticky bit), specials (both significands held at 0 when "
-                             "an operand is inf or NaN), both, or none")
+    isolate: str = isolate_param(("far", "specials", "far+specials"),
+                                 "operand isolation of idle paths (issue 43): far (the alignment "
+                                 "shifter's input held at 0 when the smaller operand shifts wholly "
+                                 "into the sticky bit), specials (both significands held at 0 when "
+                                 "an operand is inf or NaN), both, or none")
 
 
 @dataclass(frozen=True)
@@ -93,16 +99,15 @@ class FPMulParams(FPAddParams):
                      doc="the significand product's carry-propagate adder: auto (Yosys's $add) "
                          "or a structural ripple, sklansky, kogge_stone or brent_kung prefix "
                          "adder")
-    tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the significand product's compressor tree: dadda (full and half "
-                          "adders), gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs) "
-                          "or tdm (Oklobdzija's three-greedy: adders chosen on arrival times, "
-                          "paths balanced)")
-    isolate: str = param("none", choices=("none", "specials"), key_default=False,
-                         doc="operand isolation (issue 43): specials (both significands held "
-                             "at 0, before the multiplier and the leading-zero counts, when an "
-                             "operand is zero, inf or NaN: the product's significand is not "
-                             "used) or none")
+    tree: str = tree_param("the significand product's compressor tree: dadda (full and half "
+                           "adders), gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs) "
+                           "or tdm (Oklobdzija's three-greedy: adders chosen on arrival times, "
+                           "paths balanced)")
+    isolate: str = isolate_param(("specials",),
+                                 "operand isolation (issue 43): specials (both significands held "
+                                 "at 0, before the multiplier and the leading-zero counts, when an "
+                                 "operand is zero, inf or NaN: the product's significand is not "
+                                 "used) or none")
     rinc: str = param("add", choices=("add", "compound"), key_default=False,
                       doc="the round increment: add (the round decision added to the packed "
                           "result) or compound (the packed result and its +1 side by side, "
@@ -126,12 +131,11 @@ class FPProductParams(CutPoints, Params):
     mult: str = param("array", choices=("array", "booth4"), key_default=False,
                       doc="the significand product: array (AND partial products) or booth4 "
                           "(radix-4 modified Booth), as fp_mul's")
-    tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the significand product's compressor tree, as fp_mul's (dadda, gkl "
-                          "or tdm)")
-    isolate: str = param("none", choices=("none", "specials"), key_default=False,
-                         doc="operand isolation, as fp_mul's (both significands held at 0 for "
-                             "a zero, inf or NaN operand) or none")
+    tree: str = tree_param("the significand product's compressor tree, as fp_mul's (dadda, gkl "
+                           "or tdm)")
+    isolate: str = isolate_param(("specials",),
+                                 "operand isolation, as fp_mul's (both significands held at 0 for "
+                                 "a zero, inf or NaN operand) or none")
 
     def check(self):
         if not num.product_is_exact(get_format(self.fmt), get_format(self.dst)):

@@ -30,7 +30,7 @@ from amaranth.lib.wiring import In, Out
 
 from .params import Params, param
 
-__all__ = ["compress", "prefix_add", "CPA_TOPOLOGIES", "TREES", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
+__all__ = ["compress", "prefix_add", "CPA_TOPOLOGIES", "TREES", "tree_param", "sum_operands", "array_mul", "int_dot", "popcount", "lzc", "shift_right_sticky",
            "shift_left", "dadda_heights", "adder_census", "IntMul", "CSATree", "Popcount", "LZC",
            "BarrelShifter", "IntDot", "IntMulParams", "IntDotParams", "CSATreeParams", "PopcountParams", "LZCParams",
            "BarrelShiftParams"]
@@ -178,6 +178,12 @@ def dadda_heights(max_height: int) -> list[int]:
 #: Trans. Computers 45(3), 1996: full adders chosen column by column on estimated arrival
 #: times, the latest input on the adder's fast path -- paths balanced, fewer glitches)
 TREES = ("dadda", "gkl", "tdm")
+
+
+def tree_param(doc: str):
+    """The ``tree`` field of a parameter class whose datapath reduces partial products (one of
+    :data:`TREES`; dadda, the default, stays off the cache key and the module names)."""
+    return param("dadda", choices=TREES, key_default=False, doc=doc)
 
 #: the unit-gate delays :func:`_tdm` schedules with: a full adder's sum is (x ^ y) ^ z and its
 #: carry (x & y) | (z & (x ^ y)), so z -- the latest of the three -- passes one gate to each
@@ -640,10 +646,9 @@ class IntMulParams(Params):
     cpa: str = param("auto", choices=CPA_TOPOLOGIES, key_default=False,
                      doc="the final carry-propagate adder: auto (Yosys's $add) or a structural "
                          "ripple, sklansky, kogge_stone or brent_kung prefix adder")
-    tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the compressor tree: dadda (full and half adders), gkl (Goncharov-"
-                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates) or "
-                          "tdm (three-greedy on arrival times: paths balanced)")
+    tree: str = tree_param("the compressor tree: dadda (full and half adders), gkl (Goncharov-"
+                           "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates) or "
+                           "tdm (three-greedy on arrival times: paths balanced)")
 
     def check(self):
         if self.mult == "booth4" and (self.a_signed or self.b_signed):
@@ -666,10 +671,9 @@ class CSATreeParams(Params):
     UNIT = "csa_tree"
     n: int = param(8, range=(2, 64), doc="number of operands")
     width: int = param(16, range=(1, 32), doc="bits per operand")
-    tree: str = param("dadda", choices=TREES, key_default=False,
-                      doc="the compressor tree: dadda (full and half adders), gkl (Goncharov-"
-                          "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates) or "
-                          "tdm (three-greedy on arrival times: paths balanced)")
+    tree: str = tree_param("the compressor tree: dadda (full and half adders), gkl (Goncharov-"
+                           "Kulikov-Levtsov MDFA blocks on bit pairs: fewer two-input gates) or "
+                           "tdm (three-greedy on arrival times: paths balanced)")
 
 
 @dataclass(frozen=True)
