@@ -537,21 +537,18 @@ class FPAdd(_FPBinary):
         ]
         d = Signal(fmt.exp_bits, name="exp_diff")
         m.d.comb += d.eq(big_exp - small_exp)
+        shifted = small_sig
+        far = None
         if "far" in p.isolate and (1 << fmt.exp_bits) - 1 > prec + 3:
             # far: the whole significand shifts into the sticky bit -- the shifter's input
             # held at 0 and the sticky bit taken directly
             far = Signal(name="iso_far")
             m.d.comb += far.eq(d >= prec + 3)
-            aligned, sticky = shift_right_sticky(
-                m, Cat(Const(0, 3), _isolated(m, far, small_sig, "iso_small_sig")), d,
-                name="align")
-            op_b = Signal(prec + 3, name="op_small")
-            m.d.comb += op_b.eq(Mux(far, small_sig.any(), aligned | sticky))
-        else:
-            aligned, sticky = shift_right_sticky(m, Cat(Const(0, 3), small_sig), d,
-                                                 name="align")
-            op_b = Signal(prec + 3, name="op_small")
-            m.d.comb += op_b.eq(aligned | sticky)
+            shifted = _isolated(m, far, small_sig, "iso_small_sig")
+        aligned, sticky = shift_right_sticky(m, Cat(Const(0, 3), shifted), d, name="align")
+        op_b = Signal(prec + 3, name="op_small")
+        m.d.comb += op_b.eq(aligned | sticky if far is None else
+                            Mux(far, small_sig.any(), aligned | sticky))
         sub = Signal(name="eff_sub")
         total = Signal(prec + 4, name="sum")
         m.d.comb += sub.eq(big_sign ^ small_sign)
