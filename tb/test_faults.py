@@ -422,6 +422,24 @@ def test_sigterm_and_kill_9_to_a_parallel_sweep(rig):
     assert not list((rig.tmp / "out").glob("*"))          # no output written
 
 
+def test_stopping_the_workers_ends_the_pool_thread_before_exit():
+    """After the workers are stopped, the pool's manager thread has ended (its pipes closed):
+    left running, it raced Python's exit hook and printed ``OSError: [Errno 9] Bad file
+    descriptor`` after "tcgen: terminated" (a CI run of the test above; CPython gh-125451)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tcgen.sweep.engine import _stop_workers
+    pool = ProcessPoolExecutor(max_workers=2)
+    futs = [pool.submit(time.sleep, 30) for _ in range(3)]
+    while not any(f.running() for f in futs):
+        time.sleep(0.01)
+    manager = pool._executor_manager_thread
+    t0 = time.monotonic()
+    _stop_workers(pool, grace_s=5.0)
+    assert time.monotonic() - t0 < 10.0
+    assert not manager.is_alive()
+
+
 # -- corrupt entries and stale locks (in-process) -------------------------------------------------
 @pytest.fixture
 def private_flow_cache(tmp_path, monkeypatch):

@@ -126,8 +126,13 @@ def _pool_task(job: dict) -> tuple[dict, str]:
 
 def _stop_workers(pool: ProcessPoolExecutor, grace_s: float = 10.0):
     """Cancel what has not started, send each worker SIGTERM (the points they measure stop
-    and clean up), wait up to ``grace_s`` for them, then SIGKILL what is left."""
+    and clean up), wait up to ``grace_s`` for them, then SIGKILL what is left; then wait for the
+    pool's manager thread, which sees the workers gone and closes its pipes.  Left running, it
+    races the interpreter's exit: CPython 3.11's ``_python_exit`` writes to the thread's wakeup
+    pipe while the thread closes it (checked, then closed: ``OSError: [Errno 9] Bad file
+    descriptor`` printed after "tcgen: terminated"; CPython gh-125451 adds the lock in 3.12)."""
     procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() drops it
+    manager = getattr(pool, "_executor_manager_thread", None)        # and this
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
@@ -139,6 +144,8 @@ def _stop_workers(pool: ProcessPoolExecutor, grace_s: float = 10.0):
         if p.is_alive():
             p.kill()
             p.join()
+    if manager is not None:
+        manager.join(grace_s)
 
 
 def _failed(e: BaseException, t0: float, tb: str | None = None) -> dict:
@@ -256,7 +263,7 @@ def _local(jobs: int) -> Callable:
             except BaseException:          # Ctrl-C, SIGTERM, a bug: stop the running points
                 _stop_workers(pool)
                 raise
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)    # idle workers: they exit at once
     return submit_all
 
 
