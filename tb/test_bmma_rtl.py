@@ -139,7 +139,8 @@ def test_bmma_array_default_random_back_to_back():
 
 
 # -- every fold factor, protocol, op builds -------------------------------------------------------
-@pytest.mark.parametrize("fold", [1, 2, 4, 8])
+@pytest.mark.parametrize("fold", [1, pytest.param(2, marks=pytest.mark.slow), 4,
+                                  pytest.param(8, marks=pytest.mark.slow)])      # make test's budget
 def test_bmma_array_fold_random_with_stalls(fold):
     p = BmmaArrayParams(m=3, n=2, k=128, fold=fold)
     rng = np.random.default_rng(seed(510 + fold))

@@ -29,7 +29,8 @@ def _run(unit, stimulus, request, per_vector=False, **params):
 
 
 # -- array multiplier --------------------------------------------------------------------------
-@pytest.mark.parametrize("a_signed,b_signed", [(False, False), (True, True), (True, False)])
+@pytest.mark.parametrize("a_signed,b_signed", [(False, False), (True, True),
+                                               pytest.param(True, False, marks=pytest.mark.slow)])
 def test_int_mul_8x8_exhaustive(a_signed, b_signed, request):
     a, b = np.meshgrid(np.arange(256, dtype=np.uint64), np.arange(256, dtype=np.uint64),
                        indexing="ij")
@@ -37,7 +38,7 @@ def test_int_mul_8x8_exhaustive(a_signed, b_signed, request):
          a_signed=a_signed, b_signed=b_signed)
 
 
-@pytest.mark.parametrize("width", [11, 16])
+@pytest.mark.parametrize("width", [pytest.param(11, marks=pytest.mark.slow), 16])   # make test's budget
 @pytest.mark.parametrize("signed", [False, True])
 def test_int_mul_random(width, signed, request):
     rng = np.random.default_rng(harness.seed(width * 10 + signed))
@@ -85,7 +86,8 @@ def _int_dot_python(p, a, b, c):
 
 @pytest.mark.parametrize("params", [
     dict(k=4, a_width=10, b_width=12, acc_width=24),            # Winograd F(2,3) INT8 EWMM
-    dict(k=4, a_width=8, b_width=8, acc_width=22),              # direct 3x3 INT8, C = 8
+    pytest.param(dict(k=4, a_width=8, b_width=8, acc_width=22),  # direct 3x3 INT8, C = 8
+                 marks=pytest.mark.slow),
     dict(k=3, a_width=5, b_width=3, acc_width=9, signed=False),
     dict(k=1, a_width=1, b_width=1, acc_width=2)])
 def test_int_dot_random(params, request):
@@ -210,7 +212,8 @@ def test_gkl_blocks_every_input():
                                                             marks=pytest.mark.slow),  # budget
                                                ("array", 5, 3, True, True),
                                                ("booth4", 8, 8, False, False),
-                                               ("booth4", 7, 4, False, False)])
+                                               pytest.param("booth4", 7, 4, False, False,
+                                                            marks=pytest.mark.slow)])
 def test_int_mul_gkl_exhaustive(mult, aw, bw, sa, sb, request):
     a, b = np.meshgrid(np.arange(1 << aw, dtype=np.uint64), np.arange(1 << bw, dtype=np.uint64),
                        indexing="ij")

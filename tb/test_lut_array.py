@@ -39,7 +39,7 @@ _slow = pytest.mark.slow
 # the others run in make test-slow
 CONFIGS = [
     dict(m=2, n=4, entry="fp16", acc="fp16", w_bits=2),
-    dict(m=2, n=3, entry="int11", acc="int32", w_bits=3),
+    pytest.param(dict(m=2, n=3, entry="int11", acc="int32", w_bits=3), marks=_slow),  # budget
     dict(m=2, n=2, k=2, entry="fp8_e4m3", acc="fp16", w_bits=2, table="external"),
     pytest.param(dict(m=2, n=4, entry="fp16", acc="fp32", w_bits=4, table="external"),
                  marks=_slow),
@@ -104,7 +104,7 @@ def test_lut_array_m2n64k4_gemm_slice():
 
 # -- the MAC baseline -------------------------------------------------------------------------
 MAC_CONFIGS = [
-    dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2),
+    pytest.param(dict(m=2, n=3, act="fp16", acc="fp16", w_bits=2), marks=_slow),  # budget
     dict(m=2, n=3, act="int8", acc="int32", w_bits=4),
     dict(m=2, n=2, act="fp16", acc="fp16", w_bits=2, dequant="outside"),
     pytest.param(dict(m=2, n=2, act="fp16", acc="fp32", w_bits=4), marks=_slow),

@@ -77,11 +77,11 @@ def pacq_mul_stimulus(p, rng):
 
 PACQ_MUL_CONFIGS = [
     dict(),                                       # paper, RNE, INT4+INT2 (the default)
-    dict(rounding="rtz"),
+    pytest.param(dict(rounding="rtz"), marks=pytest.mark.slow),      # make test's budget
     dict(mode="exact"),
     dict(mode="offset8"),
-    dict(mode="literal", rounding="rtz"),
-    dict(wbits="4", pipeline=2),
+    pytest.param(dict(mode="literal", rounding="rtz"), marks=pytest.mark.slow),
+    pytest.param(dict(wbits="4", pipeline=2), marks=pytest.mark.slow),
     dict(wbits="2", rounding="rtz", pipeline=1),
 ]
 
@@ -156,12 +156,13 @@ def _weights16(B):
 #: random operations for every configuration)
 DP4_CONFIGS = [
     ("dp4_baseline", dict(), (16,)),
-    ("dp4_baseline", dict(acc="fp32", rounding="rtz"), ()),
+    pytest.param("dp4_baseline", dict(acc="fp32", rounding="rtz"), (), marks=pytest.mark.slow),
     ("dp4_pacq", dict(), (4, 2)),                                   # both, D=2, paper, FP16
-    ("dp4_pacq", dict(D=1, mode="exact", acc="fp32"), (4,)),
+    pytest.param("dp4_pacq", dict(D=1, mode="exact", acc="fp32"), (4,), marks=pytest.mark.slow),
     ("dp4_pacq", dict(D=4, mode="offset8", acc="fp32"), (4, 2)),
     ("dp4_pacq", dict(mode="literal", rounding="rtz", sum_a=False), ()),
-    ("dp4_pacq", dict(wbits="4", D=4, acc="fp32", rounding="rtz"), (4,)),
+    pytest.param("dp4_pacq", dict(wbits="4", D=4, acc="fp32", rounding="rtz"), (4,),
+                 marks=pytest.mark.slow),   # make test's budget: this and the two above
     ("dp4_pacq", dict(wbits="2", D=1, mode="offset8"), ()),
 ]
 STRESS_OPS = 48       # operations replayed under bubbles/backpressure and across a reset

@@ -36,7 +36,8 @@ SYNC = _DESIGN.format(edge="", cond="!rst_n")
 RESET_PINS = ("R", "S", "RN", "SN", "RESET_B", "SET_B")
 
 
-@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("lib", [lib if lib == "osu018" else pytest.param(lib, marks=pytest.mark.slow)
+                                 for lib in LIBS])          # make test's budget: osu018
 def test_async_reset_design_reports_the_logic_not_the_recovery_check(lib):
     r = measure_verilog(ASYNC, "sta_async", liberty=lib)
     s = measure_verilog(SYNC, "sta_async", liberty=lib)

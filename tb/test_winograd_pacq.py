@@ -127,7 +127,8 @@ from winograd_runs import conv_run as _conv_run  # noqa: E402  (wino_conv's stre
 @pytest.mark.parametrize("kw", [
     pytest.param({"weight_bits": 4, "dps": 2}, marks=pytest.mark.slow),   # W4A8 defaults, ~10 s
     {"weight_bits": 4, "C": 5, "K": 3, "dps": 3},            # 2 filters a word, one half empty
-    {"weight_bits": 8, "C": 3, "K": 2, "dps": 2},            # one INT16 lane
+    pytest.param({"weight_bits": 8, "C": 3, "K": 2, "dps": 2},    # one INT16 lane
+                 marks=pytest.mark.slow),                                  # make test's budget
 ])
 def test_conv_tiles(kw):
     """Random and extreme INT tiles back to back: bit-exact against the model (ITF ->

@@ -526,7 +526,7 @@ _conv_run = conv_run
 
 @pytest.mark.parametrize("kw", [pytest.param({}, marks=pytest.mark.slow),   # ~15 s: C = 8
                                 {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
-                                {"mode": "int"},
+                                pytest.param({"mode": "int"}, marks=pytest.mark.slow),   # the budget
                                 pytest.param({"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 6,
                                               "data_bits": 5, "weight_bits": 7},
                                              marks=pytest.mark.slow),     # 8 s: the budget
@@ -574,7 +574,7 @@ def _image_requests(pw, pd, I, F, Fh):
     return Th, Tw, wreq, dreq
 
 
-@pytest.mark.parametrize("unit", ["wino_conv", "direct_conv3x3"])
+@pytest.mark.parametrize("unit", ["wino_conv", pytest.param("direct_conv3x3", marks=_slow)])
 @pytest.mark.parametrize("m", [2, pytest.param(4, marks=_slow)])     # m = 4: ~23 s
 def test_int_extremes_no_wrap(unit, m):
     """Mode int with every input and weight at its most negative or most positive value
@@ -648,8 +648,9 @@ def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
                                 pytest.param({"mode": "fp16acc", "m": 4, "C": 3, "K": 2,
                                               "dps": 5}, marks=pytest.mark.slow),  # the budget
                                 {"mode": "int", "dps": 9},
-                                {"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 5,
-                                 "data_bits": 5, "weight_bits": 7},
+                                pytest.param({"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 5,
+                                              "data_bits": 5, "weight_bits": 7},
+                                             marks=pytest.mark.slow),                 # the budget
                                 pytest.param({"m": 4, "C": 9, "K": 2, "dps": 16},
                                              marks=pytest.mark.slow)])
 def test_direct_tiles(kw):
