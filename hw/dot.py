@@ -40,7 +40,7 @@ from amaranth.lib.wiring import In, Out
 from . import numeric as num
 from .dedup import shared
 from .fparith import (FORMAT_NAMES, FPAdd, FPAddParams, FPConvert, FPConvertParams, FPMul,
-                      FPMulParams, FPProduct, FPProductParams, add_tree, isolate_param)
+                      FPMulParams, FPProduct, FPProductParams, add_tree, technique_param)
 from .intarith import tree_param
 from .numeric import get_format
 from .params import Params, param
@@ -78,7 +78,7 @@ class Dp4Params(CutPoints, Params):
                           "product=rounded), array or booth4")
     tree: str = tree_param("the four multipliers' compressor tree: dadda, gkl or tdm "
                            "(three-greedy on arrival times)")
-    isolate: str = isolate_param(("specials",),
+    isolate: str = technique_param(("specials",),
                                  "the four multipliers' operand isolation: specials (significands "
                                  "held at 0 for a zero, inf or NaN operand) or none")
 

@@ -55,9 +55,10 @@ def resolved_mult(mult: str, fmt: FloatFormat) -> str:
 
 
 # -- parameters --------------------------------------------------------------------------------
-def isolate_param(choices: tuple, doc: str):
-    """The ``isolate`` field (operand isolation, issue 43): ``none``, the default, stays off the
-    cache key and the module names."""
+def technique_param(choices: tuple, doc: str):
+    """A technique field of issue 43 -- ``isolate`` (operand isolation), ``gate`` (the
+    normalization and subnormal paths held still) -- whose default ``none`` stays off the cache
+    key and the module names."""
     return param("none", choices=("none", *choices), key_default=False, doc=doc)
 
 
@@ -70,11 +71,19 @@ class FPAddParams(CutPoints, Params):
     ftz: bool = param(False, doc="flush subnormal inputs and results to zero")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
-    isolate: str = isolate_param(("far", "specials", "far+specials"),
+    isolate: str = technique_param(("far", "specials", "far+specials"),
                                  "operand isolation of idle paths (issue 43): far (the alignment "
                                  "shifter's input held at 0 when the smaller operand shifts wholly "
                                  "into the sticky bit), specials (both significands held at 0 when "
                                  "an operand is inf or NaN), both, or none")
+    gate: str = technique_param(("norm", "subnormal", "norm+subnormal"),
+                                "the normalization and subnormal paths held still (issue 43): "
+                                "norm (a sum that cannot cancel -- an effective addition, or "
+                                "exponents 2 or more apart, the larger operand normal: at most 2 "
+                                "leading zeros -- normalized by a 2-bit shift beside the general "
+                                "leading-zero count and left shift, whose input is held at 0), "
+                                "subnormal (the right shift of underflowing results held at 0 "
+                                "unless the result underflows), both, or none")
 
 
 @dataclass(frozen=True)
@@ -103,11 +112,18 @@ class FPMulParams(FPAddParams):
                            "adders), gkl (Goncharov-Kulikov-Levtsov MDFA blocks on bit pairs) "
                            "or tdm (Oklobdzija's three-greedy: adders chosen on arrival times, "
                            "paths balanced)")
-    isolate: str = isolate_param(("specials",),
+    isolate: str = technique_param(("specials",),
                                  "operand isolation (issue 43): specials (both significands held "
                                  "at 0, before the multiplier and the leading-zero counts, when an "
                                  "operand is zero, inf or NaN: the product's significand is not "
                                  "used) or none")
+    gate: str = technique_param(("norm", "subnormal", "norm+subnormal"),
+                                "the normalization and subnormal paths held still (issue 43): "
+                                "norm (a product of two normal significands, at most 1 leading "
+                                "zero, normalized by a 1-bit step beside the general leading-zero "
+                                "count and left shift, whose input is held at 0), subnormal (the "
+                                "right shift of underflowing results held at 0 unless the result "
+                                "underflows), both, or none")
     rinc: str = param("add", choices=("add", "compound"), key_default=False,
                       doc="the round increment: add (the round decision added to the packed "
                           "result) or compound (the packed result and its +1 side by side, "
@@ -133,7 +149,7 @@ class FPProductParams(CutPoints, Params):
                           "(radix-4 modified Booth), as fp_mul's")
     tree: str = tree_param("the significand product's compressor tree, as fp_mul's (dadda, gkl "
                            "or tdm)")
-    isolate: str = isolate_param(("specials",),
+    isolate: str = technique_param(("specials",),
                                  "operand isolation, as fp_mul's (both significands held at 0 for "
                                  "a zero, inf or NaN operand) or none")
 
@@ -202,7 +218,8 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
                mode: str = "rne", ftz: bool = False, saturate: bool = False,
                is_nan=Const(0, 1), is_inf=Const(0, 1), inf_sign=None, stage=None,
                lz_hint=None, narrow: bool = False, compound: bool = False,
-               overflow_inf: bool = False, name: str = "rnd"):
+               overflow_inf: bool = False, fast=None, fast_lz: int = 1,
+               gate_under: bool = False, name: str = "rnd"):
     """Normalize, round once and pack ±mag·2**(et - bias - (len(mag) - 1)) into ``fmt``.
 
     ``et`` is the biased exponent the MSB of ``mag`` would carry (signed Value); ``sticky_in``
@@ -221,6 +238,12 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     carry chain) instead of adding the decision -- the same result (FPMul ``rinc="compound"``).
     ``overflow_inf`` (an IEEE ``fmt``): overflow gives ±inf in every mode, RTZ included (the
     tensor cores' rule, measured: docs/silicon.md).
+    ``fast`` (a 1-bit Value; issue 43's ``gate=norm``): the caller guarantees that ``mag`` has
+    at most ``fast_lz`` leading zeros while it is set (a product of two normal significands:
+    1; a sum that cannot cancel: 2).  Such a ``mag`` is normalized by a ``fast_lz``-bit shift
+    beside the general path, whose leading-zero count (or ``lz_hint``) and full left shift
+    see 0 meanwhile -- the same result.  ``gate_under`` (``gate=subnormal``): the right shift
+    of underflowing results sees 0 unless the result's exponent underflows -- the same result.
     Returns the encoding as a Signal of ``fmt.width`` bits.
     """
     p, man = fmt.precision, fmt.man_bits
@@ -228,12 +251,17 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
         pad = p + 2 - len(mag)
         mag = Cat(Const(0, pad), mag)
     w = len(mag)
-    lz = lzc(m, mag, name=f"{name}_lzc") if lz_hint is None else lz_hint
+    general = mag if fast is None else _isolated(m, fast, mag, f"{name}_gmag")
+    lz = lzc(m, general, name=f"{name}_lzc") if lz_hint is None else lz_hint
     if stage is not None:          # cut 4 (lzc): a wire unless the datapath enables it
         sign, mag, lz, et, is_nan, is_inf, sticky_in = stage(
             4, sign, mag, lz, et, is_nan, is_inf, sticky_in)
         if inf_sign is not None:
             inf_sign = stage(4, inf_sign)
+        general = mag
+        if fast is not None:
+            fast = stage(4, fast)
+            general = _isolated(m, fast, mag, f"{name}_gmag4")
     ew = max(len(et) + 1, w.bit_length() + 2, fmt.exp_bits + 2)
     et_m1 = Signal(signed(ew), name=f"{name}_et_m1")
     m.d.comb += et_m1.eq(et - 1)
@@ -244,24 +272,36 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
             lshift.eq(Mux(et_m1 < 0, 0, Mux(lz <= et_m1, lz, et_m1))),
             rshift.eq(Mux(et_m1 < 0, -et_m1, 0)),
         ]
-        shifted_l = shift_left(m, mag, lshift, name=f"{name}_shl")
+        shifted_l = shift_left(m, general, lshift, name=f"{name}_shl")
     else:                           # shift by the early hint, then one more bit if needed
         hint = Signal(len(lshift), name=f"{name}_lshift0")
         m.d.comb += hint.eq(Mux(et_m1 < 0, 0, Mux(lz <= et_m1, lz, et_m1)))
-        pre = shift_left(m, mag, hint, name=f"{name}_shl")
+        pre = shift_left(m, general, hint, name=f"{name}_shl")
         more = Signal(name=f"{name}_more")
         shifted_l = Signal(w, name=f"{name}_shl1")
         m.d.comb += [more.eq(~pre[w - 1] & (hint < et_m1)),
                      shifted_l.eq(Mux(more, pre << 1, pre)),
                      lshift.eq(hint + more),
                      rshift.eq(Mux(et_m1 < 0, -et_m1, 0))]
+    if fast is not None:            # the short normalization beside the general one
+        lz_f = lzc(m, mag[w - 1 - fast_lz:], name=f"{name}_lzf")
+        ls_f = Signal(len(lz_f), name=f"{name}_lshiftf")
+        m.d.comb += ls_f.eq(Mux(et_m1 < 0, 0, Mux(lz_f <= et_m1, lz_f, et_m1)))
+        sh_f = shift_left(m, mag, ls_f, name=f"{name}_shlf")
+        sel_l, sel_s = Signal(len(lshift), name=f"{name}_lshiftg"), Signal(w, name=f"{name}_shlg")
+        m.d.comb += [sel_l.eq(Mux(fast, ls_f, lshift)), sel_s.eq(Mux(fast, sh_f, shifted_l))]
+        lshift, shifted_l = sel_l, sel_s
     if stage is not None:          # cut 6 (norm): between the left and the right shift
         sign, shifted_l, rshift, lshift, et, et_m1, is_nan, is_inf, sticky_in = stage(
             6, sign, shifted_l, rshift, lshift, et, et_m1, is_nan, is_inf, sticky_in)
         if inf_sign is not None:
             inf_sign = stage(6, inf_sign)
+    under = None
+    if gate_under:                  # the right shift sees 0 unless the result underflows
+        under = Signal(name=f"{name}_under")
+        m.d.comb += under.eq(et_m1 < 0)
     if not narrow:
-        norm, st_r = shift_right_sticky(m, shifted_l, rshift, name=f"{name}_shr")
+        norm, st_r = _shift_right_gated(m, shifted_l, rshift, under, f"{name}_shr")
     e_msb = Signal(signed(ew + 1), name=f"{name}_emsb")
     m.d.comb += e_msb.eq(Mux(et_m1 < 0, 1, et - lshift))
     kept = Signal(p, name=f"{name}_kept")
@@ -270,8 +310,8 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
     if narrow:       # the bits below the round bit ORed into one first: a (p + 2)-bit shift
         low = Signal(name=f"{name}_low")
         m.d.comb += low.eq(shifted_l[:w - p - 1].any())
-        nrw, st_r = shift_right_sticky(m, Cat(low, shifted_l[w - p - 1:]), rshift,
-                                       name=f"{name}_shr")
+        nrw, st_r = _shift_right_gated(m, Cat(low, shifted_l[w - p - 1:]), rshift, under,
+                                       f"{name}_shr")
         m.d.comb += [kept.eq(nrw[2:]), rbit.eq(nrw[1]), sticky.eq(nrw[0] | st_r | sticky_in)]
     else:
         m.d.comb += [kept.eq(norm[w - p:]), rbit.eq(norm[w - p - 1]),
@@ -323,6 +363,19 @@ def round_pack(m: Module, fmt: FloatFormat, sign, mag, et, *, sticky_in=Const(0,
         inf_enc = Const(fmt.nan, fmt.width)
     m.d.comb += out.eq(Mux(is_nan, fmt.nan, Mux(is_inf, inf_enc, res)))
     return out
+
+
+def _shift_right_gated(m: Module, value, amount, under, name: str):
+    """:func:`shift_right_sticky` of ``value``; with ``under`` (a 1-bit Value; ``amount`` is 0
+    while it is clear) the shifter sees 0 unless ``under`` is set and ``value`` passes
+    beside it (round_pack's ``gate_under``)."""
+    if under is None:
+        return shift_right_sticky(m, value, amount, name=name)
+    shifted, sticky = shift_right_sticky(m, _isolated(m, ~under, value, f"{name}_gin"), amount,
+                                         name=name)
+    out = Signal(len(value), name=f"{name}_gout")
+    m.d.comb += out.eq(Mux(under, shifted, value))
+    return out, sticky
 
 
 def scale_pow2(m: Module, fmt: FloatFormat, x, amount, *, sign=None, mode: str = "rne",
@@ -391,7 +444,8 @@ class FPMul(_FPBinary):
 
     Parameters: ``FPMulParams`` (fmt, rounding, ftz, pipeline, cuts; the datapath's techniques,
     issue 17: norm -- ``early`` takes the product's leading zeros from the significands' beside
-    the multiplier, ``late`` counts them after it; mult; rshift; cpa; tree -- docs/peers.md).
+    the multiplier, ``late`` counts them after it; mult; rshift; cpa; tree -- docs/peers.md;
+    issue 43: isolate, gate -- docs/peers.md, "Energy with glitches").
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
@@ -403,7 +457,7 @@ class FPMul(_FPBinary):
                                         ftz=p.ftz, stage=st, norm=p.norm,
                                         narrow=p.rshift == "narrow", mult=p.mult, cpa=p.cpa,
                                         tree=p.tree, compound=p.rinc == "compound",
-                                        isolate=p.isolate == "specials"))
+                                        isolate=p.isolate == "specials", gate=p.gate))
         return m
 
 
@@ -418,14 +472,17 @@ def _isolated(m: Module, idle, sig, name: str) -> Signal:
 def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str, ftz: bool,
               stage, norm: str = "late", narrow: bool = False, mult: str = "array",
               cpa: str = "auto", tree: str = "dadda", compound: bool = False,
-              isolate: bool = False):
+              isolate: bool = False, gate: str = "none"):
     """The multiplier datapath of :class:`FPMul` (``dst`` = ``fmt``) and :class:`FPProduct`
     (a wider ``dst`` holding every product exactly): unpack, significand array product, one
     normalize/round/pack into ``dst`` (cuts 1 and 2 through ``stage``).  ``norm="early"``:
     the product's leading zeros from the significands' (round_pack's ``lz_hint``).
     ``isolate``: both significands held at 0 when an operand is zero, inf or NaN (the result
     is then a zero, an inf or a NaN whatever the product: round_pack's flags decide it, and
-    a zero significand already gives a zero product)."""
+    a zero significand already gives a zero product).  ``gate``: ``norm`` -- both significands
+    normal (their hidden bits set), the product has at most one leading zero: round_pack's
+    ``fast`` path, the early counts' inputs held at 0 too; ``subnormal`` -- round_pack's
+    ``gate_under``."""
     a = unpack(m, fmt, x, "a", daz=ftz)
     b = unpack(m, fmt, y, "b", daz=ftz)
     sig_a, sig_b = a.sig, b.sig
@@ -439,9 +496,16 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
     prod = (booth_mul if mult == "booth4" else array_mul)(m, sig_a, sig_b, name="sigmul",
                                                            rows_stage=rows, cpa=cpa,
                                                            tree=tree)
-    hint = None
+    hint = fast = None
+    if "norm" in gate:             # two normal significands: at most one leading zero
+        fast = Signal(name="gate_fast")
+        p = fmt.precision
+        m.d.comb += fast.eq(sig_a[p - 1] & sig_b[p - 1])
     if norm == "early":            # counted beside the multiplier, not after it
-        lza, lzb = lzc(m, sig_a, name="lza"), lzc(m, sig_b, name="lzb")
+        ca, cb = ((sig_a, sig_b) if fast is None else
+                  (_isolated(m, fast, sig_a, "gate_a_sig"), _isolated(m, fast, sig_b,
+                                                                      "gate_b_sig")))
+        lza, lzb = lzc(m, ca, name="lza"), lzc(m, cb, name="lzb")
         hint = Signal(len(prod).bit_length(), name="lz_hint")
         m.d.comb += hint.eq(lza + lzb)
     sign = Signal(name="sign")
@@ -457,15 +521,17 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
         et.eq(a.exp + b.exp - (fmt.bias - 1) + rebias if rebias else
               a.exp + b.exp - (fmt.bias - 1)),
     ]
-    if hint is None:               # cut 3 (tree) for these too, then cut 1 (product)
-        sign, et, is_nan, is_inf = stage(3, sign, et, is_nan, is_inf)
-        sign, prod, et, is_nan, is_inf = stage(1, sign, prod, et, is_nan, is_inf)
-    else:
-        sign, et, is_nan, is_inf, hint = stage(3, sign, et, is_nan, is_inf, hint)
-        sign, prod, et, is_nan, is_inf, hint = stage(1, sign, prod, et, is_nan, is_inf, hint)
+    extra = tuple(x for x in (hint, fast) if x is not None)
+    # cut 3 (tree) for these too, then cut 1 (product)
+    sign, et, is_nan, is_inf, *extra = stage(3, sign, et, is_nan, is_inf, *extra)
+    sign, prod, et, is_nan, is_inf, *extra = stage(1, sign, prod, et, is_nan, is_inf, *extra)
+    if hint is not None:
+        hint, *extra = extra
+    if fast is not None:
+        (fast,) = extra
     return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
                       is_inf=is_inf, stage=stage, lz_hint=hint, narrow=narrow,
-                      compound=compound)
+                      compound=compound, fast=fast, gate_under="subnormal" in gate)
 
 
 class FPProduct(wiring.Component):
@@ -504,7 +570,7 @@ class FPAdd(_FPBinary):
     bits), add or subtract, then one normalize-round-pack.  x + (−x) = +0 in both modes;
     (−0) + (−0) = −0; inf − inf = NaN.  Golden model: :func:`tcgen.hw.numeric.fp_add`.
 
-    Parameters: ``FPAddParams`` (fmt, rounding, ftz, pipeline, cuts, isolate).
+    Parameters: ``FPAddParams`` (fmt, rounding, ftz, pipeline, cuts, isolate, gate).
     Attributes: a, b ``In(fmt.width)``; y ``Out(fmt.width)``; ``latency`` = pipeline.
     """
 
@@ -552,6 +618,11 @@ class FPAdd(_FPBinary):
         sub = Signal(name="eff_sub")
         total = Signal(prec + 4, name="sum")
         m.d.comb += sub.eq(big_sign ^ small_sign)
+        fast = None
+        if "norm" in p.gate:   # no cancellation: at most 2 leading zeros in the sum
+            fast = Signal(name="gate_fast")
+            m.d.comb += fast.eq(big_sig[prec - 1] & (~sub | (d >= 2)))
+            fast = st(1, st(3, fast))
         # cut 3 (align); the exponent and class signals below cross it where they are made
         r_big, op_b, sub, r_sign, zero_sign = st(3, big_sig, op_b, sub, big_sign,
                                                  a.sign & b.sign)
@@ -574,7 +645,8 @@ class FPAdd(_FPBinary):
                                                        inf_sign)
         m.d.comb += self.y.eq(round_pack(m, fmt, sign, total, et, mode=p.rounding, ftz=p.ftz,
                                          is_nan=is_nan, is_inf=is_inf, inf_sign=inf_sign,
-                                         stage=st))
+                                         stage=st, fast=fast, fast_lz=2,
+                                         gate_under="subnormal" in p.gate))
         return m
 
 

@@ -443,6 +443,44 @@ def test_fp8_isolate(prove, op, isolate, fmt, mode):
               reference=FP_REF.format(op=op))
 
 
+
+#: gate (issue 43): (op, gate, extra params) -- the general path's input held at 0 beside a
+#: short normalization, the subnormal right shift held at 0 unless the result underflows
+GATE = [("fp_mul", "norm+subnormal", {}),
+        ("fp_mul", "norm+subnormal", {"mult": "booth4", "norm": "early", "rshift": "narrow"}),
+        ("fp_add", "norm+subnormal", {}),
+        ("fp_mul", "norm", {"norm": "early"}), ("fp_mul", "subnormal", {"rshift": "narrow"}),
+        ("fp_add", "norm", {}), ("fp_add", "subnormal", {"isolate": "far+specials"})]
+
+
+@pytest.mark.parametrize("op,gate,extra,fmt,mode", [
+    (*g, "fp8_e4m3", "rne") for g in GATE[:3]] + [
+    pytest.param(*g, f, md, marks=slow) for i, g in enumerate(GATE)
+    for f in ("fp8_e4m3", "fp8_e5m2") for md in ("rne", "rtz")
+    if (f, md, i < 3) != ("fp8_e4m3", "rne", True)],
+    ids=lambda x: "-".join(f"{k}={v}" for k, v in x.items()) if isinstance(x, dict) else None)
+def test_fp8_gate(prove, op, gate, extra, fmt, mode):
+    """Gating (issue 43) changes no result: fp_mul gate=norm (two normal significands: a 1-bit
+    normalization beside the general count and shift, their inputs held at 0), fp_add gate=norm
+    (no cancellation: a 2-bit one), gate=subnormal (the right shift held at 0 unless the result
+    underflows) -- every FP8 pair, against the reference."""
+    params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
+    cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, "gate": gate, **extra}
+    prove(op, cfg, "fp.v", f"ref_{op}", params, _rtl(op, **cfg),
+          rtl=f"{op} gate={gate} {' '.join(f'{k}={v}' for k, v in extra.items())}",
+          reference=FP_REF.format(op=op))
+
+
+def test_fp8_gate_mutant_is_caught(prove):
+    """Negative control: fp_mul gate=norm with the fast path taken when only one significand
+    is normal (a subnormal operand's product can have more leading zeros than the 1-bit step
+    fixes) -- the proof finds the pair."""
+    cfg = {"fmt": "fp8_e4m3", "rounding": "rne", "ftz": False, "pipeline": 0, "gate": "norm"}
+    text = _flip(_rtl("fp_mul", **cfg), "gate_fast", "&", "|")
+    prove("fp_mul", cfg, "fp.v", "ref_fp_mul", {**FP_FORMATS["fp8_e4m3"], "RTZ": 0}, text,
+          rtl="fp_mul gate=norm, fast when either significand is normal (mutant)",
+          reference=FP_REF.format(op="fp_mul"), expect="counterexample")
+
 @slow
 @pytest.mark.parametrize("mode", ["rne", "rtz"])
 def test_fp16_add_slow(prove, mode):

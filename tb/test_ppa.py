@@ -389,8 +389,11 @@ def test_scalarized_simulation_gives_identical_toggles(lib, tmp_path):
 # Verilator in make test-slow only (its build is the slow part, ~12-20 s per design; moved out of
 # make test for its 10-min budget, reports/make_test_profile.md), every library and both
 # designs: its cell models come from the same liberty functions the levelized engine reads
-# (checked on every library, both designs, in make test).
-@pytest.mark.parametrize("lib,engine", [(lib, "levelized") for lib in SIM_LIBS]
+# (checked on every library, both designs: osu018 in make test, the others in make test-slow
+# since session 30, for make test's budget).
+@pytest.mark.parametrize("lib,engine", [(lib, "levelized") if lib == "osu018" else
+                                        pytest.param(lib, "levelized", marks=pytest.mark.slow)
+                                        for lib in SIM_LIBS]
                          + [pytest.param(lib, "verilator", marks=[pytest.mark.slow])
                             for lib in SIM_LIBS])
 def test_activity_engines_equal_icarus(lib, engine, tmp_path):

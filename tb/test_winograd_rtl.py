@@ -647,7 +647,8 @@ def _direct_run(p, reqs, name, scenario="back_to_back", **cfg):
                                 {"mode": "fp16", "C": 5, "K": 3, "dps": 3},
                                 pytest.param({"mode": "fp16acc", "m": 4, "C": 3, "K": 2,
                                               "dps": 5}, marks=pytest.mark.slow),  # the budget
-                                {"mode": "int", "dps": 9},
+                                pytest.param({"mode": "int", "dps": 9},
+                                             marks=pytest.mark.slow),    # the budget
                                 pytest.param({"mode": "int", "m": 4, "C": 3, "K": 2, "dps": 5,
                                               "data_bits": 5, "weight_bits": 7},
                                              marks=pytest.mark.slow),                 # the budget
