@@ -497,7 +497,7 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
                                                            rows_stage=rows, cpa=cpa,
                                                            tree=tree)
     hint = fast = None
-    if "norm" in gate:             # two normal significands: at most one leading zero
+    if "norm" in gate.split("+"):          # two normal significands: at most one leading zero
         fast = Signal(name="gate_fast")
         p = fmt.precision
         m.d.comb += fast.eq(sig_a[p - 1] & sig_b[p - 1])
@@ -531,7 +531,7 @@ def _multiply(m: Module, fmt: FloatFormat, dst: FloatFormat, x, y, *, mode: str,
         (fast,) = extra
     return round_pack(m, dst, sign, prod, et, mode=mode, ftz=ftz, is_nan=is_nan,
                       is_inf=is_inf, stage=stage, lz_hint=hint, narrow=narrow,
-                      compound=compound, fast=fast, gate_under="subnormal" in gate)
+                      compound=compound, fast=fast, gate_under="subnormal" in gate.split("+"))
 
 
 class FPProduct(wiring.Component):
@@ -619,7 +619,7 @@ class FPAdd(_FPBinary):
         total = Signal(prec + 4, name="sum")
         m.d.comb += sub.eq(big_sign ^ small_sign)
         fast = None
-        if "norm" in p.gate:   # no cancellation: at most 2 leading zeros in the sum
+        if "norm" in p.gate.split("+"):   # no cancellation: at most 2 leading zeros in the sum
             fast = Signal(name="gate_fast")
             m.d.comb += fast.eq(big_sig[prec - 1] & (~sub | (d >= 2)))
             fast = st(1, st(3, fast))
@@ -646,7 +646,7 @@ class FPAdd(_FPBinary):
         m.d.comb += self.y.eq(round_pack(m, fmt, sign, total, et, mode=p.rounding, ftz=p.ftz,
                                          is_nan=is_nan, is_inf=is_inf, inf_sign=inf_sign,
                                          stage=st, fast=fast, fast_lz=2,
-                                         gate_under="subnormal" in p.gate))
+                                         gate_under="subnormal" in p.gate.split("+")))
         return m
 
 

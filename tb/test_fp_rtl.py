@@ -195,6 +195,21 @@ _GATE_KW = {"fp_mul": [{"gate": "norm+subnormal"},
                        {"gate": "subnormal", "pipeline": 2}]}
 
 
+@pytest.mark.parametrize("op", ["fp_add", "fp_mul"])
+def test_gate_builds_what_it_names(op):
+    """Each gate choice builds its own paths and no other: the short normalization beside the
+    general one (``gate_fast``) for ``norm``, the held right shift (``*_shr_gin``) for
+    ``subnormal`` ("subnormal" contains "norm": the first study run measured norm+subnormal
+    for it), both for ``norm+subnormal``, neither for ``none`` (the plain unit's Verilog)."""
+    from tcgen.generate import verilog
+    u = get_unit(op)
+    for gate, fast, under in (("none", False, False), ("norm", True, False),
+                              ("subnormal", False, True), ("norm+subnormal", True, True)):
+        text = verilog(op, u.params(fmt="fp16", gate=gate))
+        assert ("gate_fast" in text, "_shr_gin" in text) == (fast, under), gate
+    assert verilog(op, u.params(fmt="fp16", gate="none")) == verilog(op, u.params(fmt="fp16"))
+
+
 @pytest.mark.parametrize("op,kw,fmt,n", [(op, _GATE_KW[op][0], "fp16", 3_000)
                                          for op in _GATE_KW] + [
     pytest.param(op, kw, f, n, marks=pytest.mark.slow) for op in _GATE_KW
