@@ -94,7 +94,14 @@ VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
                                                               "rshift": "wide"},
                     # issue 43: operand isolation (both significands held at 0 for a zero,
                     # inf or NaN operand)
-                    "tcgen isolate=specials": {"isolate": "specials"}},
+                    "tcgen isolate=specials": {"isolate": "specials"},
+                    # session 30: the subnormal right shift held at 0 unless the result
+                    # underflows (gate=subnormal; reports/fp_energy.md), alone and on the
+                    # glitch-aware multiplier
+                    "tcgen gate=subnormal": {"gate": "subnormal"},
+                    "tcgen tree=tdm gate=subnormal": {"tree": "tdm", "gate": "subnormal"},
+                    "tcgen mult=array tree=tdm gate=subnormal": {"mult": "array", "tree": "tdm",
+                                                                 "gate": "subnormal"}},
             "add": {"tcgen isolate=far+specials": {"isolate": "far+specials"}}}
 #: (variant, format) pairs not measured under Yosys 0.23's own ABC script, which runs past 8
 #: minutes on an FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml); measured when
