@@ -81,6 +81,10 @@ class Dp4Params(CutPoints, Params):
     isolate: str = technique_param(("specials",),
                                  "the four multipliers' operand isolation: specials (significands "
                                  "held at 0 for a zero, inf or NaN operand) or none")
+    gate: str = technique_param(("norm",),
+                                "the four multipliers' normalization path held still (two normal "
+                                "significands: a 1-bit step beside the general count and shift) "
+                                "or none")
 
     def mul_params(self) -> dict:
         """What the lanes' multipliers take of these parameters (the defaults: nothing, so
@@ -90,6 +94,8 @@ class Dp4Params(CutPoints, Params):
             kw["tree"] = self.tree
         if self.isolate != "none":
             kw["isolate"] = self.isolate
+        if self.gate != "none":
+            kw["gate"] = self.gate
         return kw
 
     def cut_points(self):

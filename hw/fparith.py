@@ -152,6 +152,11 @@ class FPProductParams(CutPoints, Params):
     isolate: str = technique_param(("specials",),
                                  "operand isolation, as fp_mul's (both significands held at 0 for "
                                  "a zero, inf or NaN operand) or none")
+    gate: str = technique_param(("norm",),
+                                "the normalization path held still, as fp_mul's: norm (two normal "
+                                "significands: a 1-bit step beside the general count and shift, "
+                                "their input held at 0) or none (no subnormal choice: every "
+                                "product is normal in dst, so its right shift never moves)")
 
     def check(self):
         if not num.product_is_exact(get_format(self.fmt), get_format(self.dst)):
@@ -541,7 +546,7 @@ class FPProduct(wiring.Component):
     the round/pack only normalizes (subnormal operands) and re-biases.  inf·0 and NaN in give
     dst's canonical NaN, inf gives ±inf.  Golden model: :func:`tcgen.hw.numeric.fp_product`.
 
-    Parameters: ``FPProductParams`` (fmt, dst, pipeline, cuts; mult, tree, isolate as
+    Parameters: ``FPProductParams`` (fmt, dst, pipeline, cuts; mult, tree, isolate, gate as
     :class:`FPMul`'s).
     Attributes: a, b ``In(fmt.width)``; y ``Out(dst.width)``; ``latency`` = pipeline.
     """
@@ -559,7 +564,7 @@ class FPProduct(wiring.Component):
         st = Pipeline(m, p.enabled())
         m.d.comb += self.y.eq(_multiply(m, self.fmt, self.dst, self.a, self.b, mode="rne",
                                         ftz=False, stage=st, mult=p.mult, tree=p.tree,
-                                        isolate=p.isolate == "specials"))
+                                        isolate=p.isolate == "specials", gate=p.gate))
         return m
 
 

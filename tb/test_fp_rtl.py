@@ -317,7 +317,8 @@ def test_convert_pipelined(request):
 # -- the exact product and the library DP-4 (tcgen.hw.dot) -------------------------------------
 @pytest.mark.parametrize("kw", [{}] + [pytest.param(x, marks=pytest.mark.slow) for x in (
     {"mult": "booth4"}, {"tree": "tdm", "isolate": "specials"},
-    {"mult": "booth4", "tree": "gkl", "isolate": "specials"})])
+    {"mult": "booth4", "tree": "gkl", "isolate": "specials"},
+    {"gate": "norm"}, {"mult": "booth4", "tree": "tdm", "gate": "norm"})])
 def test_fp_product_fp16(kw, request):
     """FP16 × FP16 -> FP32 exact: every pair of specials and edge values + 100,000 random;
     make test-slow: the same with Booth partial products, the three-greedy or GKL tree and
@@ -334,7 +335,9 @@ _DP4 = [("exact", "fp32", False), ("exact", "fp32", True), ("rounded", "fp32", F
 #: the lanes' multipliers with issue 43's techniques (the DP-4's mult / tree / isolate)
 _DP4_MULS = [("exact", "fp32", True, {"tree": "tdm", "isolate": "specials"}),
              ("exact", "fp32", False, {"mult": "booth4", "tree": "tdm"}),
-             ("rounded", "fp32", False, {"mult": "array", "tree": "tdm", "isolate": "specials"})]
+             ("rounded", "fp32", False, {"mult": "array", "tree": "tdm", "isolate": "specials"}),
+             ("exact", "fp32", False, {"tree": "tdm", "gate": "norm"}),
+             ("rounded", "fp32", False, {"mult": "array", "tree": "tdm", "gate": "norm"})]
 
 
 @pytest.mark.parametrize("product,acc,skip,n,kw", [(*_DP4[2], 1_500, {})] + [
