@@ -54,7 +54,7 @@ from amaranth.lib.wiring import In, Out
 from . import numeric as num
 from .dedup import shared
 from .fparith import round_pack, unpack
-from .intarith import _const_bits, array_mul, compress, shift_right_sticky
+from .intarith import _const_bits, array_mul, compress, shift_right_sticky, tree_param
 from .numeric import get_format
 from .params import Params, param
 from .pipeline import CutPoints, Pipeline, cuts_param
@@ -110,6 +110,8 @@ class FusedDotParams(CutPoints, Params):
                              "path: C truncated to them, the result rounded to them)")
     pipeline: int = param(0, range=(0, 2), doc="pipeline register stages (= latency)")
     cuts: str = cuts_param()
+    tree: str = tree_param("the n products' compressor trees (issue 43): dadda, gkl or tdm "
+                           "(three-greedy on arrival times)")
 
     def check(self):
         man = num.get_format(self.acc).man_bits
@@ -168,10 +170,15 @@ class FusedProduct(wiring.Component):
     with e' = max(field, 1) (so the product's exponent is exp − 2·bias), ``nonzero`` (neither
     operand is ±0), ``nan`` (a NaN operand or inf × 0), ``inf`` (an infinite operand).
     ``params`` is the operand format's name (the dedup key).  ``fmt_b``: b's format when it
-    differs (sig then has p_a + p_b bits, exp = ea' + eb' on max(exp_bits) + 1 bits)."""
+    differs (sig then has p_a + p_b bits, exp = ea' + eb' on max(exp_bits) + 1 bits).
+    ``tree``: the significand product's compressor tree (dadda, gkl, tdm; in the dedup key
+    unless dadda)."""
 
-    def __init__(self, fmt: str, fmt_b: str = ""):
-        self.params = fmt if not fmt_b or fmt_b == fmt else (fmt, fmt_b)
+    def __init__(self, fmt: str, fmt_b: str = "", tree: str = "dadda"):
+        key = fmt if not fmt_b or fmt_b == fmt else (fmt, fmt_b)
+        self.params = key if tree == "dadda" else (*(key if isinstance(key, tuple) else (key,)),
+                                                   tree)
+        self.tree = tree
         self.fmt = get_format(fmt)
         self.fmt_b = get_format(fmt_b or fmt)
         self.latency = 0
@@ -186,7 +193,7 @@ class FusedProduct(wiring.Component):
         a = unpack(m, self.fmt, self.a, "a")
         b = unpack(m, self.fmt_b, self.b, "b")
         m.d.comb += [
-            self.sig.eq(array_mul(m, a.sig, b.sig, name="sigmul")),
+            self.sig.eq(array_mul(m, a.sig, b.sig, name="sigmul", tree=self.tree)),
             self.sign.eq(a.sign ^ b.sign),
             self.exp.eq(a.exp + b.exp),
             self.nonzero.eq(~a.is_zero & ~b.is_zero),
@@ -216,7 +223,8 @@ class FusedDot(wiring.Component):
     """Fused N-term dot product ``y = round_out(Σ trunc_E(a_k·b_k) + trunc_E(c))`` (module
     docstring: the seven rules and the datapath).
 
-    Parameters: ``FusedDotParams`` (n, fmt, acc, out, window, rounding, pipeline).
+    Parameters: ``FusedDotParams`` (n, fmt, fmt_b, acc, out, window, rounding, acc_man,
+    pipeline, cuts, tree).
     Attributes: a, b ``In(ArrayLayout(fmt.width, n))``; c ``In(acc.width)``; y
     ``Out(out.width)``; ``latency`` = pipeline.  Golden model:
     :func:`tcgen.hw.numeric.fused_dot`.
@@ -242,7 +250,7 @@ class FusedDot(wiring.Component):
         W, T = p.window, p.sum_width
         pp = src.precision + srb.precision          # bits of a product's significand
         st = Pipeline(m, p.enabled())
-        lanes = [shared(m, f"prod{k}", FusedProduct(p.fmt, p.fmt_b),
+        lanes = [shared(m, f"prod{k}", FusedProduct(p.fmt, p.fmt_b, p.tree),
                         connect={"a": self.a[k], "b": self.b[k]}) for k in range(p.n)]
         cin = self.c
         if p.acc_man:

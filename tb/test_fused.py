@@ -635,6 +635,9 @@ RTL_SLOW = [
                                     "pipeline": 2}, 2000, 3000),
     ("qgmma_sm90_fp16_e5m2", {"n": 32, "fmt": "fp8_e5m2", "acc": "fp16", "out": "fp16",
                               "window": 15}, 5000, 5000),
+    # the products' compressor trees (issue 43): three-greedy and GKL, the n = 16 preset
+    ("tree_tdm", {"tree": "tdm"}, 10_000, 10_000),
+    ("tree_gkl_bf16", {"tree": "gkl", "fmt": "bf16"}, 5_000, 5_000),
 ]
 
 
