@@ -357,6 +357,85 @@ def _leads(res: dict) -> list[str]:
     return out
 
 
+BAND_KEY = {"energy_pj_per_op": "energy_pj_per_op", "area_um2": "area_um2",
+            "delay_ns": "crit_path_ns"}
+
+
+def _band(r: dict, key: str) -> tuple[float, float] | None:
+    """A row's figure as a noise band (``None`` when the row has no band or no figure)."""
+    b = (r.get("band") or {}).get(BAND_KEY[key])
+    return (float(b[0]), float(b[1])) if b and r.get(key) is not None else None
+
+
+def target_verdicts(rows: list[dict]) -> dict:
+    """Issue 43 §2's target for one liberty, op and format, judged by noise bands only: a tcgen
+    design meets it when its timed energy band is at or below the best peer's (below, or
+    overlapping: *at*), and its area and delay bands are not above the defaults' (today's
+    figures). Designs without a band are not judged. Returns ``{"peer", "meets": [...],
+    "misses": [...]}``, each design ``{"design", "energy", "area", "delay"}`` with the three
+    separations, sorted by energy."""
+    key = "energy_pj_per_op"
+    peers = [r for r in rows if r["design"] in ("hardfloat", "fpnew") and _band(r, key)]
+    ours = next((r for r in rows if r["design"] == "tcgen"), None)
+    if not peers or ours is None or not all(_band(ours, k) for k in BAND_KEY):
+        return {"peer": None, "meets": [], "misses": []}
+    best = min(peers, key=lambda r: r[key])
+    meets, misses, seen = [], [], set()
+    for r in sorted((r for r in rows if r["design"].startswith("tcgen")),
+                    key=lambda r: (r.get(key) or float("inf"), r["design"])):
+        if not all(_band(r, k) for k in BAND_KEY):
+            continue
+        sig = tuple(_band(r, k) for k in BAND_KEY)      # one design under two names
+        if sig in seen:
+            continue
+        seen.add(sig)
+        v = {"design": r["design"],
+             "energy": separation(_band(r, key), _band(best, key)),
+             "area": separation(_band(r, "area_um2"), _band(ours, "area_um2")),
+             "delay": separation(_band(r, "delay_ns"), _band(ours, "delay_ns"))}
+        (meets if "above" not in (v["energy"], v["area"], v["delay"]) else misses).append(v)
+    return {"peer": best["design"], "meets": meets, "misses": misses}
+
+
+def _target(res: dict) -> list[str]:
+    """The target table: per liberty, op and format, the designs that meet issue 43 §2's
+    target by their bands, and the nearest miss where none does."""
+    if res.get("activity", "sim") != "sim-timed":
+        return []
+    word = {"below": "below", "overlap": "within noise", "above": "above"}
+    eword = {"below": "below", "overlap": "at (within noise)", "above": "above"}
+    out = ["", "## Issue 43 §2's target, judged by the bands", "",
+           "A tcgen design meets the target when its timed energy band is *at* (overlapping) or "
+           "below the best peer's band, and its area band and its delay band (critical path) "
+           "are not wholly above the defaults' bands -- every band min-max over the "
+           "unperturbed design and its perturbations; designs without bands are not judged. "
+           "Energy is against the best peer, area and delay against the defaults.", "",
+           "| liberty | op | format | best peer | meets (lowest energy first) | nearest misses "
+           "(fewest criteria missed) |",
+           "|---|---|---|---|---|---|"]
+    for lib in res["libs"]:
+        combos = dict.fromkeys((r["op"], r["fmt"]) for r in res["ppa"] if r["lib"] == lib)
+        for op, fmt in combos:
+            rows = [r for r in res["ppa"] if (r["lib"], r["op"], r["fmt"]) == (lib, op, fmt)]
+            t = target_verdicts(rows)
+            if t["peer"] is None:
+                out.append(f"| {lib} | {op} | {fmt} | — | no bands (--noise N) | — |")
+                continue
+
+            def say(v):
+                return (f"`{v['design']}` (energy {eword[v['energy']]}, area "
+                        f"{word[v['area']]}, delay {word[v['delay']]})")
+            meets = "; ".join(say(v) for v in t["meets"]) or "**not met**"
+            near = sorted(t["misses"], key=lambda v: sum(
+                x == "above" for x in (v["energy"], v["area"], v["delay"])))
+            miss = "—" if t["meets"] or not near else "; ".join(
+                say(v) for v in near if sum(x == "above" for x in (
+                    v["energy"], v["area"], v["delay"])) == sum(x == "above" for x in (
+                        near[0]["energy"], near[0]["area"], near[0]["delay"])))
+            out.append(f"| {lib} | {op} | {fmt} | {t['peer']} | {meets} | {miss} |")
+    return out
+
+
 def _ratio(a: dict, b: dict, key: str) -> float | None:
     return a[key] / b[key] if a.get(key) and b.get(key) else None
 
@@ -420,6 +499,7 @@ def render(res: dict, header: str) -> str:
                        + f" | {_f(r['area_delay'], '{:.0f}')} | "
                        + " | ".join(_f(x, "{:.2f}×") for x in ratio) + " |")
     out += _leads(res)
+    out += _target(res)
     return "\n".join(out) + "\n"
 
 

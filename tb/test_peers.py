@@ -204,3 +204,40 @@ def test_peers_end_to_end(tmp_path):
     text = out.read_text()
     verdicts = [ln for ln in text.splitlines() if ln.startswith("| osu018 | mul | fp16 | ")]
     assert len(verdicts) == 1 and "no band" not in verdicts[0], verdicts
+
+
+def _script_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("peers_script", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod                  # its dataclasses look themselves up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_target_is_judged_by_bands_alone():
+    """Issue 43 §2's target table: energy at or below the best peer's band, area and delay not
+    above the defaults' bands; a design without bands is not judged, one design under two names
+    is judged once, and a miss names what it misses (expected values worked by hand)."""
+    peers = _script_module()
+
+    def row(design, e, a, d):
+        r = {"design": design, "energy_pj_per_op": e[0], "area_um2": a[0], "delay_ns": d[0]}
+        r["band"] = {"energy_pj_per_op": list(e), "area_um2": list(a), "crit_path_ns": list(d)}
+        return r
+    rows = [row("hardfloat", (10.0, 11.0), (150, 160), (3.0, 3.1)),
+            row("fpnew", (12.0, 13.0), (140, 150), (2.9, 3.0)),
+            row("tcgen", (12.0, 12.5), (100, 102), (2.0, 2.1)),
+            row("tcgen x=1", (9.0, 9.5), (101, 103), (1.9, 2.05)),       # meets
+            row("tcgen x=1 y=1", (9.0, 9.5), (101, 103), (1.9, 2.05)),   # the same design
+            row("tcgen y=1", (10.5, 10.8), (95, 99), (2.2, 2.3)),        # at, smaller, slower
+            {"design": "tcgen z=1", "energy_pj_per_op": 1.0, "area_um2": 1.0, "delay_ns": 1.0}]
+    t = peers.target_verdicts(rows)
+    assert t["peer"] == "hardfloat"
+    assert t["meets"] == [{"design": "tcgen x=1", "energy": "below", "area": "overlap",
+                           "delay": "overlap"}]
+    assert t["misses"] == [
+        {"design": "tcgen y=1", "energy": "overlap", "area": "below", "delay": "above"},
+        {"design": "tcgen", "energy": "above", "area": "overlap", "delay": "overlap"}]
+    # without the defaults' bands nothing is judged
+    assert peers.target_verdicts([r for r in rows if r["design"] != "tcgen"])["peer"] is None
