@@ -248,8 +248,7 @@ def test_sim_timed_cli_and_errors(tmp_path):
     assert "glitches" in p.stdout and "of dynamic power" in p.stdout
     r = json.loads(out.read_text())
     assert r["activity"] == "sim-timed" and "--activity sim-timed" in r["command"]
-    for args, msg in [(["--simulator", "verilator"], "needs cell delays"),
-                      (["--hierarchical"], "needs a flat netlist")]:
+    for args, msg in [(["--simulator", "verilator"], "needs cell delays")]:
         p = _cli("ppa", "lzc", "-p", "width=8", "--activity", "sim-timed", *args)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and msg in p.stderr, p.stderr
 

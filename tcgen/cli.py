@@ -288,7 +288,8 @@ def _add_ppa_parser(sub):
                         "timed engine) or icarus (vendor models + SDF) (docs/ppa.md)")
     p.add_argument("--hierarchical", action="store_true",
                    help="synthesize with hierarchy kept: each distinct module mapped once, "
-                        "totals summed over the instances (vectorless only; docs/ppa.md)")
+                        "totals summed over the instances; sim/sim-timed simulate the mapped "
+                        "netlist flattened (docs/ppa.md)")
     p.add_argument("--fraig-conflicts", type=_int, default=None, metavar="N",
                    help="conflict limit of ABC's SAT sweeping (&fraig -x -C N, 1..1000000): "
                         "minutes instead of an hour on some large designs; a different, "
