@@ -1,7 +1,7 @@
 """Which of the ledger's energy verdicts move once glitches count (issue 43 §1).
 
     .venv/bin/python scripts/glitch_claims.py [--claims ID,ID,...] [--libs osu018,nangate45]
-        [-j 2] [--out reports/glitch_claims.md]
+        [--cycles 2000] [--max-cells 50000] [-j 2] [--out reports/glitch_claims.md]
 
 For every energy claim of the ledger (a claim judged on a sweep whose value or views read
 power, energy or throughput per watt), the claim's own sweep spec (studies/<sweep>.toml) is
@@ -37,8 +37,12 @@ from tcgen.sweep import parse, run, write_outputs                     # noqa: E4
 from tcgen.sweep.spec import SpecError                                # noqa: E402
 
 ENERGY = re.compile(r"energy|power|tpw|per_w|watt", re.I)
-ACTIVITIES = [{"mode": "sim", "cycles": 2000, "seed": 1},
-              {"mode": "sim-timed", "cycles": 2000, "seed": 1}]
+CYCLES = 2000
+
+
+def activities(cycles: int) -> list[dict]:
+    return [{"mode": "sim", "cycles": cycles, "seed": 1},
+            {"mode": "sim-timed", "cycles": cycles, "seed": 1}]
 BUILD = ROOT / "build" / "glitch_claims"
 
 
@@ -70,8 +74,8 @@ def _derived(sweep: str) -> dict[str, str]:
     return {d["name"]: d.get("expr", "") for d in raw.get("derived", [])}
 
 
-def timed_spec(sweep: str, claims: list[Claim], libs: list[str], max_cells: int
-               ) -> tuple[dict, list[str]]:
+def timed_spec(sweep: str, claims: list[Claim], libs: list[str], max_cells: int,
+               cycles: int = CYCLES) -> tuple[dict, list[str]]:
     """The claim sweep's spec with only the groups the claims read, activity sim and
     sim-timed, flat synthesis, on ``libs``; and the groups left out (too large)."""
     raw = tomllib.loads((ROOT / "studies" / f"{sweep}.toml").read_text())
@@ -102,7 +106,7 @@ def timed_spec(sweep: str, claims: list[Claim], libs: list[str], max_cells: int
             if not g["override"]:
                 del g["override"]
         groups.append(g)
-    sw = dict(raw["sweep"], activity=ACTIVITIES, synthesis="flat", liberties=libs)
+    sw = dict(raw["sweep"], activity=activities(cycles), synthesis="flat", liberties=libs)
     sw.pop("noise", None)
     keep = {g.get("name", g.get("unit")) for g in groups}
     derived = [d for d in derived
@@ -145,6 +149,8 @@ def main(argv=None) -> int:
                                                  "energy claim)")
     ap.add_argument("--libs", default="osu018,nangate45")
     ap.add_argument("--max-cells", type=int, default=50_000)
+    ap.add_argument("--cycles", type=int, default=CYCLES,
+                    help="simulated cycles of each design's workload (both activities)")
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "glitch_claims.md")
     args = ap.parse_args(argv)
@@ -163,8 +169,8 @@ def main(argv=None) -> int:
         if bad or not libs:
             raise UsageError(f"glitch_claims: --libs takes osu018, nangate45, sky130hd, got "
                              f"{args.libs!r}")
-        if args.jobs < 1 or args.max_cells < 1:
-            raise UsageError("glitch_claims: --jobs and --max-cells must be positive")
+        if args.jobs < 1 or args.max_cells < 1 or args.cycles < 1:
+            raise UsageError("glitch_claims: --jobs, --max-cells and --cycles must be positive")
     except (UsageError, ValueError) as e:
         print(str(e).splitlines()[0], file=sys.stderr)
         return 2
@@ -177,7 +183,7 @@ def main(argv=None) -> int:
     dropped: dict[str, list[str]] = {}
     commands = []
     for sweep, cs in sorted(by_sweep.items()):
-        raw, dropped[sweep] = timed_spec(sweep, cs, libs, args.max_cells)
+        raw, dropped[sweep] = timed_spec(sweep, cs, libs, args.max_cells, args.cycles)
         path = BUILD / f"{sweep}.spec.json"
         path.write_text(json.dumps(raw, indent=1))          # provenance: the spec as run
         try:
@@ -193,8 +199,8 @@ def main(argv=None) -> int:
     rows = []
     for c in judged:
         for lib in libs:
-            z = next((x for x in c.cells if x.label == f"{lib} sim2000s1"), None)
-            t = next((x for x in c.cells if x.label == f"{lib} simt2000s1"), None)
+            z = next((x for x in c.cells if x.label == f"{lib} sim{args.cycles}s1"), None)
+            t = next((x for x in c.cells if x.label == f"{lib} simt{args.cycles}s1"), None)
             rows.append({"id": c.id, "lib": lib, "criterion": _criterion(c),
                          "zero": None if z is None else z.value,
                          "zero_ok": None if z is None or z.value is None else z.ok,
@@ -205,8 +211,8 @@ def main(argv=None) -> int:
                            wall_s=time.monotonic() - t0, liberties=libs,
                            tools=tool_versions(packages=["amaranth", "numpy"]),
                            notes=["each claim's sweep re-run on the groups it reads, activity "
-                                  "sim and sim-timed (2,000 cycles, seed 1), flat synthesis "
-                                  "with the sweep's own ABC script"])
+                                  f"sim and sim-timed ({args.cycles:,} cycles, seed 1), flat "
+                                  "synthesis with the sweep's own ABC script"])
     write_report(args.out, render(rows, dropped, header), {"rows": rows, "dropped": dropped})
     print(f"glitch_claims: wrote {args.out}")
     return 0
