@@ -502,7 +502,10 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                                                      work, input_activity=in_act)
         pins, report = sta.power_trace(lib, netlist, top, clock_ns, has_clk, work)
         runtimes["sta_s"] = round(time.monotonic() - t1, 3)
-        power, check = _annotate(pins, report, nl, rates, propagated["leakage"])
+        # leakage: OpenSTA's from the simulated input duties, or (where it crashed
+        # propagating them) its state-independent figure at duty 0.5
+        leak = (propagated or report)["leakage"]
+        power, check = _annotate(pins, report, nl, rates, leak)
         out["power_mw"] = power
         engine = {"icarus": "Icarus + the liberty's Verilog cell models",
                   "verilator": "Verilator toggle coverage + cell functions from the liberty",
@@ -531,7 +534,7 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
             "trace": str(trace) if trace else None,
         }
         if timed:
-            zpower, _ = _annotate(pins, report, nl, zero, propagated["leakage"])
+            zpower, _ = _annotate(pins, report, nl, zero, leak)
             dyn = power["internal"] + power["switching"]
             zdyn = zpower["internal"] + zpower["switching"]
             zvals = [r[0] for k, r in zero.items() if k not in ("clk", "rst")]

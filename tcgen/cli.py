@@ -558,7 +558,9 @@ def format_table(r: dict) -> str:
     if r["activity"] in ("sim", "sim-timed"):
         q = r["sim"]["power_mw_opensta_propagated"]
         lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "
-                     f"{q['total']:.4g} mW)")
+                     f"{q['total']:.4g} mW)" if q else
+                     "  (OpenSTA's own propagation from the simulated input activity: none -- "
+                     "it crashed on this netlist, a bug of its 2019 build; leakage at duty 0.5)")
     timed = r.get("sim", {}).get("timed") if r["activity"] == "sim-timed" else None
     if timed:
         z = timed["power_mw_zero_delay"]
