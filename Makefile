@@ -69,7 +69,7 @@ gen-mutation: setup
 ## the glitch-aware multipliers each under PEERS_NOISE perturbations, PEERS_JOBS at a time
 PEERS_NOISE ?= 4
 PEERS_JOBS ?= 2
-PEERS_BANDED ?= tcgen mult=array tree=tdm,tcgen mult=array tree=tdm rshift=wide,tcgen mult=array tree=tdm gate=subnormal,tcgen tree=tdm gate=subnormal
+PEERS_BANDED ?= tcgen mult=array tree=tdm,tcgen mult=array tree=tdm rshift=wide,tcgen mult=array tree=tdm gate=subnormal,tcgen tree=tdm gate=subnormal,tcgen tree=tdm rinc=compound cpa=brent_kung
 peers: setup
 	@test -n "$(HARDFLOAT)" -a -n "$(CVFPU)" -a -n "$(COMMON_CELLS)" || \
 	  { echo "make peers: set HARDFLOAT=, CVFPU= and COMMON_CELLS= to the peers' checkouts" >&2; exit 2; }

@@ -101,7 +101,11 @@ VARIANTS = {"mul": {BEFORE: {"mult": "array", "norm": "late", "rshift": "wide"},
                     "tcgen gate=subnormal": {"gate": "subnormal"},
                     "tcgen tree=tdm gate=subnormal": {"tree": "tdm", "gate": "subnormal"},
                     "tcgen mult=array tree=tdm gate=subnormal": {"mult": "array", "tree": "tdm",
-                                                                 "gate": "subnormal"}},
+                                                                 "gate": "subnormal"},
+                    # session 31: the nangate45 FP16 search's smallest design meeting the
+                    # target (studies/fp_mul_nangate45.toml)
+                    "tcgen tree=tdm rinc=compound cpa=brent_kung": {
+                        "tree": "tdm", "rinc": "compound", "cpa": "brent_kung"}},
             "add": {"tcgen isolate=far+specials": {"isolate": "far+specials"}}}
 #: (variant, format) pairs not measured under Yosys 0.23's own ABC script, which runs past 8
 #: minutes on an FP32 Kogge-Stone product even at 10 ns (studies/fp_mul.toml); measured when
