@@ -157,6 +157,37 @@ def read_netlist(path: Path, top: str) -> Netlist:
     return _parse_module(text, top)
 
 
+def flatten_netlist(netlist: Path, top: str, lib: Liberty, workdir: Path) -> Path:
+    """The mapped netlist of a hierarchical synthesis (``flatten=False``) as one flat module,
+    ``workdir/netlist_flat.v``, for the gate-level simulation and the power that reads its
+    activity (docs/ppa.md, "Hierarchical synthesis"): the same liberty cells and connections,
+    nothing re-mapped or removed (no ``opt_clean``: a cell whose output no parent reads stays,
+    as it stays in the hierarchical area), internal names hidden as in the flat flow::
+
+        read_liberty -lib LIB; read_verilog netlist.v; hierarchy -check -top TOP
+        flatten; rename -hide w:* c:*; write_verilog -noattr -noexpr -nohex -nodec -simple-lhs
+
+    It reads a netlist, it synthesizes nothing: it lives beside the netlist reader, not in
+    synth.yosys, whose source keys every cached synthesis (an edit there re-runs them all)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / "netlist_flat.v"
+    script = workdir / "flatten.ys"
+    for p in (lib.path, netlist, out):
+        if re.search(r"\s|\"", str(p)):
+            raise ToolError(f"path {p} contains spaces or quotes; Yosys scripts cannot name it")
+    script.write_text("\n".join([
+        f"read_liberty -lib {lib.path}",
+        f"read_verilog {netlist}",
+        f"hierarchy -check -top {top}",
+        "flatten",
+        "rename -hide w:* c:*",
+        f"write_verilog -noattr -noexpr -nohex -nodec -simple-lhs {out}", ""]))
+    log = workdir / "yosys_flatten.log"
+    run("yosys", ["-q", "-l", str(log), script.name], cwd=workdir,
+        what=f"on {top} (flattening the mapped netlist for simulation)")
+    return out
+
+
 def read_modules(path: Path) -> dict[str, Netlist]:
     """Every module of a hierarchical netlist (``write_verilog`` of a synthesis with hierarchy
     kept), each read like :func:`read_netlist`; an instance's cell is a liberty cell or one of

@@ -9,8 +9,8 @@ Steps: Yosys (tcgen.synth.yosys) -> OpenSTA timing and power (tcgen.synth.sta), 
 ``vectorless`` (one global toggle rate per cycle) or ``sim`` (gate-level simulation of a
 stimulus, synth.activity).  ``hierarchical=True`` synthesizes with hierarchy kept (each
 distinct module mapped once, totals summed over the instance tree) and runs OpenSTA on the
-hierarchical netlist: minutes instead of hours for an array of identical units; vectorless
-only (the gate-level simulation reads flat netlists).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
+hierarchical netlist: minutes instead of hours for an array of identical units; simulated
+activity reads the mapped netlist flattened (synth.activity.flatten_netlist).  The flow knows nothing of units: ``tcgen.measure.measure`` turns a
 unit into its Verilog, workload and ops per cycle and calls this.  Results are cached under ``build/ppa/``
 keyed by the Verilog hash, the liberty hash, the options and the flow's own source hash, so a
 measured configuration costs nothing the second time.  The cache (``TCGEN_PPA_CACHE`` moves it)
@@ -142,15 +142,11 @@ def check_simulator(lib: Liberty, simulator: str = "auto", activity: str = "sim"
 
 # -- the design-level entry point ------------------------------------------------------------------
 def check_hierarchical(hierarchical, activity: str) -> bool:
-    """FlowInputError unless ``hierarchical`` is a bool that ``activity`` allows: the
-    gate-level simulation of ``sim`` reads a flat netlist, so hierarchical synthesis is
-    vectorless only."""
+    """FlowInputError unless ``hierarchical`` is a bool.  Every activity takes it: the
+    gate-level simulation of ``sim``/``sim-timed`` reads the hierarchical netlist flattened
+    (:func:`synth.activity.flatten_netlist`)."""
     if not isinstance(hierarchical, bool):
         raise FlowInputError(f"ppa: hierarchical must be true or false, got {hierarchical!r}")
-    if hierarchical and activity in SIM_ACTIVITIES:
-        raise FlowInputError(f"ppa: activity {activity} needs a flat netlist (the gate-level "
-                             "simulation does not read hierarchy); use vectorless activity "
-                             "with hierarchical synthesis")
     return hierarchical
 
 
@@ -161,7 +157,8 @@ def measure_verilog(verilog_text: str, top: str, *, liberty="osu018", clock_ns=1
                     fraig_conflicts=None, noise=0) -> dict:
     """:func:`measure` for any Verilog text (``workload``: {input port: n values} for ``sim``;
     ``simulator``: the gate-level simulator of ``sim``, one of :data:`SIMULATORS`;
-    ``hierarchical``: synthesize with hierarchy kept, vectorless only; ``fraig_conflicts``:
+    ``hierarchical``: synthesize with hierarchy kept (simulated activity on the mapped netlist
+    flattened); ``fraig_conflicts``:
     the conflict limit of ABC's SAT sweeping, None for Yosys's own ABC script, docs/ppa.md;
     ``noise``: also measure the design under that many semantically neutral perturbations
     (:mod:`tcgen.synth.noise`) and add their band as ``noise``)."""
@@ -449,7 +446,13 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
     work = BUILD / "runs" / key
     shutil.rmtree(work, ignore_errors=True)     # what a killed run may have left
     work.mkdir(parents=True, exist_ok=True)
-    if hierarchical:
+    netlist = syn.netlist           # what OpenSTA and the gate-level simulation read
+    if hierarchical and activity != "vectorless":
+        # the same cells, one module: simulated and timed flat, area from the hierarchy
+        netlist = act.flatten_netlist(syn.netlist, top, lib, work)
+        modules = None
+        nl = act.read_netlist(netlist, top)
+    elif hierarchical:
         modules = act.read_modules(syn.netlist)
         if top not in modules:
             raise ToolError(f"netlist {syn.netlist} holds no module {top}")
@@ -465,6 +468,7 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
         "breakdown": syn.breakdown,
         "breakdown_source": syn.breakdown_source,
         "netlist": str(syn.netlist),
+        "netlist_simulated": None if netlist == syn.netlist else str(netlist),
         "yosys_check_problems": syn.check_problems,
         "clocked": has_clk,
     }
@@ -484,21 +488,24 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
                  ", cell delays from OpenSTA's SDF" if timed else "")
         info = zero = None
         if timed:
-            sdf = sta.write_sdf(lib, syn.netlist, top, clock_ns, has_clk, work)
+            sdf = sta.write_sdf(lib, netlist, top, clock_ns, has_clk, work)
             rates, zero, sim_name, trace, info = act.timed_activity(
-                nl, syn.netlist, lib, workload, work, n, simulator, sdf, clock_ns)
+                nl, netlist, lib, workload, work, n, simulator, sdf, clock_ns)
         else:
-            rates, sim_name, trace = act.net_activity(nl, syn.netlist, lib, workload, work, n,
+            rates, sim_name, trace = act.net_activity(nl, netlist, lib, workload, work, n,
                                                       simulator)
         runtimes["simulate_s"] = round(time.monotonic() - t0, 3)
         t1 = time.monotonic()
         log.info("opensta: timing and per-pin power at the simulated activity")
         in_act = {b: rates[b] for b in nl.port_bits("input") if b in rates and b != "clk"}
-        timing, _, propagated = sta.timing_and_power(lib, syn.netlist, top, clock_ns, has_clk,
+        timing, _, propagated = sta.timing_and_power(lib, netlist, top, clock_ns, has_clk,
                                                      work, input_activity=in_act)
-        pins, report = sta.power_trace(lib, syn.netlist, top, clock_ns, has_clk, work)
+        pins, report = sta.power_trace(lib, netlist, top, clock_ns, has_clk, work)
         runtimes["sta_s"] = round(time.monotonic() - t1, 3)
-        power, check = _annotate(pins, report, nl, rates, propagated["leakage"])
+        # leakage: OpenSTA's from the simulated input duties, or (where it crashed
+        # propagating them) its state-independent figure at duty 0.5
+        leak = (propagated or report)["leakage"]
+        power, check = _annotate(pins, report, nl, rates, leak)
         out["power_mw"] = power
         engine = {"icarus": "Icarus + the liberty's Verilog cell models",
                   "verilator": "Verilator toggle coverage + cell functions from the liberty",
@@ -527,7 +534,7 @@ def _run(verilog_text, top, lib, clock_ns, activity, toggle_rate, workload, n, s
             "trace": str(trace) if trace else None,
         }
         if timed:
-            zpower, _ = _annotate(pins, report, nl, zero, propagated["leakage"])
+            zpower, _ = _annotate(pins, report, nl, zero, leak)
             dyn = power["internal"] + power["switching"]
             zdyn = zpower["internal"] + zpower["switching"]
             zvals = [r[0] for k, r in zero.items() if k not in ("clk", "rst")]

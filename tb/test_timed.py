@@ -248,8 +248,7 @@ def test_sim_timed_cli_and_errors(tmp_path):
     assert "glitches" in p.stdout and "of dynamic power" in p.stdout
     r = json.loads(out.read_text())
     assert r["activity"] == "sim-timed" and "--activity sim-timed" in r["command"]
-    for args, msg in [(["--simulator", "verilator"], "needs cell delays"),
-                      (["--hierarchical"], "needs a flat netlist")]:
+    for args, msg in [(["--simulator", "verilator"], "needs cell delays")]:
         p = _cli("ppa", "lzc", "-p", "width=8", "--activity", "sim-timed", *args)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and msg in p.stderr, p.stderr
 
@@ -280,3 +279,17 @@ def test_inertial_pulse_rejection():
     assert run([1000, 1200, 1300], [100, 500, 500]) == [1300]    # the pair, then 1300 alone
     assert run([1000, 1200], [100, 200]) == [1000, 1200]         # 200 wide, 200 delay: passes
     assert run([100, 150, 180, 400], [10, 100, 10, 10]) == [180, 400]   # 100-150 goes
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--cycles", "0"], "--jobs, --max-cells and --cycles must be positive"),
+])
+def test_glitch_claims_bad_input_is_one_line_exit_2(tmp_path, args, words):
+    """scripts/glitch_claims.py: bad arguments are one line on stderr, exit 2, nothing written
+    (checked before any sweep runs)."""
+    out = tmp_path / "g.md"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "glitch_claims.py"
+    r = subprocess.run([sys.executable, str(script), *args, "--out", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
+    assert not out.exists()

@@ -288,7 +288,8 @@ def _add_ppa_parser(sub):
                         "timed engine) or icarus (vendor models + SDF) (docs/ppa.md)")
     p.add_argument("--hierarchical", action="store_true",
                    help="synthesize with hierarchy kept: each distinct module mapped once, "
-                        "totals summed over the instances (vectorless only; docs/ppa.md)")
+                        "totals summed over the instances; sim/sim-timed simulate the mapped "
+                        "netlist flattened (docs/ppa.md)")
     p.add_argument("--fraig-conflicts", type=_int, default=None, metavar="N",
                    help="conflict limit of ABC's SAT sweeping (&fraig -x -C N, 1..1000000): "
                         "minutes instead of an hour on some large designs; a different, "
@@ -557,7 +558,9 @@ def format_table(r: dict) -> str:
     if r["activity"] in ("sim", "sim-timed"):
         q = r["sim"]["power_mw_opensta_propagated"]
         lines.append(f"  (OpenSTA's own propagation from the simulated input activity: "
-                     f"{q['total']:.4g} mW)")
+                     f"{q['total']:.4g} mW)" if q else
+                     "  (OpenSTA's own propagation from the simulated input activity: none -- "
+                     "it crashed on this netlist, a bug of its 2019 build; leakage at duty 0.5)")
     timed = r.get("sim", {}).get("timed") if r["activity"] == "sim-timed" else None
     if timed:
         z = timed["power_mw_zero_delay"]

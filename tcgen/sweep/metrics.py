@@ -74,6 +74,9 @@ METRICS: dict[str, tuple[str, str, Callable[[dict], Any]]] = {
                                          "(sim-timed activity)",
                                          "sim.timed.toggles_timed_over_zero_delay",
                                          _get("sim", "timed", "toggles_timed_over_zero_delay")),
+    "activity__late__share": ("share of the timed transitions that arrive after their cycle's "
+                              "end (sim-timed activity; a design that misses the clock)",
+                              "sim.timed.late_share", _get("sim", "timed", "late_share")),
     "runtime__flow__s": ("seconds the flow took for this point when first measured",
                          "runtime_s.total_s", _get("runtime_s", "total_s")),
     "arith__gates__count": ("two-input gates of the unit's compressor trees and final adders (the "

@@ -375,9 +375,6 @@ def parse(raw: dict, path: Path | None = None) -> Spec:
                  else syn)
                 for lib, clk, act, syn in itertools.product(libs_p, clocks_p, acts_p, synths_p))
             for (lib, clk, act, syn), fc in itertools.product(combos, fraigs_p):
-                if syn == "hierarchical" and act.mode in SIM_ACTIVITIES:
-                    raise err(f"group {g.name}", f"point {label}: activity {act.mode} needs flat "
-                              "synthesis (the gate-level simulation reads a flat netlist)")
                 p = Point(g.name, label, g.unit,
                           tuple(sorted((k, v) for k, v in params.items() if k != "workload")),
                           lib, clk, act, len(points), params.get("workload"), syn, fc, noise_p)
