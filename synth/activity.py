@@ -668,6 +668,25 @@ def _ctype_assign(port: str, width: int, first: int) -> str:
 _COV_LINE = re.compile(r"^C '(.*)' (\d+)\s*$")
 
 
+def verilator_name(name: str) -> str:
+    """A signal name as the netlist spells it, from Verilator's (its coverage points): Verilator
+    writes a character it does not keep as ``__0XX`` (hex), so ``d__payload`` comes back as
+    ``d___05Fpayload``."""
+    return re.sub(r"__0([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), name)
+
+
+def _port_bits_from_wires(counts: dict[str, int], netlist: Netlist) -> dict[str, int]:
+    """Coverage counts with every vector port bit taken from :func:`scalarize_ports`' wire
+    ``tcgen_sim_<port>_<i>`` (the wires themselves dropped): Verilator miscounts the bits of a
+    vector over 64 bits, so :func:`simulate_verilator` refuses any such vector it did not split."""
+    out = {k: v for k, v in counts.items() if not k.startswith(SIM_PREFIX)}
+    for k, v in counts.items():
+        if k.startswith(SIM_PREFIX):
+            port, _, i = k[len(SIM_PREFIX):].rpartition("_")
+            out[f"{port}[{i}]"] = v
+    return out
+
+
 def _read_coverage(path: Path, scope: str) -> dict[str, int]:
     """{net bit: toggles (0->1 plus 1->0)} of the toggle points in ``scope``."""
     out: dict[str, int] = {}
@@ -682,7 +701,7 @@ def _read_coverage(path: Path, scope: str) -> dict[str, int]:
             sig, _, _ = fields.get("o", "").rpartition(":")
             if not sig:
                 continue
-            key = net_key(sig)
+            key = net_key(verilator_name(sig))
             out[key] = out.get(key, 0) + int(m.group(2))
     return out
 
@@ -726,8 +745,20 @@ def simulate_verilator(netlist: Netlist, netlist_file: Path, lib: Liberty, workl
                  "// verilator coverage_off\n"
                  f"module tcgen_act({', '.join(decl)});\n"
                  f"  {_esc(netlist.top)} dut ({conns});\nendmodule\n")
-    write_atomic(workdir / "netlist_cov.v",
-                 "// verilator coverage_on\n" + Path(netlist_file).read_text())
+    # the netlist with its vector ports split into scalar wires, as for Icarus: Verilator 5.048
+    # counts the toggles of a port over 64 bits wrongly (bit i of a 128-bit port ~4x: the
+    # words alias), a scalar wire's rightly -- the port bits are read from those wires
+    text = scalarize_ports(Path(netlist_file).read_text(), netlist)
+    split = set(re.findall(rf"^\s*wire\s+{SIM_PREFIX}(\w+)_\d+\s*;", text, flags=re.M))
+    for msb, lsb, name in re.findall(r"^\s*(?:wire|input|output)\s+\[\s*(\d+)\s*:\s*(\d+)\s*\]"
+                                     r"\s*\\?(\S+?)\s*;", text, flags=re.M):
+        if abs(int(msb) - int(lsb)) + 1 > 64 and name not in split:
+            raise FlowInputError(f"ppa: simulator verilator cannot count {name} "
+                                 f"({abs(int(msb) - int(lsb)) + 1} bits: Verilator miscounts "
+                                 "the toggles of a vector over 64 bits, and this one is not a "
+                                 "port it can split into scalar wires); use simulator "
+                                 "levelized or icarus")
+    write_atomic(workdir / "netlist_cov.v", "// verilator coverage_on\n" + text)
     # stimulus: per cycle, the data inputs' 32-bit words, LSB word first
     order = [name for name, _ in ins if name in data_in]
     words = {name: (width[name] + 31) // 32 for name in order}
@@ -806,6 +837,7 @@ int main(int argc, char** argv) {{
     if not counts:
         raise ToolError(f"Verilator gate-level simulation of {netlist.top} counted no nets "
                         f"(see {workdir / 'coverage.dat'})")
+    counts = _port_bits_from_wires(counts, netlist)
     duty, col = {}, 0
     for name in order:                   # inputs hold one vector per cycle of the window
         msb, lsb = netlist.ports[name][1], netlist.ports[name][2]
