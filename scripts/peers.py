@@ -429,13 +429,12 @@ def _target(res: dict) -> list[str]:
             def say(v):
                 return (f"`{v['design']}` (energy {eword[v['energy']]}, area "
                         f"{word[v['area']]}, delay {word[v['delay']]})")
+            def missed(v):
+                return sum(v[k] == "above" for k in ("energy", "area", "delay"))
             meets = "; ".join(say(v) for v in t["meets"]) or "**not met**"
-            near = sorted(t["misses"], key=lambda v: sum(
-                x == "above" for x in (v["energy"], v["area"], v["delay"])))
-            miss = "—" if t["meets"] or not near else "; ".join(
-                say(v) for v in near if sum(x == "above" for x in (
-                    v["energy"], v["area"], v["delay"])) == sum(x == "above" for x in (
-                        near[0]["energy"], near[0]["area"], near[0]["delay"])))
+            fewest = min(map(missed, t["misses"]), default=None)
+            miss = "—" if t["meets"] or fewest is None else "; ".join(
+                say(v) for v in t["misses"] if missed(v) == fewest)
             out.append(f"| {lib} | {op} | {fmt} | {t['peer']} | {meets} | {miss} |")
     return out
 

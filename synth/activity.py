@@ -56,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from .liberty import Liberty, locked, write_atomic
+from .yosys import _q as _yosys_path
 from .tools import FlowInputError, ToolError, run, verilator
 
 __all__ = ["Netlist", "read_netlist", "read_modules", "simulate", "toggle_rates", "net_key", "expr_bits",
@@ -172,16 +173,13 @@ def flatten_netlist(netlist: Path, top: str, lib: Liberty, workdir: Path) -> Pat
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / "netlist_flat.v"
     script = workdir / "flatten.ys"
-    for p in (lib.path, netlist, out):
-        if re.search(r"\s|\"", str(p)):
-            raise ToolError(f"path {p} contains spaces or quotes; Yosys scripts cannot name it")
     script.write_text("\n".join([
-        f"read_liberty -lib {lib.path}",
-        f"read_verilog {netlist}",
+        f"read_liberty -lib {_yosys_path(lib.path)}",
+        f"read_verilog {_yosys_path(netlist)}",
         f"hierarchy -check -top {top}",
         "flatten",
         "rename -hide w:* c:*",
-        f"write_verilog -noattr -noexpr -nohex -nodec -simple-lhs {out}", ""]))
+        f"write_verilog -noattr -noexpr -nohex -nodec -simple-lhs {_yosys_path(out)}", ""]))
     log = workdir / "yosys_flatten.log"
     run("yosys", ["-q", "-l", str(log), script.name], cwd=workdir,
         what=f"on {top} (flattening the mapped netlist for simulation)")
