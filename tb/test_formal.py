@@ -328,7 +328,11 @@ def test_fp8(prove, op, fmt, mode):
 
 MUL_VARIANTS = [{"norm": "early"}, {"rshift": "narrow"}, {"norm": "early", "rshift": "narrow"},
                 {"mult": "booth4"}, {"mult": "booth4", "norm": "early", "rshift": "narrow"},
-                {"rinc": "compound"}]
+                {"rinc": "compound"},
+                # issue 43's lowest-energy multiplier (docs/peers.md), as mult=auto builds it
+                # (array at FP8 and BF16) and as FP16/FP32 do (booth4)
+                {"tree": "tdm", "rinc": "compound", "cpa": "brent_kung"},
+                {"mult": "booth4", "tree": "tdm", "rinc": "compound", "cpa": "brent_kung"}]
 
 
 @pytest.mark.parametrize("variant", MUL_VARIANTS,
@@ -339,7 +343,8 @@ def test_fp8_mul_variants(prove, fmt, mode, variant):
     """fp_mul's issue-17 variants against the same reference, every pair of FP8 operands
     (subnormals included): norm=early (leading zeros from the significands, a 1-bit step
     after the product), rshift=narrow (subnormal results shifted on p + 2 bits), rinc=compound
-    (the packed result and its +1 side by side, the round decision selecting)."""
+    (the packed result and its +1 side by side, the round decision selecting), and issue
+    43's lowest-energy combination (tree=tdm rinc=compound cpa=brent_kung, array and booth4)."""
     params = {**FP_FORMATS[fmt], "RTZ": int(mode == "rtz")}
     cfg = {"fmt": fmt, "rounding": mode, "ftz": False, "pipeline": 0, **variant}
     label = " ".join(f"{k}={v}" for k, v in variant.items())

@@ -4,8 +4,9 @@ pairs against tcgen.hw.numeric, on the bit-sliced batch path (tcgen/verify/batch
 Marked ``slow``; driven range by range by scripts/fp_exhaustive.py (resumable, results in
 reports/hw_verification.md).  One test checks one range ``[TCGEN_EXH_START, TCGEN_EXH_STOP)``
 of the flat pair index ``i`` (``a = i >> 16``, ``b = i & 0xffff``) of one configuration
-``TCGEN_EXH_CONFIG`` = ``op:fmt:mode``; without the variables it checks the first 2**24 pairs
-of every configuration.
+``TCGEN_EXH_CONFIG`` = ``op:fmt:mode[:name=value,...]`` (the optional fourth field: more of the
+unit's parameters, as ``-p`` takes them); without the variables it checks the first 2**24 pairs
+of every configuration at its defaults.
 """
 from __future__ import annotations
 
@@ -14,26 +15,29 @@ import os
 
 import pytest
 
+from tcgen.cli import parse_params
 from tcgen.verify import harness
 from tcgen.registry import get_unit
 
 pytestmark = pytest.mark.slow
 
-CONFIGS = [("fp_add", "fp16", "rne"), ("fp_add", "fp16", "rtz"), ("fp_add", "bf16", "rne"),
-           ("fp_mul", "fp16", "rne"), ("fp_mul", "fp16", "rtz"), ("fp_mul", "bf16", "rne")]
+CONFIGS = ["fp_add:fp16:rne", "fp_add:fp16:rtz", "fp_add:bf16:rne",
+           "fp_mul:fp16:rne", "fp_mul:fp16:rtz", "fp_mul:bf16:rne"]
 
 
 def _configs():
     env = os.environ.get("TCGEN_EXH_CONFIG")
-    return [tuple(env.split(":"))] if env else CONFIGS
+    return [env] if env else CONFIGS
 
 
-@pytest.mark.parametrize("op,fmt,mode", _configs())
-def test_exhaustive_range(op, fmt, mode):
+@pytest.mark.parametrize("config", _configs())
+def test_exhaustive_range(config):
     start = int(os.environ.get("TCGEN_EXH_START", 0))
     stop = int(os.environ.get("TCGEN_EXH_STOP", 1 << 24))
     assert 0 <= start < stop <= 1 << 32
-    p = get_unit(op).params(fmt=fmt, rounding=mode)
+    op, fmt, mode, *extra = config.split(":", 3)
+    p = get_unit(op).make_params({"fmt": fmt, "rounding": mode,
+                                  **parse_params(extra[0].split(",") if extra else [])})
     s = harness.run_batch(op, p, pairs={"a": "a", "b": "b", "width": 16, "start": start,
                                         "stop": stop},
                           depth=4096, sim=os.environ.get("SIM") or "verilator", bitslice=True,

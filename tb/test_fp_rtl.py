@@ -103,24 +103,31 @@ def test_fp32_mul(mode, request):
 
 _MUL_VARIANTS = {"early": {"norm": "early"}, "early_narrow": {"norm": "early", "rshift": "narrow"},
                  "booth4_early_narrow": {"mult": "booth4", "norm": "early", "rshift": "narrow"},
-                 "compound": {"rinc": "compound"}}
+                 "compound": {"rinc": "compound"},
+                 # issue 43's lowest-energy multiplier (docs/peers.md; mult=auto: booth4 at
+                 # FP16 and FP32, the array at BF16); FP16 and BF16 RNE exhaustively too
+                 # (scripts/fp_exhaustive.py)
+                 "low_energy": {"tree": "tdm", "rinc": "compound", "cpa": "brent_kung"}}
+_MUL_VARIANTS_FAST = (("booth4_early_narrow", "fp16", 5_000, "rne"),
+                      ("booth4_early_narrow", "bf16", 5_000, "rtz"),
+                      ("low_energy", "fp16", 3_000, "rne"))
 
 
-@pytest.mark.parametrize("variant,fmt,n,mode", [
-    ("booth4_early_narrow", "fp16", 5_000, "rne"), ("booth4_early_narrow", "bf16", 5_000, "rtz")]
+@pytest.mark.parametrize("variant,fmt,n,mode", list(_MUL_VARIANTS_FAST)
     + [pytest.param(v, f, n, r, marks=pytest.mark.slow) for v in _MUL_VARIANTS for f, n, r in
        [("fp16", 5_000, "rne"), ("bf16", 5_000, "rtz"), ("fp16", 5_000, "rtz"),
         ("bf16", 5_000, "rne"), ("fp32", 2_000, "rne"), ("fp32", 2_000, "rtz")]
        + [(f, 1_000_000, r) for f in ("fp16", "bf16", "fp32") for r in MODES]
-       if (v, f, n, r) not in (("booth4_early_narrow", "fp16", 5_000, "rne"),
-                               ("booth4_early_narrow", "bf16", 5_000, "rtz"))])
+       if (v, f, r) not in {(x[0], x[1], x[3]) for x in _MUL_VARIANTS_FAST}
+       or n == 1_000_000])
 def test_mul_variants(variant, fmt, n, mode, request):
-    """fp_mul's issue-17 variants (norm=early; with rshift=narrow): every pair of edge values
-    (subnormal factors of every leading-zero count, products at the underflow and overflow
-    edges), ties and random pairs, bit-exact against the model (FP8: proved formally in
-    test_formal.py, rshift=narrow alone too).  make test: booth4+early+narrow at FP16 RNE and
-    BF16 RTZ with a few thousand random pairs (Icarus); make test-slow: the other variants and
-    modes, FP32, and 10^6 pairs (Verilator)."""
+    """fp_mul's issue-17 variants (norm=early; with rshift=narrow; rinc=compound) and issue 43's
+    lowest-energy combination: every pair of edge values (subnormal factors of every
+    leading-zero count, products at the underflow and overflow edges), ties and random pairs,
+    bit-exact against the model (FP8: proved formally in test_formal.py, rshift=narrow alone
+    too).  make test: booth4+early+narrow at FP16 RNE and BF16 RTZ, the lowest-energy
+    combination at FP16 RNE, with a few thousand random pairs (Icarus); make test-slow: the
+    other variants and modes, FP32, and 10^6 pairs (Verilator)."""
     rng = np.random.default_rng(harness.seed(3240))
     pairs = concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 1000),
                          random_fp_pairs(fmt, rng, n))
