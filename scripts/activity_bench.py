@@ -12,7 +12,6 @@ writes the numbers (scripts/sim_bench.py puts them in reports/sim_bench.md).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from tcgen.measure import measure
 from tcgen.registry import get_unit
 from tcgen.synth import activity as act
 from tcgen.synth.liberty import resolve
+from tcgen.study import ScriptParser
 
 
 def _engine(nl, netlist, lib, wl, n, engine, tmp):
@@ -64,7 +64,7 @@ def bench(unit: str, params: dict, cycles: int, icarus_cycles: int, engines) -> 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cycles", type=int, default=1000)
     ap.add_argument("--icarus-cycles", type=int, default=40)
     ap.add_argument("--json", metavar="PATH")

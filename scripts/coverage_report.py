@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tb"))
 
 from tcgen.verify import coverage as cov                                    # noqa: E402
-from tcgen.study import today, tool_versions, tools_text, write_report      # noqa: E402
+from tcgen.study import ScriptParser, today, tool_versions, tools_text, write_report      # noqa: E402
 
 #: the test files that carry coverage (every cocotb bench of these samples it)
 TESTS = ["tb/test_fp_rtl.py", "tb/test_fused.py", "tb/test_batch.py", "tb/test_pacq_rtl.py",
@@ -131,7 +131,7 @@ def render(points: dict, runs: list[dict], missing: list[str], header: str) -> s
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", type=Path, default=cov.DIR, help="run databases (build/coverage)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "coverage.md")
     ap.add_argument("--command", default=".venv/bin/python scripts/coverage_report.py",

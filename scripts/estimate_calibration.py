@@ -10,18 +10,17 @@ over the rows of at least N cells (default 10,000: the limit is about large conf
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
 
-from tcgen.study import estimate_ratios
+from tcgen.study import ScriptParser, estimate_ratios
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--min-cells", type=int, default=10_000)
     ap.add_argument("--results", default=str(ROOT / "reports"))
     args = ap.parse_args(argv)

@@ -12,7 +12,6 @@ pytest's JUnit XML.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from tcgen.study import report_header, tool_versions, write_report
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report
 from tcgen.synth.formal import METHOD, SOLVER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +142,7 @@ def _sequential_sections(recs: list) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", default="1", help="pytest -n (default 1)")
     ap.add_argument("-k", default=None, help="only the tests pytest -k selects (the report "
                                              "then covers just those)")

@@ -14,7 +14,6 @@ A configuration is ``op:fmt:mode`` (the unit at its defaults) or ``op:fmt:mode:n
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 
 from tcgen.cli import parse_params
-from tcgen.study import report_header, run_parallel, tool_versions, write_json, write_report
+from tcgen.study import ScriptParser, report_header, run_parallel, tool_versions, write_json, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / "build" / "exhaustive"
@@ -99,7 +98,7 @@ def _run_range(item: tuple[str, int, int]) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", action="append", choices=CONFIGS)
     ap.add_argument("--chunk-log2", type=int, default=28)
     ap.add_argument("-j", "--jobs", type=int, default=1)

@@ -17,7 +17,6 @@ Large rows run deduplicated only (``--flat`` elaborates every channel: many minu
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -71,7 +70,8 @@ def _size(path: Path) -> tuple[int, int]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from tcgen.study import ScriptParser
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     ap.add_argument("--units", nargs="*", help="only these units (default: every unit)")
     ap.add_argument("--no-flat", action="store_true", help="skip the --flat runs")

@@ -19,7 +19,6 @@ judge again only the recorded survivors (after a directed test was added for the
 """
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import json
 import subprocess
@@ -31,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tb"))
 
 import gen_mutation as gm  # noqa: E402
-from tcgen.study import report_header, tool_versions, write_report  # noqa: E402
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report  # noqa: E402
 
 REPORT = ROOT / "reports" / "gen_mutation.md"
 
@@ -128,7 +127,7 @@ def render(data: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n")[0])
     ap.add_argument("-n", type=int, default=4, help="mutants sampled per file (default 4)")
     ap.add_argument("--all", action="store_true", help="every mutant of every file (hours)")
     ap.add_argument("--target", action="append", choices=[t.path for t in gm.GEN_TARGETS],

@@ -20,7 +20,6 @@ exit 2, nothing written.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -32,7 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 from tcgen.claims import Claim, judge, load                          # noqa: E402
 from tcgen.registry import get_unit                                   # noqa: E402
-from tcgen.study import report_header, tool_versions, write_report    # noqa: E402
+from tcgen.hw.files import StorageError                               # noqa: E402
+from tcgen.study import (ScriptParser, check_report, report_header,    # noqa: E402
+                         tool_versions, write_report)
+from tcgen.synth.ppa import FlowInputError, check_options             # noqa: E402
 from tcgen.sweep import parse, run, write_outputs                     # noqa: E402
 from tcgen.sweep.spec import SpecError                                # noqa: E402
 
@@ -144,7 +146,7 @@ def _largest_estimate(g: dict) -> int | None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(prog="glitch_claims", description=__doc__.splitlines()[0])
     ap.add_argument("--claims", default="", help="claim ids, comma-separated (default: every "
                                                  "energy claim)")
     ap.add_argument("--libs", default="osu018,nangate45")
@@ -157,20 +159,37 @@ def main(argv=None) -> int:
     try:
         every = load(ROOT / "claims")
         chosen = energy_claims(every)
-        if args.claims:
-            ids = [x.strip() for x in args.claims.split(",") if x.strip()]
+        if args.claims.strip():
+            ids = list(dict.fromkeys(x.strip() for x in args.claims.split(",") if x.strip()))
+            if not ids:
+                raise UsageError(f"glitch_claims: --claims names no claim: {args.claims!r}")
             known = {c.id: c for c in every}
             bad = [i for i in ids if i not in known]
             if bad:
                 raise UsageError(f"glitch_claims: no claim {bad[0]!r} in claims/")
+            energy = {c.id for c in chosen}
+            bad = [i for i in ids if i not in energy]
+            if bad:
+                raise UsageError(f"glitch_claims: {bad[0]} is not an energy claim judged on a "
+                                 f"sweep (leave --claims out for every one of the "
+                                 f"{len(energy)})")
             chosen = [known[i] for i in ids]
-        libs = [x.strip() for x in args.libs.split(",") if x.strip()]
+        libs = list(dict.fromkeys(x.strip() for x in args.libs.split(",") if x.strip()))
         bad = [x for x in libs if x not in ("osu018", "nangate45", "sky130hd")]
         if bad or not libs:
             raise UsageError(f"glitch_claims: --libs takes osu018, nangate45, sky130hd, got "
                              f"{args.libs!r}")
-        if args.jobs < 1 or args.max_cells < 1 or args.cycles < 1:
-            raise UsageError("glitch_claims: --jobs, --max-cells and --cycles must be positive")
+        if args.jobs < 1 or args.max_cells < 1:
+            raise UsageError("glitch_claims: --jobs and --max-cells must be positive")
+        try:                                  # the flow's own bounds on the workload
+            check_options(10.0, "sim", 0.1, args.cycles, 1)
+        except FlowInputError:
+            raise UsageError(f"glitch_claims: --cycles must be an integer in 16..1000000, got "
+                             f"{args.cycles}") from None
+        try:
+            check_report(args.out)            # before anything is measured
+        except StorageError as e:
+            raise UsageError(f"glitch_claims: --out: {e}") from None
     except (UsageError, ValueError) as e:
         print(str(e).splitlines()[0], file=sys.stderr)
         return 2
@@ -182,22 +201,27 @@ def main(argv=None) -> int:
         by_sweep.setdefault(c.sweep, []).append(c)
     dropped: dict[str, list[str]] = {}
     commands = []
+    specs = []
     for sweep, cs in sorted(by_sweep.items()):
         raw, dropped[sweep] = timed_spec(sweep, cs, libs, args.max_cells, args.cycles)
+        if not raw["group"]:                 # every group over --max-cells: listed, not run
+            continue
         path = BUILD / f"{sweep}.spec.json"
-        path.write_text(json.dumps(raw, indent=1))          # provenance: the spec as run
         try:
-            spec = parse(raw, path)
+            specs.append((sweep, parse(raw, path), raw, path))
         except SpecError as e:
-            print(f"glitch_claims: {sweep}: {e}", file=sys.stderr)
+            print(f"glitch_claims: {sweep}: {str(e).splitlines()[0]}", file=sys.stderr)
             return 2
+    for sweep, spec, raw, path in specs:       # every spec checked before any is measured
+        path.write_text(json.dumps(raw, indent=1))          # provenance: the spec as run
         res = run(spec, jobs=args.jobs)
         cmd = f"scripts/glitch_claims.py (studies/{sweep}.toml, activity sim + sim-timed)"
         write_outputs(res, results, cmd)
         commands.append(cmd)
-    judged = judge(chosen, results, noise={})
+    ran = {sweep for sweep, *_ in specs}       # a sweep not run this time is never read back
+    judged = {c.id: c for c in judge([c for c in chosen if c.sweep in ran], results, noise={})}
     rows = []
-    for c in judged:
+    for c in (judged.get(c.id, c) for c in chosen):
         for lib in libs:
             z = next((x for x in c.cells if x.label == f"{lib} sim{args.cycles}s1"), None)
             t = next((x for x in c.cells if x.label == f"{lib} simt{args.cycles}s1"), None)

@@ -24,7 +24,6 @@ Bad input: one line on stderr, exit 2; a tool failure: exit 1.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,8 @@ DEFAULT_LAYERS = "lut,sparse,pacq,wino,bmma"
 
 
 def _args(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from tcgen.study import ScriptParser
+    ap = ScriptParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="full", choices=("full", "reduced"))
     ap.add_argument("--layers", default=DEFAULT_LAYERS)
     ap.add_argument("--libs", default="osu018,nangate45")

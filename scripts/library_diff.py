@@ -27,7 +27,6 @@ Bad arguments (an unknown revision, a missing folder) are one line on stderr and
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import io
@@ -482,7 +481,8 @@ def main(argv=None) -> int:
     if argv is None and sys.argv[1:] == ["--fingerprint"]:      # the per-revision worker
         json.dump(_fingerprint(json.load(sys.stdin)), sys.stdout)
         return 0
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from tcgen.study import ScriptParser
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, help="git revision of the old reports")
     ap.add_argument("--reports", default="reports", help="the reports folder (in the tree)")
     ap.add_argument("--threshold", type=float, default=0.01,

@@ -48,7 +48,6 @@ Bad arguments are one line on stderr and exit 2.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import shutil
 import subprocess
@@ -65,7 +64,7 @@ from tcgen.generate import verilog                                          # no
 from tcgen.hw import numeric as num                                         # noqa: E402
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
-from tcgen.study import (Checkout, describe_checkout, report_header,  # noqa: E402
+from tcgen.study import (ScriptParser, Checkout, describe_checkout, report_header,  # noqa: E402
                          tool_versions, write_report, yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
@@ -549,7 +548,7 @@ def render(res: dict, header: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkout", type=Path, required=True,
                     help="a checkout of github.com/Hamerlate/lut_tensor_core")
     ap.add_argument("--configs", default=",".join(CONFIGS))

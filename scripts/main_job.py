@@ -9,7 +9,6 @@ Exit status 1 if any unit fails to generate or lint.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from amaranth import Value
 
 from tcgen.generate import verilog
 from tcgen.registry import all_units
-from tcgen.study import write_report
+from tcgen.study import ScriptParser, write_report
 from tcgen.synth.lint import lint
 from tcgen.synth.tools import ToolError
 
@@ -35,7 +34,7 @@ def lint_status(path: Path) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = ScriptParser(description=__doc__)
     ap.add_argument("--out", default=str(ROOT / "build" / "verilog"))
     ap.add_argument("--no-ppa", action="store_true", help="skip the PPA measurement")
     ap.add_argument("--reports", action="store_true",

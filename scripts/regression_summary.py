@@ -5,19 +5,18 @@ and prints a Markdown table; ``--out FILE`` also writes it (e.g. reports/regress
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tcgen.study import report_header, tool_versions, write_report
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="also write the table to this file")
     ap.add_argument("--wall", help="regression wall time to record (e.g. '11m32s')")
     args = ap.parse_args()

@@ -15,7 +15,6 @@ Runs, each in its own process so that nothing imports tb/ or another script:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from tcgen.study import report_header, tool_versions, write_report
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -48,7 +47,7 @@ def _run(cmd: list[str], env: dict | None = None, check: bool = True) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", default=str(ROOT / "reports" / "sim_bench.md"))
     ap.add_argument("--skip-sim", action="store_true")
     ap.add_argument("--skip-gen", action="store_true")

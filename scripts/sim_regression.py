@@ -9,7 +9,6 @@ the outcome counts, the wall time and the failures; per test file, the time each
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from tcgen.study import report_header, tool_versions, write_report
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +50,7 @@ def run(sim: str, jobs: str, xml: Path) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", default="icarus,verilator")
     ap.add_argument("-j", "--jobs", default="auto")
     args = ap.parse_args()

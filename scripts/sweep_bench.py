@@ -11,13 +11,12 @@ powers every point again), so both executors do the same work; run it on a quiet
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import time
 from pathlib import Path
 
-from tcgen.study import report_header, tool_versions, write_report
+from tcgen.study import ScriptParser, report_header, tool_versions, write_report
 from tcgen.sweep import load, run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +24,7 @@ SAME = ("synth__area__um2", "synth__cells__count", "timing__crit_path__ns", "pow
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--spec", default=str(ROOT / "studies" / "engine_bench.toml"))
     ap.add_argument("--work", default=str(ROOT / "build" / "sweep_bench"))

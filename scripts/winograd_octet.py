@@ -19,7 +19,6 @@ Bad arguments: one line on stderr, exit 2.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from fractions import Fraction
@@ -29,6 +28,7 @@ import numpy as np
 
 from tcgen import wino_octet as wo
 from tcgen.hw import numeric as num
+from tcgen.study import ScriptParser
 from tcgen.units.winograd import model as wm
 
 #: the PPA comparison point: the smallest request that fills the octet (K = 8 filters, C = 16
@@ -145,14 +145,8 @@ def ppa(d: Path) -> list[str]:
     return rows
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):          # one line, exit 2
-        print(f"winograd_octet: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv=None) -> int:
-    ap = _Parser(description=__doc__.split("\n")[0])
+    ap = ScriptParser(prog="winograd_octet", description=__doc__.split("\n")[0])
     ap.add_argument("--ppa", type=Path, help="folder of the tcgen ppa --json results")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)

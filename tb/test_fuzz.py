@@ -260,6 +260,47 @@ def test_no_subprocess_call_uses_a_shell():
     assert not bad, bad
 
 
+def test_every_script_parses_its_arguments_with_the_one_line_parser(tmp_path):
+    """scripts/ build no ``argparse.ArgumentParser`` of their own (whose usage block is several
+    lines on a bad argument): they use ``tcgen.study.ScriptParser`` -- one line, exit 2 -- and
+    reports go through ``write_report``, which refuses a device, a folder or an empty name
+    before writing (``check_report``), never replacing /dev/null with a file."""
+    import io
+    import os
+    import stat
+    from contextlib import redirect_stderr
+
+    from tcgen.hw.files import StorageError
+    from tcgen.study import ScriptParser, check_report, write_report
+    bad = []
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("ArgumentParser",) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "argparse":
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            if isinstance(node, ast.ClassDef) and any(
+                    isinstance(b, ast.Attribute) and b.attr == "ArgumentParser" for b in node.bases):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: a parser class of its own")
+    assert not bad, bad
+    ap = ScriptParser(prog="x")
+    ap.add_argument("--n", type=int)
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit) as e:
+        ap.parse_args(["--n", "abc"])
+    assert e.value.code == 2 and err.getvalue() == "x: argument --n: invalid int value: 'abc'\n"
+    (tmp_path / "f").write_text("")
+    for out, words in (("/dev/null", "not a regular file"), (str(tmp_path), "names a folder"),
+                       ("", "names a folder"), (str(tmp_path / "f" / "r.md"), "not a folder")):
+        with pytest.raises(StorageError, match=words):
+            write_report(out, "text\n", {"a": 1})
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and not os.path.exists("/dev/null.json")
+    assert check_report(tmp_path / "new" / "r.md") == [tmp_path / "new" / "r.md",
+                                                      tmp_path / "new" / "r.json"]
+    assert write_report(tmp_path / "new" / "r.md", "t\n", {"a": 1})[1].read_text() \
+        == '{\n "a": 1\n}\n'
+
+
 def test_liberty_path_with_tcl_and_shell_syntax_reaches_no_interpreter(tmp_path, monkeypatch):
     """A liberty whose file name is Tcl and shell syntax (``}; puts ...; {``, ``$(...)``,
     spaces, quotes) is measured like any other: the tools see a sanitized copy's name, every

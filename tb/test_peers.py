@@ -91,6 +91,13 @@ def test_measure_takes_a_design_standing_in():
      "--noise-variants needs --noise N"),
     (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "-j", "0"],
      "-j must be an integer in 1..64, got 0"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--clock-ns", "-1"],
+     "--clock-ns: clock_ns must be >= 0.001"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", ".", "--clock-ns", "nan"],
+     "--clock-ns: clock_ns must be finite"),
+    (["--noise", "x"], "peers: argument --noise: invalid int value: 'x'"),
+    (["--hardfloat", ".", "--cvfpu", ".", "--common-cells", "."],
+     "the HardFloat checkout's source/ folder source lacks HardFloat_consts.vi"),
 ])
 def test_script_bad_input_is_one_line_exit_2_nothing_written(tmp_path, args, words):
     out = tmp_path / "peers.md"
@@ -121,6 +128,29 @@ def test_render_only_rewrites_the_report_from_its_json(tmp_path):
                         "--out", str(tmp_path / "x.md")], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 2 and "--hardfloat is required" in r.stderr
+
+
+@pytest.mark.parametrize("render_only", [False, True])
+def test_an_unusable_out_is_refused_before_any_work(tmp_path, render_only):
+    """--out naming a device, a folder or a place under a file: one line, exit 2, and the
+    device is never replaced by a file (a report written with os.replace would do that)."""
+    import os
+    import stat
+    (tmp_path / "peers.json").write_text("[]")
+    (tmp_path / "f").write_text("")
+    args = ["--render-only"] if render_only else \
+        ["--hardfloat", ".", "--cvfpu", ".", "--common-cells", "."]
+    for out, words in (("/dev/null", "not a regular file"), (str(tmp_path), "names a folder"),
+                       (str(tmp_path / "f" / "p.md"), "is a file, not a folder")):
+        r = subprocess.run([sys.executable, str(SCRIPT), *args, "--out", out],
+                           capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"peers: --out: cannot write" in r.stderr and words in r.stderr, r.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not os.path.exists("/dev/null.json")
+    r = subprocess.run([sys.executable, str(SCRIPT), "--render-only", "--out",
+                        str(tmp_path / "peers.md")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "holds no peers results" in r.stderr, r.stderr   # a JSON list
 
 
 def test_script_refuses_a_checkout_without_the_sources(tmp_path):

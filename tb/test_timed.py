@@ -282,14 +282,26 @@ def test_inertial_pulse_rejection():
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--cycles", "0"], "--jobs, --max-cells and --cycles must be positive"),
+    (["--cycles", "0"], "--cycles must be an integer in 16..1000000, got 0"),
+    (["--cycles", "15"], "--cycles must be an integer in 16..1000000, got 15"),
+    (["--cycles", "abc"], "glitch_claims: argument --cycles: invalid int value: 'abc'"),
+    (["--max-cells", "0"], "--jobs and --max-cells must be positive"),
+    (["--claims", ","], "--claims names no claim"),
+    (["--claims", "nope"], "no claim 'nope' in claims/"),
+    (["--claims", "bmma-latency"], "bmma-latency is not an energy claim judged on a sweep"),
+    (["--libs", "tsmc7"], "--libs takes osu018, nangate45, sky130hd"),
+    (["--out", "/dev/null"], "--out: cannot write /dev/null: not a regular file"),
+    (["--out", "."], "--out: cannot write .: that names a folder"),
 ])
 def test_glitch_claims_bad_input_is_one_line_exit_2(tmp_path, args, words):
     """scripts/glitch_claims.py: bad arguments are one line on stderr, exit 2, nothing written
-    (checked before any sweep runs)."""
+    (checked before any sweep runs; a device given as --out is never replaced by a file)."""
+    import os
+    import stat
     out = tmp_path / "g.md"
     script = Path(__file__).resolve().parent.parent / "scripts" / "glitch_claims.py"
-    r = subprocess.run([sys.executable, str(script), *args, "--out", str(out)],
+    r = subprocess.run([sys.executable, str(script), "--out", str(out), *args],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
     assert not out.exists()
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and not os.path.exists("/dev/null.json")

@@ -2,29 +2,33 @@
 sim_bench.py, ...) share, one copy each: the report header (command, date, wall and compute
 time, liberties, tool versions), ``spread`` and ``compute_min``, the parallel loop of the
 verification scripts (``run_parallel``; PPA studies are sweeps: tcgen.sweep) and the atomic
-report writer (``write_report``).
+report writer (``write_report``, with ``check_report`` to refuse an unusable output before any
+work), and the scripts' argument parser (``ScriptParser``: a bad argument is one line).
 
 Pure helpers: no unit, no liberty and no paper figure is named here (paper figures live in each
 family's ``paper`` module).
 """
 from __future__ import annotations
 
+import argparse
 import datetime
 import importlib
 import json
 import os
 import platform
 import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from tcgen.hw.files import write_all, write_atomic
+from tcgen.hw.files import StorageError, check_writable, write_all, write_atomic
 from tcgen.synth.tools import versions
 
 __all__ = ["Checkout", "describe_checkout", "yowasp_version", "today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
-           "spread", "compute_min", "run_parallel", "write_report", "write_json",
+           "spread", "compute_min", "run_parallel", "write_report", "check_report", "write_json",
+           "ScriptParser",
            "EXPR_FUNCTIONS", "evaluate_expr", "estimate_ratios"]
 
 
@@ -313,17 +317,47 @@ def json_text(obj, *, sort_keys: bool = True, strip: str | Path | None = None) -
     return text
 
 
+def check_report(path, *, json_path=None, with_json: bool = True) -> list[Path]:
+    """The paths :func:`write_report` writes for ``path`` (the report, and its JSON unless
+    ``with_json`` is false), or :class:`~tcgen.hw.files.StorageError` (bad input: one line, exit
+    2) if one cannot be written: an empty name, a folder, a device, FIFO or socket (never
+    replaced by a file), a folder above it that is a file, or a read-only or denied place.
+    Scripts call it on their ``--out`` before measuring anything."""
+    path = Path(path)
+    if not path.name or path.is_dir():
+        raise StorageError(f"cannot write {path}: that names a folder; give a file name")
+    paths = [path] + ([Path(json_path or path.with_suffix(".json"))] if with_json else [])
+    for p in paths:
+        if p.parent.is_dir():
+            check_writable(p)
+        else:                          # write_report makes the folders: check where they go
+            check_writable(p.parent, folder=True)
+    return paths
+
+
 def write_report(path, text: str, json_obj=None, *, json_path=None, sort_keys: bool = True,
                  strip: str | Path | None = None) -> list[Path]:
     """Write the report ``text`` atomically (readers never see a partial file; folders are
     made), and ``json_obj`` beside it (``json_path``, default ``path`` with suffix .json).
-    Returns the paths written."""
+    Returns the paths written; :class:`~tcgen.hw.files.StorageError` first if one cannot be
+    (:func:`check_report`)."""
     path = Path(path)
+    paths = check_report(path, json_path=json_path, with_json=json_obj is not None)
     files = {path: text}
     if json_obj is not None:
-        files[Path(json_path or path.with_suffix(".json"))] = json_text(
-            json_obj, sort_keys=sort_keys, strip=strip)
+        files[paths[1]] = json_text(json_obj, sort_keys=sort_keys, strip=strip)
     for p in files:
         p.parent.mkdir(parents=True, exist_ok=True)
     write_all(files)                   # both or neither
     return list(files)
+
+
+# -- the scripts' command line --------------------------------------------------------------------
+class ScriptParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` for scripts/: a bad argument is one line on stderr
+    (``prog: message``) and exit status 2, as ``tcgen``'s own commands (argparse's usage block
+    is several)."""
+
+    def error(self, message):
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
