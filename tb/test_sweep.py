@@ -142,6 +142,10 @@ def test_grid_zip_points_and_overrides_expand_in_order(tmp_path):
     ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n[[plot]]\nname='p'\n"
      "x='synth__area__um2'\ny='power__total__mw'\nwhere={activity='vectorless'}\n",
      "matches no point"),
+    ("[sweep]\nname='x'\nactivity=[{mode='sim-timed', simulator='verilator'}]\n[[group]]\n"
+     "unit='lzc'\n", "sim-timed needs cell delays, which the Verilator engine does not"),
+    ("[sweep]\nname='x'\n[[group]]\nunit='lzc'\n"
+     "activity=[{mode='sim-timed', simulator='verilator'}]\n", "Verilator engine does not"),
 ])
 def test_bad_specs_are_one_line_errors(text, msg, tmp_path):
     with pytest.raises(SpecError, match=msg) as e:

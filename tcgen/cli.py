@@ -284,8 +284,9 @@ def _add_ppa_parser(sub):
                         "for sim and its ops per cycle (default: the unit's default workload)")
     p.add_argument("--simulator", default="auto", metavar="SIM",
                    help="sim: gate-level engine: auto (default; levelized, Icarus for a netlist "
-                        "it refuses), levelized, icarus or verilator; sim-timed: auto (the "
-                        "timed engine) or icarus (vendor models + SDF) (docs/ppa.md)")
+                        "it refuses), levelized, icarus or verilator; sim-timed: auto or "
+                        "levelized (the timed engine) or icarus (vendor models + SDF) "
+                        "(docs/ppa.md)")
     p.add_argument("--hierarchical", action="store_true",
                    help="synthesize with hierarchy kept: each distinct module mapped once, "
                         "totals summed over the instances; sim/sim-timed simulate the mapped "

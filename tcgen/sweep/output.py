@@ -29,7 +29,8 @@ FLOW_NOTES = (
     "delays only within one flow setting. Timing: OpenSTA on the mapped netlist, no wire load "
     "beyond the liberty's default, no placement. Power: OpenSTA at the activity mode shown per "
     "row (vectorless: every input at the toggle rate; sim: the unit's workload through the "
-    "gate-level netlist).",
+    "gate-level netlist, zero-delay; sim-timed: the same with the cells' delays from OpenSTA, "
+    "glitches counted).",
 )
 
 

@@ -574,7 +574,7 @@ def _noise(v, key, err) -> int:
 
 
 def _activities(v, key, err) -> tuple[Activity, ...]:
-    from tcgen.synth.activity import SIMULATORS
+    from tcgen.synth.activity import SIMULATORS, choose_simulator
     out = []
     for x in _listify(v):
         if isinstance(x, str):
@@ -603,6 +603,14 @@ def _activities(v, key, err) -> tuple[Activity, ...]:
             check_options(10.0, mode, a.toggle_rate, a.cycles, a.seed)
         except FlowInputError as e:
             raise err(key, str(e)) from None
+        if mode != "vectorless" and a.simulator != "icarus":
+            # what the simulator choice needs of no liberty (sim-timed on Verilator, which
+            # simulates no delays; Verilator's version) is refused here, with ppa's words;
+            # Icarus's cell models are the liberty's, so that choice is judged per point
+            try:
+                choose_simulator(a.simulator, None, timed=mode == "sim-timed")
+            except FlowInputError as e:
+                raise err(key, str(e)) from None
         if mode == "vectorless":           # what does not apply is not part of the point
             a = Activity(mode, toggle_rate=float(a.toggle_rate))
         else:
