@@ -9,11 +9,13 @@ resumes where it stopped.  ``-j`` ranges run at once.
     python scripts/fp_exhaustive.py [--config fp_mul:fp16:rne ...] [--chunk-log2 28] [-j 2]
 
 A configuration is ``op:fmt:mode`` (the unit at its defaults) or ``op:fmt:mode:name=value,...``
-(more of its parameters, as ``-p`` takes them): the lowest-energy multiplier of issue 43 is
-``fp_mul:fp16:rne:tree=tdm,rinc=compound,cpa=brent_kung`` (docs/peers.md).
+(more of its parameters, as ``-p`` takes them), one of ``CONFIGS``: the defaults, and issue
+43's lowest-energy multiplier ``fp_mul:fp16:rne:tree=tdm,rinc=compound,cpa=brent_kung`` and its
+BF16 twin (docs/peers.md).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -23,7 +25,8 @@ import time
 from pathlib import Path
 
 from tcgen.cli import parse_params
-from tcgen.study import ScriptParser, report_header, run_parallel, tool_versions, write_json, write_report
+from tcgen.study import (ScriptParser, report_header, run_parallel, tool_versions, write_json,
+                         write_report)
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / "build" / "exhaustive"
@@ -36,6 +39,16 @@ CONFIGS = ["fp_add:fp16:rne", "fp_add:fp16:rtz", "fp_add:bf16:rne",
 TOTAL = 1 << 32
 
 
+def config_params(config: str) -> dict[str, str]:
+    """``op:fmt:mode[:name=value,...]`` as the unit's parameters, typed as ``-p`` takes them:
+    the one parse of a configuration -- the design hashed here and the design each range's
+    test builds (passed to it as JSON, ``TCGEN_EXH_PARAMS``) are the same."""
+    _, fmt, mode, *extra = config.split(":", 3)
+    return {"fmt": fmt, "rounding": mode,
+            **parse_params(extra[0].split(",") if extra else [])}
+
+
+@functools.lru_cache(maxsize=None)
 def design_sha(config: str) -> str:
     """The configuration's Verilog as verified: sha256 (16 hex digits) of the generated text
     without its first line (the ``// tcgen ...: params ...`` header, which names parameters
@@ -44,9 +57,8 @@ def design_sha(config: str) -> str:
     import hashlib
     from tcgen.generate import verilog
     from tcgen.registry import get_unit
-    op, fmt, mode, *extra = config.split(":", 3)
-    text = verilog(op, get_unit(op).make_params(
-        {"fmt": fmt, "rounding": mode, **parse_params(extra[0].split(",") if extra else [])}))
+    op = config.split(":")[0]
+    text = verilog(op, get_unit(op).make_params(config_params(config)))
     if text.startswith("// tcgen"):
         text = text.split("\n", 1)[1]
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -83,7 +95,8 @@ def _run_range(item: tuple[str, int, int]) -> dict:
     config, start, stop = item
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
-        env = {**os.environ, "TCGEN_EXH_CONFIG": config, "TCGEN_EXH_START": str(start),
+        env = {**os.environ, "TCGEN_EXH_CONFIG": config,
+               "TCGEN_EXH_PARAMS": json.dumps(config_params(config)), "TCGEN_EXH_START": str(start),
                "TCGEN_EXH_STOP": str(stop), "TCGEN_EXH_OUT": str(out)}
         t0 = time.time()
         p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-m", "slow",
@@ -104,8 +117,18 @@ def main() -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
+    if not 12 <= args.chunk_log2 <= 32:
+        ap.error(f"--chunk-log2 must be an integer in 12..32 (ranges of 2^12..2^32 pairs), got "
+                 f"{args.chunk_log2}")
+    if args.jobs < 1:
+        ap.error(f"-j must be a positive integer, got {args.jobs}")
     configs = args.config or CONFIGS
     chunk = 1 << args.chunk_log2
+    for c in configs:                      # a resumed run cuts its ranges as the recorded ones
+        sizes = {r["stop"] - int(a) for a, r in _state(c)["ranges"].items()}
+        if sizes - {chunk}:
+            ap.error(f"{c}: its recorded ranges are of 2^{max(sizes).bit_length() - 1} pairs; "
+                     f"resume it with --chunk-log2 {max(sizes).bit_length() - 1}")
     t_start = time.time()
     if not args.report_only:
         todo = []

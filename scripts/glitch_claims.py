@@ -183,9 +183,8 @@ def main(argv=None) -> int:
             raise UsageError("glitch_claims: --jobs and --max-cells must be positive")
         try:                                  # the flow's own bounds on the workload
             check_options(10.0, "sim", 0.1, args.cycles, 1)
-        except FlowInputError:
-            raise UsageError(f"glitch_claims: --cycles must be an integer in 16..1000000, got "
-                             f"{args.cycles}") from None
+        except FlowInputError as e:
+            raise UsageError(f"glitch_claims: --cycles: {str(e).removeprefix('ppa: ')}") from None
         try:
             check_report(args.out)            # before anything is measured
         except StorageError as e:

@@ -2,11 +2,11 @@
 pairs against tcgen.hw.numeric, on the bit-sliced batch path (tcgen/verify/batch.py).
 
 Marked ``slow``; driven range by range by scripts/fp_exhaustive.py (resumable, results in
-reports/hw_verification.md).  One test checks one range ``[TCGEN_EXH_START, TCGEN_EXH_STOP)``
-of the flat pair index ``i`` (``a = i >> 16``, ``b = i & 0xffff``) of one configuration
-``TCGEN_EXH_CONFIG`` = ``op:fmt:mode[:name=value,...]`` (the optional fourth field: more of the
-unit's parameters, as ``-p`` takes them); without the variables it checks the first 2**24 pairs
-of every configuration at its defaults.
+reports/hw_verification_exhaustive.md).  One test checks one range ``[TCGEN_EXH_START,
+TCGEN_EXH_STOP)`` of the flat pair index ``i`` (``a = i >> 16``, ``b = i & 0xffff``) of one
+configuration ``TCGEN_EXH_CONFIG`` = ``op:fmt:mode[:name=value,...]``, built from the
+parameters the script parsed it to (``TCGEN_EXH_PARAMS``, JSON: the design it hashed); without
+the variables it checks the first 2**24 pairs of every configuration at its defaults.
 """
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import os
 
 import pytest
 
-from tcgen.cli import parse_params
 from tcgen.verify import harness
 from tcgen.registry import get_unit
 
@@ -36,8 +35,10 @@ def test_exhaustive_range(config):
     stop = int(os.environ.get("TCGEN_EXH_STOP", 1 << 24))
     assert 0 <= start < stop <= 1 << 32
     op, fmt, mode, *extra = config.split(":", 3)
-    p = get_unit(op).make_params({"fmt": fmt, "rounding": mode,
-                                  **parse_params(extra[0].split(",") if extra else [])})
+    given = os.environ.get("TCGEN_EXH_PARAMS")
+    assert given or not extra, f"{config}: run it through scripts/fp_exhaustive.py"
+    p = get_unit(op).make_params(json.loads(given) if given else {"fmt": fmt, "rounding": mode})
+    assert (p.fmt, p.rounding) == (fmt, mode), (config, p)
     s = harness.run_batch(op, p, pairs={"a": "a", "b": "b", "width": 16, "start": start,
                                         "stop": stop},
                           depth=4096, sim=os.environ.get("SIM") or "verilator", bitslice=True,

@@ -105,8 +105,8 @@ _MUL_VARIANTS = {"early": {"norm": "early"}, "early_narrow": {"norm": "early", "
                  "booth4_early_narrow": {"mult": "booth4", "norm": "early", "rshift": "narrow"},
                  "compound": {"rinc": "compound"},
                  # issue 43's lowest-energy multiplier (docs/peers.md; mult=auto: booth4 at
-                 # FP16 and FP32, the array at BF16); FP16 and BF16 RNE exhaustively too
-                 # (scripts/fp_exhaustive.py)
+                 # FP16 and FP32, the array at BF16); every FP16 RNE pair too
+                 # (scripts/fp_exhaustive.py, reports/hw_verification_exhaustive.md)
                  "low_energy": {"tree": "tdm", "rinc": "compound", "cpa": "brent_kung"}}
 _MUL_VARIANTS_FAST = (("booth4_early_narrow", "fp16", 5_000, "rne"),
                       ("booth4_early_narrow", "bf16", 5_000, "rtz"),

@@ -282,8 +282,8 @@ def test_inertial_pulse_rejection():
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--cycles", "0"], "--cycles must be an integer in 16..1000000, got 0"),
-    (["--cycles", "15"], "--cycles must be an integer in 16..1000000, got 15"),
+    (["--cycles", "0"], "--cycles: workload_cycles must be an integer in 16..1000000, got 0"),
+    (["--cycles", "15"], "--cycles: workload_cycles must be an integer in 16..1000000, got 15"),
     (["--cycles", "abc"], "glitch_claims: argument --cycles: invalid int value: 'abc'"),
     (["--max-cells", "0"], "--jobs and --max-cells must be positive"),
     (["--claims", ","], "--claims names no claim"),

@@ -49,6 +49,7 @@ from tcgen.synth.liberty import cache_root
 from tcgen.synth.noise import MAX_NOISE
 from tcgen.synth.ppa import ACTIVITIES, SIMULATORS
 from tcgen.synth.tools import FlowInputError, Terminated, ToolError, signals_raise
+from tcgen.study import ScriptParser
 
 from .errors import UsageError
 from .generate import ENV_FORCE, check_size, verilog
@@ -64,8 +65,11 @@ EXIT_INTERRUPTED = 130
 MAX_JOBS = 1024
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):          # one line, exit 2 (argparse's own usage text is long)
+class _Parser(ScriptParser):
+    """The scripts' one-line parser, raising instead of exiting: ``main`` turns a
+    :class:`UsageError` into its one line and exit 2 with every other bad input."""
+
+    def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
 
 

@@ -10,7 +10,6 @@ one row per op, class and model; `--json` writes the table (scripts/silicon/repo
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ import cases  # noqa: E402
 import ops as O  # noqa: E402
 
 from tcgen.hw import sm90  # noqa: E402
+from tcgen.study import ScriptParser  # noqa: E402
 
 
 def load(*dirs: Path):
@@ -66,7 +66,7 @@ def compare(op, meta, data, classes=None, controls=True):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
+    ap = ScriptParser()
     ap.add_argument("dir", nargs="+", help="one or more run_probes.py outputs")
     ap.add_argument("--ops", default="")
     ap.add_argument("--classes", default="")

@@ -10,7 +10,6 @@ Also writes the machine-readable summary beside it (reports/silicon.json).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import defaultdict
@@ -20,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ops as O  # noqa: E402
 
 from tcgen.hw import sm90  # noqa: E402
+from tcgen.study import ScriptParser  # noqa: E402
 
 
 def rule_text(op: sm90.Sm90Op) -> str:
@@ -37,7 +37,7 @@ def rule_text(op: sm90.Sm90Op) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
+    ap = ScriptParser()
     ap.add_argument("dir", nargs="+", help="run_probes.py outputs, each with its compare.json")
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--device-seconds", type=float, default=None)

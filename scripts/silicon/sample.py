@@ -10,7 +10,6 @@ inputs and measured outputs in their narrowest dtype, and the run's metadata as 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ import compare  # noqa: E402
 import ops as O  # noqa: E402
 
 from tcgen.hw import sm90  # noqa: E402
+from tcgen.study import ScriptParser  # noqa: E402
 
 DTYPES = {"fp16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "fp32": np.uint32,
           "e4m3": np.uint8, "e5m2": np.uint8, "s8": np.uint8, "b1": np.uint8, "s32": np.uint32}
@@ -54,7 +54,7 @@ def pick(op, inp, got):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
+    ap = ScriptParser()
     ap.add_argument("dir", nargs="+", help="one or more run_probes.py outputs")
     ap.add_argument("-o", "--out", required=True)
     args = ap.parse_args(argv)
