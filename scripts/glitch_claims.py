@@ -31,10 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 from tcgen.claims import Claim, judge, load                          # noqa: E402
 from tcgen.registry import get_unit                                   # noqa: E402
-from tcgen.hw.files import StorageError                               # noqa: E402
-from tcgen.study import (ScriptParser, check_report, report_header,    # noqa: E402
+from tcgen.errors import UsageError                                   # noqa: E402
+from tcgen.study import (ScriptParser, check_run, report_header,       # noqa: E402
                          tool_versions, write_report)
-from tcgen.synth.ppa import FlowInputError, check_options             # noqa: E402
 from tcgen.sweep import parse, run, write_outputs                     # noqa: E402
 from tcgen.sweep.spec import SpecError                                # noqa: E402
 
@@ -46,10 +45,6 @@ def activities(cycles: int) -> list[dict]:
     return [{"mode": "sim", "cycles": cycles, "seed": 1},
             {"mode": "sim-timed", "cycles": cycles, "seed": 1}]
 BUILD = ROOT / "build" / "glitch_claims"
-
-
-class UsageError(Exception):
-    """Bad input: one line on stderr, exit 2."""
 
 
 def energy_claims(claims: list[Claim]) -> list[Claim]:
@@ -181,14 +176,7 @@ def main(argv=None) -> int:
                              f"{args.libs!r}")
         if args.jobs < 1 or args.max_cells < 1:
             raise UsageError("glitch_claims: --jobs and --max-cells must be positive")
-        try:                                  # the flow's own bounds on the workload
-            check_options(10.0, "sim", 0.1, args.cycles, 1)
-        except FlowInputError as e:
-            raise UsageError(f"glitch_claims: --cycles: {str(e).removeprefix('ppa: ')}") from None
-        try:
-            check_report(args.out)            # before anything is measured
-        except StorageError as e:
-            raise UsageError(f"glitch_claims: --out: {e}") from None
+        check_run("glitch_claims", args.out, option="--cycles", cycles=args.cycles)
     except (UsageError, ValueError) as e:
         print(str(e).splitlines()[0], file=sys.stderr)
         return 2

