@@ -36,7 +36,7 @@ from tcgen.hw.files import build_root
 
 __all__ = ["run", "versions", "ToolError", "FlowInputError", "require", "verilator",
            "Verilator", "VERILATOR_MIN", "Terminated", "signals_raise", "die_with_parent",
-           "TERMINATING_SIGNALS"]
+           "TERMINATING_SIGNALS", "in_finalizer", "redeliver"]
 
 TOOLS = {"yosys": "yosys", "sta": "sta", "iverilog": "iverilog", "vvp": "vvp",
          "yosys-smtbmc": "yosys-smtbmc"}         # the BMC driver of synth/formal.py (z3 behind it)
@@ -249,7 +249,7 @@ class Terminated(KeyboardInterrupt):
         return 128 + self.signum
 
 
-def _in_finalizer(frame) -> bool:
+def in_finalizer(frame) -> bool:
     """The signal interrupted a finalizer (``__del__``, run by the garbage collector anywhere):
     an exception raised there is printed as "Exception ignored" and dropped, and the program
     carries on as if no signal had come."""
@@ -262,6 +262,14 @@ def _in_finalizer(frame) -> bool:
 
 #: seconds before a signal that arrived inside a finalizer is delivered again
 REDELIVER_S = 0.02
+
+
+def redeliver(signum: int):
+    """Send ``signum`` to this process again :data:`REDELIVER_S` from now (a daemon timer): for
+    a signal whose exception would be dropped where it arrived (:func:`in_finalizer`)."""
+    t = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
+    t.daemon = True
+    t.start()
 
 
 @contextlib.contextmanager
@@ -279,15 +287,12 @@ def signals_raise(signums=TERMINATING_SIGNALS, interrupt: bool = True):
         yield
         return
     fired: list[int] = []
-    pid = os.getpid()
 
     def handler(signum, frame):
         if fired:
             return
-        if _in_finalizer(frame):
-            t = threading.Timer(REDELIVER_S, os.kill, (pid, signum))
-            t.daemon = True
-            t.start()
+        if in_finalizer(frame):
+            redeliver(signum)
             return
         fired.append(signum)
         if signum == signal.SIGINT:

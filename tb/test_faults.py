@@ -582,6 +582,38 @@ _FINALIZER_SCRIPT = textwrap.dedent("""
 """)
 
 
+#: the same for a sweep's pool worker, whose own handler turns its parent-death SIGTERM into
+#: Terminated while it measures a point: dropped there, the worker measured on to the point's
+#: end (a worker alive 15 s after its parent's kill -9, once in a full `make test`)
+_WORKER_FINALIZER_SCRIPT = textwrap.dedent("""
+    import os, signal, time
+    from tcgen.sweep import engine
+    from tcgen.synth.tools import Terminated
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)      # delivered inside this finalizer
+            for _ in range(1000):
+                pass
+
+    engine._worker_init(os.getppid())
+    engine._busy = True                               # measuring a point
+    try:
+        Finalized()
+        time.sleep(2)
+        print("carried on")
+    except Terminated as e:
+        print("terminated", e.exit_status)
+""")
+
+
+def test_a_pool_workers_sigterm_inside_a_finalizer_is_not_lost():
+    p = subprocess.run([sys.executable, "-c", _WORKER_FINALIZER_SCRIPT],
+                       capture_output=True, text=True, timeout=60)
+    assert p.stdout.strip() == "terminated 143", (p.stdout, p.stderr)
+    assert "Exception ignored" not in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("sig,want", [(signal.SIGINT, "interrupted"),
                                       (signal.SIGTERM, "terminated 143")])
 def test_a_signal_inside_a_finalizer_is_not_lost(sig, want):

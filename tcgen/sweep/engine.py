@@ -97,10 +97,18 @@ def _worker_init(parent: int):
     unwinds it: the tool's process group killed, no partial entry) and then end the worker; an
     idle worker just exits.  The kernel sends it SIGTERM when its parent dies (``kill -9``);
     Ctrl-C at the terminal is left to the parent, which stops the workers."""
-    from tcgen.synth.tools import TERMINATING_SIGNALS, Terminated, die_with_parent
+    from tcgen.synth.tools import (TERMINATING_SIGNALS, Terminated, die_with_parent,
+                                   in_finalizer, redeliver)
 
     def handler(signum, frame):
         if _busy:
+            if in_finalizer(frame):
+                # raised inside a __del__ (the garbage collector runs Amaranth's checks of
+                # unused elaboratables anywhere), the exception would be printed and dropped
+                # and the worker would measure on to the point's end: sent again shortly, as
+                # signals_raise does for the main process
+                redeliver(signum)
+                return
             raise Terminated(signum)
         os._exit(128 + signum)
     for s in TERMINATING_SIGNALS:
