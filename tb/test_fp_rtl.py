@@ -109,8 +109,7 @@ _MUL_VARIANTS = {"early": {"norm": "early"}, "early_narrow": {"norm": "early", "
                  # (scripts/fp_exhaustive.py, reports/hw_verification_exhaustive.md)
                  "low_energy": {"tree": "tdm", "rinc": "compound", "cpa": "brent_kung"}}
 _MUL_VARIANTS_FAST = (("booth4_early_narrow", "fp16", 5_000, "rne"),
-                      ("booth4_early_narrow", "bf16", 5_000, "rtz"),
-                      ("low_energy", "fp16", 3_000, "rne"))
+                      ("booth4_early_narrow", "bf16", 5_000, "rtz"))
 
 
 @pytest.mark.parametrize("variant,fmt,n,mode", list(_MUL_VARIANTS_FAST)
@@ -125,9 +124,10 @@ def test_mul_variants(variant, fmt, n, mode, request):
     lowest-energy combination: every pair of edge values (subnormal factors of every
     leading-zero count, products at the underflow and overflow edges), ties and random pairs,
     bit-exact against the model (FP8: proved formally in test_formal.py, rshift=narrow alone
-    too).  make test: booth4+early+narrow at FP16 RNE and BF16 RTZ, the lowest-energy
-    combination at FP16 RNE, with a few thousand random pairs (Icarus); make test-slow: the
-    other variants and modes, FP32, and 10^6 pairs (Verilator)."""
+    too).  make test: booth4+early+narrow at FP16 RNE and BF16 RTZ with a few thousand random
+    pairs (Icarus; the lowest-energy combination is proved at FP8 in make test and checked on
+    every FP16 and BF16 RNE pair by scripts/fp_exhaustive.py); make test-slow: the other
+    variants and modes, FP32, and 10^6 pairs (Verilator)."""
     rng = np.random.default_rng(harness.seed(3240))
     pairs = concat_pairs(cross(edge_values(fmt)), tie_pairs(fmt, rng, 1000),
                          random_fp_pairs(fmt, rng, n))
