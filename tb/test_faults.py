@@ -557,9 +557,13 @@ def test_slow_many_kills_and_concurrency(rig):
 
 #: a signal that arrives while a finalizer runs: Python would print "Exception ignored in
 #: __del__" and drop the KeyboardInterrupt, and the command would run on to the end (seen in
-#: `make test`: Ctrl-C during `tcgen generate --all` landed in Amaranth's MustUse.__del__)
+#: `make test`: Ctrl-C during `tcgen generate --all` landed in Amaranth's MustUse.__del__).
+#: ``worker``: the same for a sweep's pool worker, whose own handler turns its parent-death
+#: SIGTERM into Terminated while it measures a point: dropped there, the worker measured on to
+#: the point's end (a worker alive 15 s after its parent's kill -9, once in a full `make test`)
 _FINALIZER_SCRIPT = textwrap.dedent("""
-    import os, signal, sys, time
+    import contextlib, os, signal, sys, time
+    from tcgen.sweep import engine
     from tcgen.synth.tools import Terminated, signals_raise
 
     class Finalized:
@@ -568,9 +572,15 @@ _FINALIZER_SCRIPT = textwrap.dedent("""
             for _ in range(1000):
                 pass
 
-    # a background job inherits SIGINT ignored (and signals_raise keeps it so): not here
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    with signals_raise():
+    if sys.argv[2] == "worker":
+        engine._worker_init(os.getppid())
+        engine._busy = True                           # measuring a point
+        scope = contextlib.nullcontext()
+    else:
+        # a background job inherits SIGINT ignored (and signals_raise keeps it so): not here
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        scope = signals_raise()
+    with scope:
         try:
             Finalized()
             time.sleep(2)
@@ -582,34 +592,13 @@ _FINALIZER_SCRIPT = textwrap.dedent("""
 """)
 
 
-#: the same for a sweep's pool worker, whose own handler turns its parent-death SIGTERM into
-#: Terminated while it measures a point: dropped there, the worker measured on to the point's
-#: end (a worker alive 15 s after its parent's kill -9, once in a full `make test`)
-_WORKER_FINALIZER_SCRIPT = textwrap.dedent("""
-    import os, signal, time
-    from tcgen.sweep import engine
-    from tcgen.synth.tools import Terminated
-
-    class Finalized:
-        def __del__(self):
-            os.kill(os.getpid(), signal.SIGTERM)      # delivered inside this finalizer
-            for _ in range(1000):
-                pass
-
-    engine._worker_init(os.getppid())
-    engine._busy = True                               # measuring a point
-    try:
-        Finalized()
-        time.sleep(2)
-        print("carried on")
-    except Terminated as e:
-        print("terminated", e.exit_status)
-""")
+def _finalizer_run(sig: int, where: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _FINALIZER_SCRIPT, str(int(sig)), where],
+                          capture_output=True, text=True, timeout=60)
 
 
 def test_a_pool_workers_sigterm_inside_a_finalizer_is_not_lost():
-    p = subprocess.run([sys.executable, "-c", _WORKER_FINALIZER_SCRIPT],
-                       capture_output=True, text=True, timeout=60)
+    p = _finalizer_run(signal.SIGTERM, "worker")
     assert p.stdout.strip() == "terminated 143", (p.stdout, p.stderr)
     assert "Exception ignored" not in p.stderr, p.stderr
 
@@ -617,7 +606,6 @@ def test_a_pool_workers_sigterm_inside_a_finalizer_is_not_lost():
 @pytest.mark.parametrize("sig,want", [(signal.SIGINT, "interrupted"),
                                       (signal.SIGTERM, "terminated 143")])
 def test_a_signal_inside_a_finalizer_is_not_lost(sig, want):
-    p = subprocess.run([sys.executable, "-c", _FINALIZER_SCRIPT, str(int(sig))],
-                       capture_output=True, text=True, timeout=60)
+    p = _finalizer_run(sig, "main")
     assert p.stdout.strip() == want, (p.stdout, p.stderr)
     assert "Exception ignored" not in p.stderr, p.stderr
